@@ -1,0 +1,38 @@
+// `gllm version [--json]`: project and LibTorch versions, the BLAS really loaded, threads, CUDA.
+// The test suite fails when this reports the reference BLAS instead of OpenBLAS.
+#include "app/gllm/command_registry.h"
+#include "engine/runtime/runtime.h"
+
+namespace {
+
+gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
+  auto* cmd = root.add_subcommand("version", "Print versions, the BLAS in use, threads and CUDA availability");
+  auto json = std::make_shared<bool>(false);
+  auto threads = std::make_shared<int>(0);
+  cmd->add_flag("--json", *json, "Print JSON");
+  cmd->add_option("--threads", *threads, "Threads to configure before reporting (0 = all cores)");
+  cmd->callback([json, threads] {
+    gllm::configure_threads(*threads);
+    auto info = gllm::runtime_info();
+    if (*json) {
+      gllm::cli::print_json({{"version", info.project_version},
+                             {"torch", info.torch_version},
+                             {"blas", info.blas},
+                             {"blas_detail", info.blas_detail},
+                             {"blas_library", info.blas_library},
+                             {"threads", info.threads},
+                             {"cores", info.cores},
+                             {"cuda", info.cuda_available},
+                             {"cuda_devices", info.cuda_devices}});
+      return;
+    }
+    std::cout << "gllm " << info.project_version << "\n"
+              << "LibTorch " << info.torch_version << "\n"
+              << "BLAS     " << info.blas << " (" << info.blas_detail << ")\n"
+              << "threads  " << info.threads << " of " << info.cores << " cores\n"
+              << "CUDA     " << (info.cuda_available ? std::to_string(info.cuda_devices) + " device(s)" : "not available")
+              << std::endl;
+  });
+});
+
+}  // namespace

@@ -1,0 +1,20 @@
+# Compiler settings: warnings, ccache with PCH-safe sloppiness, and fast linking when available.
+# Included once from the top-level CMakeLists.txt.
+find_program(GLLM_CCACHE ccache)
+if(GLLM_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  # PCH-compatible ccache: the sloppiness flags let precompiled headers hit the cache.
+  set(CMAKE_CXX_COMPILER_LAUNCHER
+      ${CMAKE_COMMAND} -E env
+      "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime"
+      "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}" ${GLLM_CCACHE})
+  message(STATUS "GLLM: using ccache ${GLLM_CCACHE}")
+endif()
+
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  add_compile_options(-Wall -Wextra -Wno-unused-parameter)
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX "-fuse-ld=gold" GLLM_HAS_GOLD)
+  if(GLLM_HAS_GOLD)
+    add_link_options(-fuse-ld=gold)
+  endif()
+endif()

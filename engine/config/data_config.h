@@ -1,0 +1,22 @@
+// DataConfig: which corpus, which tokenizer, and how documents split into train / val / held-out.
+// Part of RunConfig; torch-free.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "engine/io/config_schema.h"
+
+namespace gllm {
+
+struct DataConfig {
+  std::string corpus = "brown";  // brown | text
+  std::string corpus_path;       // text: a UTF-8 file or folder; brown: empty = the data cache
+  int vocab_size = 8192;         // tokenizer vocabulary (BPE, byte fallback, 4 specials)
+  double val_fraction = 0.05;
+  double heldout_fraction = 0.05;
+  int split_seed = 1234;
+
+  static const Schema<DataConfig>& schema();
+};
+
+}  // namespace gllm

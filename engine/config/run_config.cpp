@@ -1,0 +1,198 @@
+// RunConfig JSON: schema composition, "base" preset inheritance, atomic save, preset lookup.
+// The GUI form, the CLI and the presets folder all go through these functions.
+#include "engine/config/run_config.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "engine/io/atomic_file.h"
+#include "engine/io/paths.h"
+
+#ifndef GLLM_SOURCE_PRESETS_DIR
+#define GLLM_SOURCE_PRESETS_DIR "presets"
+#endif
+
+namespace gllm {
+
+const Schema<TrainConfig>& TrainConfig::schema() {
+  static const Schema<TrainConfig> s = [] {
+    Schema<TrainConfig> s;
+    s.integer("steps", &TrainConfig::steps, 1, 1e9, "Optimizer steps")
+        .integer("device_batch", &TrainConfig::device_batch, 1, 65536, "Rows per micro-step")
+        .integer("grad_accum", &TrainConfig::grad_accum, 1, 4096, "Micro-steps per optimizer step")
+        .integer("seed", &TrainConfig::seed, 0, 2147483647, "Seed of initialisation and data order")
+        .integer("eval_every", &TrainConfig::eval_every, 0, 1e9, "Validation BPB every N steps; 0 = at the end")
+        .integer("eval_tokens", &TrainConfig::eval_tokens, 1, 1e12, "Validation tokens per evaluation")
+        .integer("heldout_tokens", &TrainConfig::heldout_tokens, 1, 1e12, "Held-out tokens in the final evaluation")
+        .integer("checkpoint_every", &TrainConfig::checkpoint_every, 0, 1e9, "Checkpoint every N steps; 0 = at the end")
+        .integer("keep_checkpoints", &TrainConfig::keep_checkpoints, 1, 1000, "Checkpoints kept (the last K)")
+        .choice("device", &TrainConfig::device, {"auto", "cpu", "cuda"}, "Device")
+        .choice("dtype", &TrainConfig::dtype, {"fp32", "bf16"}, "Compute precision (bf16 autocast on CUDA)")
+        .integer("threads", &TrainConfig::threads, 0, 1024, "CPU threads; 0 = all available cores");
+    return s;
+  }();
+  return s;
+}
+
+const Schema<RunConfig>& RunConfig::schema() {
+  static const Schema<RunConfig> s = [] {
+    Schema<RunConfig> s;
+    s.text("name", &RunConfig::name, "Run name")
+        .text("description", &RunConfig::description, "What this run or preset is for")
+        .section("model", &RunConfig::model, ModelConfig::schema(), "Model shape")
+        .section("grading", &RunConfig::grading, GradingConfig::schema(), "Grades and graded parts")
+        .section("optim", &RunConfig::optim, OptimConfig::schema(), "Optimizer")
+        .section("data", &RunConfig::data, DataConfig::schema(), "Data")
+        .section("train", &RunConfig::train, TrainConfig::schema(), "Training loop");
+    s.check([](const RunConfig& c, const std::string&) {
+      if (c.model.vocab_size != 0 && c.model.vocab_size != c.data.vocab_size)
+        throw ConfigError("model.vocab_size", "is " + std::to_string(c.model.vocab_size) +
+                                                  " but data.vocab_size is " +
+                                                  std::to_string(c.data.vocab_size) +
+                                                  "; set model.vocab_size to 0 to follow the tokenizer");
+      if (c.grading.mlge && c.grading.level_dims.empty() && c.model.width() % c.grading.levels != 0)
+        throw ConfigError("grading.levels", "width " + std::to_string(c.model.width()) +
+                                                " does not split into " +
+                                                std::to_string(c.grading.levels) +
+                                                " equal levels; give grading.level_dims");
+      if (c.grading.mlge && !c.grading.level_dims.empty()) {
+        int sum = 0;
+        for (int d : c.grading.level_dims) sum += d;
+        if (sum != c.model.width())
+          throw ConfigError("grading.level_dims", "sum " + std::to_string(sum) +
+                                                      " must equal the model width " +
+                                                      std::to_string(c.model.width()));
+      }
+    });
+    return s;
+  }();
+  return s;
+}
+
+nlohmann::json RunConfig::to_json() const { return schema().to_json(*this); }
+
+namespace {
+
+void read_with_bases(RunConfig& c, const nlohmann::json& j, const std::string& preset_dir,
+                     std::set<std::string>& seen) {
+  if (!j.is_object()) throw ConfigError("", "a run config must be a JSON object");
+  nlohmann::json body = j;
+  if (body.contains("base")) {
+    if (!body["base"].is_string()) throw ConfigError("base", "expected a preset name");
+    std::string base = body["base"].get<std::string>();
+    body.erase("base");
+    std::string path = base;
+    if (!std::filesystem::exists(path)) {
+      std::string dir = preset_dir.empty() ? presets_dir() : preset_dir;
+      path = join_path(dir, base + (base.size() > 5 && base.substr(base.size() - 5) == ".json" ? "" : ".json"));
+    }
+    if (!seen.insert(path).second)
+      throw ConfigError("base", "preset '" + base + "' includes itself; break the cycle");
+    nlohmann::json bj;
+    try {
+      bj = nlohmann::json::parse(read_file(path));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw ConfigError("base", "preset " + path + " is not valid JSON: " + e.what());
+    } catch (const Error&) {
+      throw ConfigError("base", "preset '" + base + "' not found (looked for " + path + ")");
+    }
+    read_with_bases(c, bj, preset_dir, seen);
+  }
+  // Read sections without running the cross-section checks until everything is merged.
+  const auto& schema = RunConfig::schema();
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    const auto* f = schema.find(it.key());
+    if (!f) {
+      std::vector<std::string> known{"base"};
+      for (const auto& k : schema.fields()) known.push_back(k.info.path);
+      throw ConfigError(it.key(), "unknown key; known keys here: " + Schema<RunConfig>::join(known));
+    }
+    f->set(c, it.value(), it.key());
+  }
+}
+
+}  // namespace
+
+RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& preset_dir) {
+  RunConfig c;
+  std::set<std::string> seen;
+  read_with_bases(c, j, preset_dir, seen);
+  schema().validate(c);
+  return c;
+}
+
+RunConfig RunConfig::load(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(path + " is not valid JSON: " + std::string(e.what()) + " (fix the file)");
+  }
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  try {
+    return from_json(j, dir.empty() ? presets_dir() : dir);
+  } catch (const ConfigError& e) {
+    throw ConfigError(e.key_path, std::string("in ") + path + ": " + e.what());
+  }
+}
+
+void RunConfig::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }
+
+std::vector<FieldInfo> run_config_fields() {
+  std::vector<FieldInfo> out;
+  RunConfig::schema().describe(out);
+  return out;
+}
+
+nlohmann::json get_config_value(const RunConfig& c, const std::string& path) {
+  nlohmann::json j = c.to_json();
+  nlohmann::json::json_pointer ptr("/" + [&] {
+    std::string p = path;
+    std::replace(p.begin(), p.end(), '.', '/');
+    return p;
+  }());
+  if (!j.contains(ptr)) throw ConfigError(path, "unknown key");
+  return j.at(ptr);
+}
+
+void set_config_value(RunConfig& c, const std::string& path, const nlohmann::json& value) {
+  nlohmann::json j = c.to_json();
+  std::string p = path;
+  std::replace(p.begin(), p.end(), '.', '/');
+  nlohmann::json::json_pointer ptr("/" + p);
+  if (!j.contains(ptr)) throw ConfigError(path, "unknown key");
+  j[ptr] = value;
+  c = RunConfig::from_json(j);
+}
+
+std::string presets_dir() {
+  if (const char* d = std::getenv("GLLM_PRESETS"); d && *d) return d;
+  return GLLM_SOURCE_PRESETS_DIR;
+}
+
+std::vector<std::string> list_presets() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(presets_dir(), ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string resolve_preset_path(const std::string& name_or_path) {
+  if (std::filesystem::exists(name_or_path) && std::filesystem::is_regular_file(name_or_path))
+    return name_or_path;
+  std::string p = join_path(presets_dir(), name_or_path);
+  if (p.size() < 5 || p.substr(p.size() - 5) != ".json") p += ".json";
+  if (std::filesystem::exists(p)) return p;
+  auto names = list_presets();
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw Error("preset '" + name_or_path + "' not found in " + presets_dir() +
+              (list.empty() ? "" : "; available: " + list) + " (or give a path to a JSON file)");
+}
+
+}  // namespace gllm

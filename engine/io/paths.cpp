@@ -1,0 +1,28 @@
+// Resolution of the data cache and runs folders from the environment, with documented defaults.
+// No folder is created here; callers create what they write.
+#include "engine/io/paths.h"
+
+#include <cstdlib>
+
+namespace gllm {
+
+std::string join_path(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  if (!b.empty() && b[0] == '/') return b;
+  return a.back() == '/' ? a + b : a + "/" + b;
+}
+
+std::string data_cache_dir() {
+  if (const char* d = std::getenv("GLLM_DATA"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return join_path(x, "gllm");
+  if (const char* h = std::getenv("HOME"); h && *h) return join_path(h, ".cache/gllm");
+  return ".cache/gllm";
+}
+
+std::string runs_dir() {
+  if (const char* d = std::getenv("GLLM_RUNS"); d && *d) return d;
+  return "runs";
+}
+
+}  // namespace gllm

@@ -1,0 +1,29 @@
+// Process-wide LibTorch runtime: thread count, the BLAS actually loaded, CUDA availability.
+// Torch-free header: widgets and the CLI read RuntimeInfo without seeing torch.
+#pragma once
+#include <string>
+
+namespace gllm {
+
+struct RuntimeInfo {
+  std::string project_version;
+  std::string torch_version;
+  std::string blas;          // "OpenBLAS", "reference BLAS", "MKL", or "unknown"
+  std::string blas_detail;   // openblas_get_config() text or the loaded library path
+  std::string blas_library;  // resolved path of the BLAS shared object in this process
+  int threads = 0;           // intra-op threads LibTorch uses now
+  int cores = 0;             // cores this process may run on
+  bool cuda_available = false;
+  int cuda_devices = 0;
+};
+
+// Sets LibTorch's intra-op threads: `requested` if > 0, else $GLLM_THREADS, else every core the
+// process may use. Returns the count in effect. Call once at start-up (CLI, GUI, tests).
+int configure_threads(int requested = 0);
+
+// Cores the process may run on (sched_getaffinity), at least 1.
+int available_cores();
+
+RuntimeInfo runtime_info();
+
+}  // namespace gllm

@@ -1,0 +1,49 @@
+// The CLI as a user meets it: `gllm version` reports OpenBLAS (never the reference BLAS), --json
+// parses, and errors exit non-zero with a message that says what to do.
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+using gllm::test::run_cli;
+
+class TestCliBasics : public QObject {
+  Q_OBJECT
+ private slots:
+  void versionReportsOpenBlas() {
+    auto r = run_cli({"version", "--json"});
+    QCOMPARE(r.exit_code, 0);
+    auto j = nlohmann::json::parse(r.out);
+    QVERIFY2(j["blas"] == "OpenBLAS",
+             ("BLAS in use is " + j["blas"].get<std::string>() + " (" +
+              j["blas_detail"].get<std::string>() + "); install libopenblas0-openmp").c_str());
+    QVERIFY(j["threads"].get<int>() >= 1);
+    QCOMPARE(j["threads"].get<int>(), j["cores"].get<int>());  // all cores by default
+    QVERIFY(j.contains("torch") && j.contains("cuda"));
+  }
+  void threadsOverride() {
+    auto r = run_cli({"version", "--json"}, {"GLLM_THREADS=1"});
+    QCOMPARE(r.exit_code, 0);
+    QCOMPARE(nlohmann::json::parse(r.out)["threads"].get<int>(), 1);
+  }
+  void unknownSubcommandFails() {
+    auto r = run_cli({"frobnicate"});
+    QVERIFY(r.exit_code != 0);
+    QVERIFY2(!r.err.empty() || !r.out.empty(), "no message on a bad subcommand");
+  }
+  void missingArchiveFailsWithMessage() {
+    auto r = run_cli({"data", "fetch", "--archive", "/nonexistent/corpus.tgz"});
+    QVERIFY(r.exit_code != 0);
+    QVERIFY2(r.err.find("does not exist") != std::string::npos, r.err.c_str());
+  }
+  void helpEverywhere() {
+    for (auto sub : {"version", "data"}) {
+      auto r = run_cli({sub, "--help"});
+      QCOMPARE(r.exit_code, 0);
+      QVERIFY(r.out.find("--help") != std::string::npos);
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCliBasics)
+#include "test_cli_basics.moc"
