@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test (labels unit, slow, gui, gpu; gpu tests skip without CUDA).
+# Usage: scripts/test.sh [extra ctest arguments, e.g. -L unit]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${GLLM_BUILD_DIR:-$root/build}
+
+"$root/scripts/build.sh"
+
+export QT_QPA_PLATFORM=offscreen
+cd "$build"
+ctest --output-on-failure -j "${GLLM_TEST_JOBS:-2}" "$@"
