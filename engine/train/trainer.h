@@ -1,0 +1,54 @@
+// Trainer: a torch-free pimpl facade that runs one training job on its own worker thread,
+// reporting through RunObserver and stopping within one step of cancel(). Used by GUI and CLI.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/config/run_config.h"
+#include "engine/train/events.h"
+
+namespace gllm {
+
+// Options that are not part of the run's configuration.
+struct TrainerOptions {
+  int64_t steps_override = 0;   // > 0: replaces train.steps (also on resume, to extend a run)
+  // Test hook: replace the loss of this step (1-based) by NaN to exercise the divergence guard.
+  // Also read from the environment variable GLLM_TEST_INJECT_NAN_STEP when 0 here.
+  int64_t inject_nan_step = 0;
+};
+
+class Trainer {
+ public:
+  Trainer();
+  ~Trainer();  // cancels a running job and joins its thread
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Starts a new run in `run_dir` (created; must not already hold a run) on a worker thread.
+  // The config is validated and written to run_dir/config.json before this returns; errors
+  // in that part throw gllm::Error here, later ones reach observer->on_error.
+  // `observer` may be null and must outlive the run.
+  void start(const RunConfig& config, const std::string& run_dir, RunObserver* observer,
+             const TrainerOptions& options = {});
+  // Continues the run in `run_dir` from its last valid checkpoint (same data order, RNG and
+  // optimizer state as an uninterrupted run). Throws gllm::Error when there is nothing to resume.
+  void resume(const std::string& run_dir, RunObserver* observer, const TrainerOptions& options = {});
+
+  // Asks the worker to stop; it finishes the current step, writes a checkpoint and reports
+  // on_finished with status "cancelled". Safe from any thread; returns immediately.
+  void cancel();
+  // Blocks until the worker thread has ended (no-op when none was started).
+  void wait();
+  bool running() const;
+  std::string run_dir() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A unique folder name for a new run under `parent`: "<name>-YYYYmmdd-HHMMSS[-N]".
+std::string new_run_dir(const std::string& parent, const std::string& name);
+
+}  // namespace gllm
