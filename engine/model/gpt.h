@@ -1,0 +1,164 @@
+// The GPT of the workbench: the seed-001 baseline (reference/baseline.md §1) plus every graded part
+// of seed 000 (EG-MHSA, MLGE, graded sinusoidal PE, level GeGLU, graded loss) and seed 001's extras.
+#pragma once
+// LibTorch header: include only from engine .cpp files, model/optim/train code and tests — never
+// from widgets/ (see DESIGN.md). Torch-free counting lives in engine/model/param_count.h.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/config/run_config.h"
+
+namespace gllm {
+
+// ---------------------------------------------------------------------------------------------
+// Parameter names (checkpoints map onto the reference implementation by name):
+//   transformer.wte.weight                (V, d)      token embedding
+//   transformer.h.{i}.attn.c_q|c_k|c_v|c_proj.weight  (d, d)   nn.Linear (out, in)
+//   transformer.h.{i}.attn.ve_gate.weight (H, min(32,d))      layers with a value embedding
+//   transformer.h.{i}.mlp.c_fc.weight     (r·d, d)    ReLU² MLP
+//   transformer.h.{i}.mlp.c_proj.weight   (d, r·d)
+//   transformer.h.{i}.mlp.c_fc.{l}.weight (2·r·d_l, d_l)  level GeGLU (gate rows first, then up)
+//   transformer.h.{i}.mlp.c_proj.{l}.weight (d_l, r·d_l)
+//   value_embeds.{i}.weight               (V, d)      i % 2 == (n_layer-1) % 2
+//   lm_head.weight                        (V, d)      untied
+//   resid_lambdas, x0_lambdas             (n_layer)
+//   oe_tables.{j}.weight                  (m+2j, d/4) j = 0..3, hashed n-gram tables
+//   q_tau                                 (n_layer, H, Dh/2)   post-QK-norm query log-scale
+//   attn_grades                           (n_layer, H, Dh/2)   EG-MHSA grades, one per RoPE plane
+//   mlge.proj                             (d, d)      columns [off_l, off_l+d_l) are P_l
+//   mlge.level_grades                     (d)         grade of each column of P (level-constant)
+//   wpe                                   (T, d)      absolute position table (compiled models)
+// Buffers saved alongside: output_grades (V) when the graded loss is on; logit_bias (V) in
+// compiled models of a graded-loss run (the matched tilt folded into the output).
+//
+// RoPE plane c of a head (c in [0, Dh/2)) is the coordinate pair (c, c + Dh/2) (half-split
+// layout); one grade and one query scale per plane, shared by both coordinates.
+//
+// Model-weights file (until the run store defines more): a safetensors file holding the tensors
+// above (fp32 unless saved otherwise) and __metadata__ = {"format": "gllm-model-1",
+// "config": <resolved RunConfig JSON as a string>, "vocab_size": "<V>", "compiled": "0"|"1"}.
+// ---------------------------------------------------------------------------------------------
+
+// Options a config cannot hold (resolved by the trainer from data/grading files).
+struct GPTOptions {
+  int64_t vocab_size = 0;              // overrides ModelConfig.vocab_size when > 0
+  std::vector<double> output_grades;   // q_out per token type (|V| values); empty = all zero
+  torch::Tensor attn_grades;           // (n_layer, H, Dh/2) override of grading.head_grades
+  torch::Tensor level_basis;           // (d, d) orthonormal basis initialising mlge.proj
+  int64_t seed = 42;                   // initialisation seed
+};
+
+// One parameter with the optimizer group it belongs to.
+// group ∈ matrix | embedding | unembedding | value_embeds | resid_lambdas | x0_lambdas |
+//         oe_table | grades | query_scale | level_proj | position
+struct TaggedParameter {
+  std::string name;
+  torch::Tensor param;
+  std::string group;
+  bool trainable = true;  // false: frozen (grades with grades_trainable = false)
+};
+
+struct LossParts {
+  torch::Tensor total;  // data + reg (what backward() is called on)
+  torch::Tensor data;   // graded loss (plain mean CE when the graded loss is off)
+  torch::Tensor reg;    // Eq. 20 regularisers: orth·Ω_orth + diversity·Σexp(−‖q_h−q_h'‖²) + mag·‖q‖²
+};
+
+// Plain float copy of a (layers, heads, planes) tensor for audits and heat maps.
+struct GradeArray {
+  int layers = 0, heads = 0, planes = 0;
+  std::vector<float> values;  // row-major [layer][head][plane]
+  float at(int l, int h, int c) const { return values[(static_cast<size_t>(l) * heads + h) * planes + c]; }
+};
+
+class GPTImpl : public torch::nn::Module {
+ public:
+  explicit GPTImpl(const RunConfig& config, const GPTOptions& options = {});
+
+  // idx (B, T) int64 → logits (B, T, V) fp32 after the softcap (+ logit_bias when compiled).
+  torch::Tensor forward(const torch::Tensor& idx);
+  // Training objective: graded loss (or plain CE) and the regularisers, targets (B, T) int64;
+  // targets < 0 are ignored.
+  LossParts loss(const torch::Tensor& idx, const torch::Tensor& targets);
+  // Matched-tilt evaluation logits: forward − log w(y) (equal to forward when no output grades).
+  torch::Tensor eval_logits(const torch::Tensor& idx);
+  // Per-target nats −log P(y_t | y_<t) under the matched tilt, (B, T) fp32; 0 where target < 0.
+  torch::Tensor per_target_nats(const torch::Tensor& idx, const torch::Tensor& targets);
+
+  // Every parameter with its optimizer group tag, in registration order.
+  std::vector<TaggedParameter> tagged_parameters() const;
+  // Hashed n-gram row indices, one (B, T) int64 tensor per table (empty when oe_m == 0).
+  std::vector<torch::Tensor> oe_rows(const torch::Tensor& idx) const;
+  // Clips every grade into [0, q_max] and re-zeroes frozen query-scale entries; call after
+  // each optimizer step.
+  void project_grades();
+
+  // Audit access.
+  GradeArray attn_grade_array() const;    // empty when EG-MHSA is off
+  GradeArray query_scale_array() const;   // exp(q_τ ⊙ mask); empty when off
+  torch::Tensor level_grade_values() const;  // (d) or undefined
+
+  // Ω_orth(P) (0 when MLGE is off).
+  torch::Tensor orth_penalty() const;
+
+  const RunConfig& config() const { return config_; }
+  int64_t vocab_size() const { return vocab_; }
+  int n_layer() const { return n_layer_; }
+  int n_head() const { return n_head_; }
+  int head_dim() const { return head_dim_; }
+  int width() const { return d_; }
+  double grade_base() const { return lambda_; }  // λ
+  double q_max() const { return q_max_; }
+  int window(int layer) const { return windows_[layer]; }  // keys looked back (sees window+1)
+  bool has_value_embed(int layer) const;
+  bool compiled() const { return compiled_; }
+
+  // Named tensors (parameters and saved buffers) for checkpoints.
+  std::map<std::string, torch::Tensor> state_tensors() const;
+  // Copies tensors by name; every model tensor must be present with the same shape.
+  void load_state_tensors(const std::map<std::string, torch::Tensor>& tensors);
+
+  // The transformer blocks (for hooks in tests and audits).
+  struct Parts;
+  Parts& parts() { return *parts_; }
+
+ private:
+  friend class GPTCompiler;
+  RunConfig config_;
+  int64_t vocab_ = 0;
+  int n_layer_ = 0, n_head_ = 0, head_dim_ = 0, d_ = 0;
+  double lambda_ = 0, q_max_ = 0, out_lambda_ = 0;
+  bool compiled_ = false;
+  std::vector<int> windows_;
+  std::vector<int64_t> level_dims_;
+  std::shared_ptr<Parts> parts_;
+
+  torch::Tensor embed(const torch::Tensor& idx);  // x0 before the first block, (B, T, d)
+  torch::Tensor attention(int layer, const torch::Tensor& x, const torch::Tensor& idx);
+  torch::Tensor mlp(int layer, const torch::Tensor& x);
+  torch::Tensor grading_matrix() const;  // G = Σ_l P_l M_{q_l} P_lᵀ, (d, d)
+  torch::Tensor positional_table(int64_t T) const;  // (T, d) graded sinusoidal PE'
+  torch::Tensor window_mask(int64_t T, int window, const torch::Device& dev, torch::Dtype dt);
+  std::map<std::pair<int64_t, int>, torch::Tensor> mask_cache_;
+  void init_weights(const GPTOptions& options);
+};
+TORCH_MODULE(GPT);
+
+// RMSNorm without weights, eps = FLT_EPSILON, computed in fp32 over the last dim.
+torch::Tensor rms_norm(const torch::Tensor& x);
+
+// Model-weights safetensors file (format above).
+void save_model(const GPT& model, const std::string& path);
+GPT load_model(const std::string& path, const GPTOptions& options = {});
+
+// Compile-to-standard (seed 000 Cor. 1, DESIGN.md): folds attention grades into c_q/c_k/c_v
+// (QK-norm off) or into q_tau and c_v/value_embeds (QK-norm on), G into wte, graded PE into wpe,
+// the matched tilt into logit_bias. The result has no grade tensors and computes the same
+// eval_logits.
+GPT compile_to_standard(GPT& graded);
+
+}  // namespace gllm
