@@ -1,0 +1,58 @@
+// Token cache: every document tokenized once into a memory-mapped binary shard (uint16 ids +
+// document offsets) with a JSON sidecar; rebuilt only when the corpus or the tokenizer changes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace gllm {
+
+struct Corpus;
+class Tokenizer;
+
+// tokens.bin, little-endian:
+//   char[8] "GLLMTOK1" | uint64 n_docs | uint64 n_tokens | uint64 offsets[n_docs+1] |
+//   uint16 ids[n_tokens]
+// Document i is ids[offsets[i] .. offsets[i+1]) without BOS (the loader adds it).
+// tokens.json: {"format":1, "tokenizer_hash", "corpus_hash", "vocab_size", "documents",
+//   "tokens", "bytes", "words", "names":[…]}
+class TokenShard {
+ public:
+  struct View {
+    const uint16_t* data = nullptr;
+    size_t size = 0;
+  };
+  // Memory-maps tokens.bin; throws gllm::Error (naming the file) if missing or malformed.
+  static std::shared_ptr<TokenShard> open(const std::string& bin_path);
+  ~TokenShard();
+  TokenShard(const TokenShard&) = delete;
+  TokenShard& operator=(const TokenShard&) = delete;
+
+  size_t num_documents() const { return n_docs_; }
+  size_t num_tokens() const { return n_tokens_; }
+  View document(size_t i) const;  // i < num_documents()
+  const std::string& path() const { return path_; }
+
+ private:
+  TokenShard() = default;
+  std::string path_;
+  void* map_ = nullptr;
+  size_t map_size_ = 0;
+  size_t n_docs_ = 0, n_tokens_ = 0;
+  const uint64_t* offsets_ = nullptr;
+  const uint16_t* ids_ = nullptr;
+};
+
+// Writes tokens.bin and tokens.json atomically for `corpus` under `tokenizer`.
+nlohmann::json write_token_cache(const Corpus& corpus, const Tokenizer& tokenizer,
+                                 const std::string& bin_path, const std::string& json_path,
+                                 int threads = 0);
+
+// True when the sidecar exists and names this corpus hash and tokenizer hash.
+bool token_cache_current(const std::string& json_path, const std::string& corpus_hash,
+                         const std::string& tokenizer_hash);
+
+}  // namespace gllm
