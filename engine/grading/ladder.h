@@ -1,0 +1,78 @@
+// The selection ladder of seed 000 Table 2: grade vectors for the six arms (uniform, random,
+// taxonomic, part-of-speech, educated q*_C, oracle) with their certificates ⟨q, α̂−τ̂⟩, ordered.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/grading/profiles.h"
+
+namespace gllm::grading {
+
+// Ladder JSON (`gllm ladder --out FILE`; presets name it in grading.ladder_file + ladder_arm):
+//   { "format": "gllm-ladder/1", "lambda": λ, "clip": C, "q_max": …, "d": d, "levels": L,
+//     "level_dims": [...], "bc": BC(α̂,τ̂), "lambda_star": BC², "seed": s,
+//     "arms": [ { "name": "uniform"|"random"|"taxonomic"|"pos"|"educated"|"oracle",
+//                 "available": bool, "reason": "…" (when not available),
+//                 "grades": [d] per-coordinate grades in [0, q_max] (coordinates of the profiles),
+//                 "level_grades": [L] mean grade per level,
+//                 "certificate": ⟨q, α̂−τ̂⟩, "sign": −1|0|1, "lambda_q": Λ(q), "gain": 1/Λ(q),
+//                 "in_cone": Λ(q) < 1,
+//                 "certificate_heldout", "lambda_q_heldout" (when held-out profiles exist),
+//                 "bootstrap_sign_fraction" (when bootstrap resamples exist), "rank": 1… } … ],
+//     "order": [arm names by certificate, largest first; unavailable arms omitted] }
+inline const std::vector<std::string>& ladder_arm_names() {
+  static const std::vector<std::string> names{"uniform", "random", "taxonomic", "pos", "educated", "oracle"};
+  return names;
+}
+
+struct LadderOptions {
+  double lambda = 0;      // base λ > 1
+  double clip = 2;        // C > 1
+  uint64_t seed = 0;      // random arm
+  double magnitude_weight = 0;  // for the educated/oracle optimum
+};
+
+struct LadderArm {
+  std::string name;
+  bool available = true;
+  std::string reason;
+  std::vector<double> grades;
+  std::vector<double> level_grades;
+  double certificate = 0;
+  int sign = 0;
+  double lambda_q = 1;
+  double gain = 1;
+  bool in_cone = false;
+  bool has_heldout = false;
+  double certificate_heldout = 0;
+  double lambda_q_heldout = 1;
+  double bootstrap_sign_fraction = -1;  // < 0: no resamples
+  int rank = 0;  // 1 = largest certificate; 0 = unavailable
+};
+
+struct Ladder {
+  double lambda = 0, clip = 0, q_max = 0, bc = 0, lambda_star = 0;
+  uint64_t seed = 0;
+  int d = 0;
+  std::vector<int> level_dims;
+  std::vector<LadderArm> arms;      // in ladder_arm_names() order
+  std::vector<std::string> order;   // available arms, certificate descending
+
+  const LadderArm& arm(const std::string& name) const;  // throws on unknown names
+};
+
+// Random arm: q_j uniform in [0, q_max] from a portable SplitMix64 stream (same on every platform).
+std::vector<double> random_grades(int d, double q_max, uint64_t seed);
+// Taxonomic arm: affine and increasing in level, v_l = q_max · l / (L − 1) (v = 0 when L = 1).
+std::vector<double> taxonomic_grades(const Profiles& p, double q_max);
+
+Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt);
+nlohmann::json ladder_to_json(const Ladder& l);
+Ladder ladder_from_json(const nlohmann::json& j);
+Ladder load_ladder_file(const std::string& path);
+void save_ladder_file(const std::string& path, const Ladder& l);
+
+}  // namespace gllm::grading
