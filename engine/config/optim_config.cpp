@@ -14,7 +14,8 @@ const Schema<OptimConfig>& OptimConfig::schema() {
         .real("adam_beta2", &OptimConfig::adam_beta2, 0, 0.999999, "AdamW β2")
         .real("adam_eps", &OptimConfig::adam_eps, 0, 1, "AdamW ε")
         .choice("embedding_state", &OptimConfig::embedding_state, {"fp32", "bf16"},
-                "Precision of embedding-table optimizer state (bf16 = control #4a)")
+                "Embedding/value-embedding optimizer state: bf16 moments (baseline, control #4a) or fp32 master + moments (seed-001 Tier 1)")
+        .real("query_scale_lr", &OptimConfig::query_scale_lr, 0, 100, "AdamW LR of the post-QK-norm query scale q_τ")
         .real("matrix_lr", &OptimConfig::matrix_lr, 0, 100, "Muon learning rate")
         .real("weight_decay", &OptimConfig::weight_decay, 0, 10, "Muon weight decay (scheduled 1−progress)")
         .real("muon_momentum", &OptimConfig::muon_momentum, 0, 0.999999, "Muon momentum after warm-up")
@@ -25,6 +26,8 @@ const Schema<OptimConfig>& OptimConfig::schema() {
         .real("polar_norm", &OptimConfig::polar_norm, 1, 2, "Frobenius normalisation factor before Polar Express")
         .flag("normuon", &OptimConfig::normuon, "NorMuon per-neuron variance reduction")
         .flag("cautious_wd", &OptimConfig::cautious_wd, "Cautious weight decay (only where g·p ≥ 0)")
+        .choice("polar_dtype", &OptimConfig::polar_dtype, {"auto", "bf16", "fp32"},
+                "Precision of Polar Express (auto: bf16 on CUDA as the baseline, fp32 on CPU; Tier 1: fp32)")
         .flag("bieq", &OptimConfig::bieq, "Seed-001 BiEq row/column RMS equilibration before the polar step")
         .integer("bieq_tau", &OptimConfig::bieq_tau, 1, 1000000, "BiEq ramp horizon τ_BiEq")
         .integer("bieq_passes", &OptimConfig::bieq_passes, 1, 16, "Gauss–Seidel row-then-column passes")
@@ -37,7 +40,9 @@ const Schema<OptimConfig>& OptimConfig::schema() {
         .choice("oe_update", &OptimConfig::oe_update, {"moment_free", "adamw"}, "Update rule of the hashed tables")
         .real("oe_lr", &OptimConfig::oe_lr, 0, 100, "Hashed-table LR (×(d/768)^-0.5 × warmdown)")
         .real("warmdown_ratio", &OptimConfig::warmdown_ratio, 0, 1, "Fraction of steps in the linear warmdown")
-        .real("final_lr_frac", &OptimConfig::final_lr_frac, 0, 1, "LR multiplier at the last step");
+        .real("final_lr_frac", &OptimConfig::final_lr_frac, 0, 1, "LR multiplier at the last step")
+        .integer("progress_skip", &OptimConfig::progress_skip, 0, 1000000,
+                 "Steps before progress starts (seed 001: 11 untimed warm-up steps)");
     return s;
   }();
   return s;

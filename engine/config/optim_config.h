@@ -15,7 +15,8 @@ struct OptimConfig {
   double adam_beta1 = 0.8;
   double adam_beta2 = 0.95;
   double adam_eps = 1e-10;
-  std::string embedding_state = "fp32";  // fp32 | bf16 (moments and master of wte/VE tables)
+  double query_scale_lr = 0.005;          // AdamW LR of q_tau (seed 001 does not state it)
+  std::string embedding_state = "bf16";  // bf16 (baseline: bf16 moments) | fp32 (master + moments)
   // Muon.
   double matrix_lr = 0.04;
   double weight_decay = 0.2;
@@ -27,6 +28,7 @@ struct OptimConfig {
   double polar_norm = 1.02;
   bool normuon = true;
   bool cautious_wd = true;
+  std::string polar_dtype = "auto";  // auto (bf16 on CUDA, fp32 on CPU) | bf16 | fp32
   // Seed-001 Tier 1.
   bool bieq = false;
   int bieq_tau = 25;
@@ -43,6 +45,7 @@ struct OptimConfig {
   // Schedule.
   double warmdown_ratio = 0.5;
   double final_lr_frac = 0.0;
+  int progress_skip = 0;  // seed 001: p = max(step − 11, 0)/(steps − 11) (untimed warm-up steps)
 
   static const Schema<OptimConfig>& schema();
 };
