@@ -1,0 +1,109 @@
+// Run folders (DESIGN.md): config.json, metrics.jsonl, checkpoints/step_NNNNNN.{safetensors,json,
+// optim.safetensors}, summary.json. Writing for the trainer, reading for the GUI, CLI and audits. Torch-free.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gllm {
+
+// metrics.jsonl read back. A torn last line (a crash mid-append) is dropped and reported in
+// `warning`; a bad line anywhere else throws gllm::Error naming the file and line.
+struct MetricsFile {
+  std::vector<nlohmann::json> records;
+  bool torn_tail = false;
+  std::string warning;
+};
+MetricsFile read_metrics(const std::string& path);
+
+// One checkpoint: the sidecar (commit marker, written last) and the files it names.
+struct CheckpointInfo {
+  int64_t step = 0;
+  std::string weights_path;    // checkpoints/step_NNNNNN.safetensors
+  std::string sidecar_path;    // checkpoints/step_NNNNNN.json
+  std::string optimizer_path;  // checkpoints/step_NNNNNN.optim.safetensors
+  nlohmann::json sidecar;      // step, tokens, loader state, sizes and digests of both files
+};
+
+// Checkpoints of a run whose sidecar parses, sorted by step (files are not verified here).
+std::vector<CheckpointInfo> list_checkpoints(const std::string& run_dir);
+// Throws gllm::Error saying what is wrong when a file is missing, truncated or altered
+// (sizes and SHA-512 digests recorded in the sidecar).
+void verify_checkpoint(const CheckpointInfo& ckpt);
+// The newest checkpoint that verifies; the problems of newer ones are appended to `skipped`.
+// Throws gllm::Error when none verifies.
+CheckpointInfo last_valid_checkpoint(const std::string& run_dir, std::vector<std::string>* skipped = nullptr);
+// Accepts a run folder, a checkpoint's .safetensors, its .json sidecar or a bare weights file;
+// returns the weights path (the newest valid checkpoint for a run folder).
+std::string resolve_weights_path(const std::string& run_or_checkpoint);
+
+// What `gllm runs` and the GUI's run list show about one run folder.
+struct RunInfo {
+  std::string dir;
+  std::string name;         // config "name" (the preset or arm)
+  std::string description;
+  std::string status;       // completed | cancelled | diverged | failed | running | interrupted
+  int seed = 0;
+  int64_t step = 0;         // last step recorded in metrics.jsonl
+  int64_t total_steps = 0;
+  int64_t tokens = 0;
+  double final_loss = -1;   // -1 when unknown
+  double val_bpb = -1;
+  double heldout_bpb = -1;
+  double tokens_per_s = 0;
+  double peak_mem_mib = 0;
+  double wall_s = 0;
+  int64_t last_checkpoint = -1;
+  std::vector<std::string> warnings;
+  nlohmann::json config;    // config.json as written
+  nlohmann::json summary;   // summary.json (empty when absent)
+};
+// Reads a run folder; throws gllm::Error when it is not one (no config.json).
+RunInfo read_run(const std::string& run_dir);
+// Every run folder directly under `parent` (or `parent` itself when it is one), sorted by name;
+// folders that fail to read are reported in `errors`.
+std::vector<RunInfo> list_runs(const std::string& parent, std::vector<std::string>* errors = nullptr);
+nlohmann::json to_json(const RunInfo& r);
+
+// The first step and token count at which a run's `key` metric ("val_bpb" / "heldout_bpb")
+// reaches `target` or lower; found = false when it never does.
+struct FirstReach {
+  bool found = false;
+  int64_t step = 0;
+  int64_t tokens = 0;
+  double value = 0;
+};
+FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::string& key, double target);
+
+// Writing side, used by the trainer (one writer per run).
+class RunStore {
+ public:
+  explicit RunStore(std::string run_dir);
+  // Creates the folder (it must not already contain config.json) and writes config.json.
+  void create(const nlohmann::json& resolved_config);
+  const std::string& dir() const { return dir_; }
+  std::string config_path() const;
+  std::string metrics_path() const;
+  std::string summary_path() const;
+  std::string checkpoints_dir() const;
+  std::string weights_path(int64_t step) const;
+  std::string sidecar_path(int64_t step) const;
+  std::string optimizer_path(int64_t step) const;
+
+  // Appends one JSON record to metrics.jsonl and flushes it.
+  void append_metric(const nlohmann::json& record);
+  // After a resume: rewrites metrics.jsonl atomically keeping records with step <= `step`
+  // (drops what an interrupted segment logged after the checkpoint, and a torn last line).
+  // Returns the warning of a torn line, if any.
+  std::string truncate_metrics_after(int64_t step);
+  // Writes the sidecar (atomic; the commit marker of a checkpoint), recording size and SHA-512
+  // of the weights and optimizer files already written; then keeps only the newest `keep`.
+  void commit_checkpoint(int64_t step, nlohmann::json sidecar, int keep);
+  void write_summary(const nlohmann::json& summary);
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace gllm
