@@ -29,8 +29,10 @@ struct Selection {
   int iterations = 0;
   bool converged = false;
   std::string method;             // "kkt-bisection" (ν_mag = 0) or "projected-newton"
-  std::vector<int> deleted;       // Def. 2 deletions (their q is set to the box end that
-                                  // minimises Λ: 0 when α_j = 0, q_max when only τ_j = 0)
+  std::vector<int> deleted;       // Def. 2 coordinates (α_j = 0 or τ_j = 0), reported. The box
+                                  // program stays well posed with them (compact feasible set), and
+                                  // is solved on the original profiles: its optimum puts q_j = 0
+                                  // where α_j = 0 and q_j = q_max where only τ_j = 0.
 };
 
 // Per-coordinate program on [0, q_max]^d.

@@ -1,0 +1,253 @@
+// Builds the six ladder arms from a profiles file, scores each with ⟨q, α̂−τ̂⟩ (and Λ, held-out and
+// bootstrap figures when available), orders them, and reads/writes the ladder JSON.
+#include "engine/grading/ladder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine/grading/bootstrap.h"
+#include "engine/grading/cone.h"
+#include "engine/grading/select.h"
+#include "engine/io/atomic_file.h"
+#include "engine/io/error.h"
+
+namespace gllm::grading {
+
+namespace {
+
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+std::vector<double> level_means(const Profiles& p, const std::vector<double>& q) {
+  if (!p.has_levels()) return {};
+  auto off = p.level_offsets();
+  std::vector<double> v(p.levels(), 0.0);
+  for (int l = 0; l < p.levels(); ++l) {
+    for (int j = off[l]; j < off[l + 1]; ++j) v[l] += q[j];
+    v[l] /= p.level_dims[l];
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<double> random_grades(int d, double q_max, uint64_t seed) {
+  if (d < 1) throw Error("random grades need d ≥ 1");
+  if (!(q_max > 0) || !std::isfinite(q_max)) throw Error("random grades need a finite q_max > 0");
+  std::vector<double> q(d);
+  uint64_t state = seed;
+  for (int j = 0; j < d; ++j) q[j] = q_max * (static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53);
+  return q;
+}
+
+std::vector<double> taxonomic_grades(const Profiles& p, double q_max) {
+  if (!p.has_levels())
+    throw Error("the taxonomic arm needs level structure (level_dims in the profiles file)");
+  const int L = p.levels();
+  std::vector<double> q;
+  q.reserve(p.d());
+  for (int l = 0; l < L; ++l) {
+    double v = L > 1 ? q_max * static_cast<double>(l) / (L - 1) : 0.0;
+    for (int k = 0; k < p.level_dims[l]; ++k) q.push_back(v);
+  }
+  return q;
+}
+
+const LadderArm& Ladder::arm(const std::string& name) const {
+  for (auto& a : arms)
+    if (a.name == name) return a;
+  throw Error("ladder has no arm \"" + name + "\"; arms are uniform, random, taxonomic, pos, educated, oracle");
+}
+
+Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
+  const Profiles& p = f.profiles;
+  validate(p);
+  validate_base_and_clip(opt.lambda, opt.clip);
+  Ladder lad;
+  lad.lambda = opt.lambda;
+  lad.clip = opt.clip;
+  lad.q_max = q_max_for(opt.lambda, opt.clip);
+  lad.bc = bhattacharyya(p.alpha, p.tau);
+  lad.lambda_star = lad.bc * lad.bc;
+  lad.seed = opt.seed;
+  lad.d = p.d();
+  lad.level_dims = p.level_dims;
+  SelectOptions so;
+  so.lambda = opt.lambda;
+  so.clip = opt.clip;
+  so.magnitude_weight = opt.magnitude_weight;
+
+  for (const auto& name : ladder_arm_names()) {
+    LadderArm a;
+    a.name = name;
+    if (name == "uniform") {
+      a.grades.assign(p.d(), 0.0);
+    } else if (name == "random") {
+      a.grades = random_grades(p.d(), lad.q_max, opt.seed);
+    } else if (name == "taxonomic") {
+      if (p.has_levels()) a.grades = taxonomic_grades(p, lad.q_max);
+      else { a.available = false; a.reason = "the profiles have no level structure (level_dims)"; }
+    } else if (name == "pos") {
+      if (f.pos_grades.empty()) {
+        a.available = false;
+        a.reason = "the profiles file has no pos_grades; regenerate it with `gllm profiles`";
+      } else {
+        a.grades = f.pos_grades;
+        double mx = *std::max_element(a.grades.begin(), a.grades.end());
+        if (mx > lad.q_max) {  // keep the shape and the sign of the certificate, fit the clip
+          for (double& x : a.grades) x *= lad.q_max / mx;
+          a.reason = "scaled by " + std::to_string(lad.q_max / mx) + " into the clip box";
+        }
+      }
+    } else if (name == "educated") {
+      a.grades = select_educated(p, so).q;
+    } else if (name == "oracle") {
+      if (f.has_heldout()) a.grades = select_educated(f.heldout, so).q;
+      else { a.available = false; a.reason = "the profiles file has no held-out profiles (\"heldout\")"; }
+    }
+    if (a.available) {
+      a.level_grades = level_means(p, a.grades);
+      ConeReport r = evaluate_cone(p, a.grades, opt.lambda, opt.clip);
+      a.certificate = r.certificate;
+      a.sign = r.certificate_sign;
+      a.lambda_q = r.lambda_q;
+      a.gain = r.gain;
+      a.in_cone = r.in_cone;
+      if (f.has_heldout()) {
+        a.has_heldout = true;
+        a.certificate_heldout = certificate(f.heldout.alpha, f.heldout.tau, a.grades);
+        a.lambda_q_heldout = lambda_of(f.heldout.alpha, f.heldout.tau, a.grades, opt.lambda);
+      }
+      if (!f.bootstrap.empty()) {
+        // A zero certificate (uniform arm) keeps its sign only where resamples also give zero.
+        double tol = 1e-12 * (1.0 + std::accumulate(a.grades.begin(), a.grades.end(), 0.0, [](double s, double x) { return s + std::abs(x); }));
+        a.bootstrap_sign_fraction = bootstrap_from_resamples(p, f.bootstrap, a.grades, 0.95, tol).sign_fraction;
+      }
+    }
+    lad.arms.push_back(a);
+  }
+  std::vector<const LadderArm*> avail;
+  for (auto& a : lad.arms)
+    if (a.available) avail.push_back(&a);
+  std::stable_sort(avail.begin(), avail.end(),
+                   [](const LadderArm* x, const LadderArm* y) { return x->certificate > y->certificate; });
+  for (size_t i = 0; i < avail.size(); ++i) {
+    lad.order.push_back(avail[i]->name);
+    const_cast<LadderArm*>(avail[i])->rank = static_cast<int>(i + 1);
+  }
+  return lad;
+}
+
+nlohmann::json ladder_to_json(const Ladder& l) {
+  nlohmann::json j;
+  j["format"] = "gllm-ladder/1";
+  j["lambda"] = l.lambda;
+  j["clip"] = l.clip;
+  j["q_max"] = l.q_max;
+  j["d"] = l.d;
+  j["levels"] = l.level_dims.size();
+  j["level_dims"] = l.level_dims;
+  j["bc"] = l.bc;
+  j["lambda_star"] = l.lambda_star;
+  j["seed"] = l.seed;
+  nlohmann::json arms = nlohmann::json::array();
+  for (auto& a : l.arms) {
+    nlohmann::json x{{"name", a.name}, {"available", a.available}};
+    if (!a.reason.empty()) x["reason"] = a.reason;
+    if (a.available) {
+      x["grades"] = a.grades;
+      x["level_grades"] = a.level_grades;
+      x["certificate"] = a.certificate;
+      x["sign"] = a.sign;
+      x["lambda_q"] = a.lambda_q;
+      x["gain"] = a.gain;
+      x["in_cone"] = a.in_cone;
+      x["rank"] = a.rank;
+      if (a.has_heldout) {
+        x["certificate_heldout"] = a.certificate_heldout;
+        x["lambda_q_heldout"] = a.lambda_q_heldout;
+      }
+      if (a.bootstrap_sign_fraction >= 0) x["bootstrap_sign_fraction"] = a.bootstrap_sign_fraction;
+    }
+    arms.push_back(x);
+  }
+  j["arms"] = arms;
+  j["order"] = l.order;
+  return j;
+}
+
+Ladder ladder_from_json(const nlohmann::json& j) {
+  try {
+    if (!j.is_object() || j.value("format", std::string()) != "gllm-ladder/1")
+      throw Error("not a ladder file (format \"gllm-ladder/1\"); write one with `gllm ladder --profiles FILE --out ladder.json`");
+    Ladder l;
+    l.lambda = j.at("lambda").get<double>();
+    l.clip = j.at("clip").get<double>();
+    l.q_max = j.at("q_max").get<double>();
+    l.d = j.at("d").get<int>();
+    l.level_dims = j.at("level_dims").get<std::vector<int>>();
+    l.bc = j.at("bc").get<double>();
+    l.lambda_star = j.at("lambda_star").get<double>();
+    l.seed = j.at("seed").get<uint64_t>();
+    validate_base_and_clip(l.lambda, l.clip);
+    for (auto& x : j.at("arms")) {
+      LadderArm a;
+      a.name = x.at("name").get<std::string>();
+      if (std::find(ladder_arm_names().begin(), ladder_arm_names().end(), a.name) == ladder_arm_names().end())
+        throw Error("unknown arm \"" + a.name + "\"");
+      a.available = x.at("available").get<bool>();
+      a.reason = x.value("reason", std::string());
+      if (a.available) {
+        a.grades = x.at("grades").get<std::vector<double>>();
+        if (static_cast<int>(a.grades.size()) != l.d)
+          throw Error("arm \"" + a.name + "\" has " + std::to_string(a.grades.size()) + " grades for d = " + std::to_string(l.d));
+        for (double g : a.grades)
+          if (!std::isfinite(g) || g < 0 || g > l.q_max * (1 + 1e-9))
+            throw Error("arm \"" + a.name + "\" has a grade outside [0, q_max]");
+        a.level_grades = x.at("level_grades").get<std::vector<double>>();
+        a.certificate = x.at("certificate").get<double>();
+        a.sign = x.at("sign").get<int>();
+        a.lambda_q = x.at("lambda_q").get<double>();
+        a.gain = x.at("gain").get<double>();
+        a.in_cone = x.at("in_cone").get<bool>();
+        a.rank = x.at("rank").get<int>();
+        if (x.contains("certificate_heldout")) {
+          a.has_heldout = true;
+          a.certificate_heldout = x.at("certificate_heldout").get<double>();
+          a.lambda_q_heldout = x.at("lambda_q_heldout").get<double>();
+        }
+        a.bootstrap_sign_fraction = x.value("bootstrap_sign_fraction", -1.0);
+      }
+      l.arms.push_back(a);
+    }
+    l.order = j.at("order").get<std::vector<std::string>>();
+    return l;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("ladder file is malformed (") + e.what() + "); regenerate it with `gllm ladder`");
+  }
+}
+
+Ladder load_ladder_file(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error("ladder file " + path + " is not valid JSON (" + e.what() + "); regenerate it with `gllm ladder`");
+  }
+  try {
+    return ladder_from_json(j);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+void save_ladder_file(const std::string& path, const Ladder& l) {
+  write_file_atomic(path, ladder_to_json(l).dump(1) + "\n");
+}
+
+}  // namespace gllm::grading
