@@ -62,6 +62,8 @@ class RunObserver {
   virtual void on_checkpoint(const CheckpointRecord&) {}
   virtual void on_finished(const FinishedRecord&) {}
   virtual void on_error(const std::string& /*message*/) {}
+  // Progress text outside steps (dataset preparation, resume notes, warnings).
+  virtual void on_log(const std::string& /*line*/) {}
 };
 
 }  // namespace gllm
