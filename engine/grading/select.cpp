@@ -204,7 +204,10 @@ CoreResult solve_projected_newton(const Problem& pb, std::vector<double> u, doub
         lin += g[j] * (trial[j] - u[j]);
       }
       f_new = objective(pb, trial, &gt);
-      if (f_new <= f + 1e-4 * lin || (lin > -1e-300 && f_new <= f)) {
+      // Armijo, or (near the optimum, where F changes below its rounding) a step that halves the
+      // projected gradient: Newton's quadratic convergence shows in ∇F long after it leaves F.
+      if (f_new <= f + 1e-4 * lin || (f_new <= f + 1e-13 * (1 + std::abs(f)) &&
+                                       projected_gradient_norm(trial, gt, pb.U) <= 0.5 * pg)) {
         accepted = true;
         break;
       }
