@@ -29,8 +29,9 @@ const Schema<ModelConfig>& ModelConfig::schema() {
         .real("softcap", &ModelConfig::softcap, 0, 1e6, "Logit softcap c·tanh(z/c); 0 = off")
         .real("rope_base", &ModelConfig::rope_base, 1, 1e9, "RoPE base")
         .flag("qk_norm", &ModelConfig::qk_norm, "RMS-normalise q and k after RoPE")
-        .choice("positional", &ModelConfig::positional, {"rope", "graded_sinusoidal"},
-                "Positional scheme: RoPE, or the graded sinusoidal encoding (seed 000 §4.4)")
+        .choice("positional", &ModelConfig::positional, {"rope", "graded_sinusoidal", "absolute"},
+                "Positional scheme: RoPE, the graded sinusoidal encoding (seed 000 §4.4), or an "
+                "absolute position table (what `gllm compile` turns the graded encoding into)")
         .choice("mlp", &ModelConfig::mlp, {"relu2", "geglu_levels"},
                 "Feed-forward: ReLU², or the level-decomposed GeGLU (seed 000 §4.5)")
         .integer("mlp_ratio", &ModelConfig::mlp_ratio, 1, 16, "Hidden width of the MLP / d")
@@ -60,6 +61,9 @@ const Schema<ModelConfig>& ModelConfig::schema() {
       if (m.query_scale_frozen_planes > m.head_dim() / 2)
         throw ConfigError(key("query_scale_frozen_planes"),
                           "more planes than the head has (" + std::to_string(m.head_dim() / 2) + ")");
+      if (m.oe_m > 0 && m.width() % 4 != 0)
+        throw ConfigError(key("oe_m"), "hashed n-gram tables need a width divisible by 4 (d/4 per "
+                                       "table); the width is " + std::to_string(m.width()));
       for (int l : m.query_scale_frozen_layers)
         if (l >= m.layers())
           throw ConfigError(key("query_scale_frozen_layers"),

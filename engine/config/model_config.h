@@ -22,7 +22,7 @@ struct ModelConfig {
   double softcap = 15.0;    // 0 = no softcap
   double rope_base = 10000.0;
   bool qk_norm = true;
-  std::string positional = "rope";   // rope | graded_sinusoidal
+  std::string positional = "rope";   // rope | graded_sinusoidal | absolute
   std::string mlp = "relu2";         // relu2 | geglu_levels
   int mlp_ratio = 4;
   int64_t oe_m = 0;                  // hashed n-gram table modulus; 0 = no tables

@@ -50,6 +50,8 @@ struct GPTOptions {
   torch::Tensor attn_grades;           // (n_layer, H, Dh/2) override of grading.head_grades
   torch::Tensor level_basis;           // (d, d) orthonormal basis initialising mlge.proj
   int64_t seed = 42;                   // initialisation seed
+  bool compiled = false;               // a compile_to_standard result (has logit_bias)
+  bool from_checkpoint = false;        // weights follow: skip reading grade/basis files
 };
 
 // One parameter with the optimizer group it belongs to.
@@ -102,6 +104,8 @@ class GPTImpl : public torch::nn::Module {
   GradeArray query_scale_array() const;   // exp(q_τ ⊙ mask); empty when off
   torch::Tensor level_grade_values() const;  // (d) or undefined
 
+  // The graded sinusoidal table PE' in model coordinates, (T, d) (needs level projections).
+  torch::Tensor positional_table(int64_t T) const;
   // Ω_orth(P) (0 when MLGE is off).
   torch::Tensor orth_penalty() const;
 
@@ -141,12 +145,34 @@ class GPTImpl : public torch::nn::Module {
   torch::Tensor attention(int layer, const torch::Tensor& x, const torch::Tensor& idx);
   torch::Tensor mlp(int layer, const torch::Tensor& x);
   torch::Tensor grading_matrix() const;  // G = Σ_l P_l M_{q_l} P_lᵀ, (d, d)
-  torch::Tensor positional_table(int64_t T) const;  // (T, d) graded sinusoidal PE'
   torch::Tensor window_mask(int64_t T, int window, const torch::Device& dev, torch::Dtype dt);
   std::map<std::pair<int64_t, int>, torch::Tensor> mask_cache_;
   void init_weights(const GPTOptions& options);
 };
 TORCH_MODULE(GPT);
+
+// Handles to the registered submodules and tensors.
+struct GPTImpl::Parts {
+  struct Block {
+    torch::nn::Linear c_q{nullptr}, c_k{nullptr}, c_v{nullptr}, c_proj{nullptr}, ve_gate{nullptr};
+    torch::nn::Linear c_fc{nullptr}, mlp_proj{nullptr};              // ReLU²
+    std::vector<torch::nn::Linear> fc_levels, proj_levels;           // level GeGLU
+  };
+  torch::nn::Embedding wte{nullptr};
+  std::vector<Block> blocks;
+  std::map<int, torch::nn::Embedding> value_embeds;
+  torch::nn::Linear lm_head{nullptr};
+  torch::Tensor resid_lambdas, x0_lambdas;
+  std::vector<torch::nn::Embedding> oe_tables;
+  torch::Tensor q_tau, q_tau_mask;        // (L, H, Dh/2)
+  torch::Tensor attn_grades;              // (L, H, Dh/2)
+  torch::Tensor level_proj, level_grades; // (d, d), (d)
+  torch::Tensor wpe;                      // (T, d)
+  torch::Tensor output_grades;            // (V)
+  torch::Tensor logit_bias;               // (V)
+};
+
+
 
 // RMSNorm without weights, eps = FLT_EPSILON, computed in fp32 over the last dim.
 torch::Tensor rms_norm(const torch::Tensor& x);

@@ -1,0 +1,675 @@
+// The GPT forward pass, initialisation, graded parts, losses, checkpoints and compile-to-standard.
+// Shapes and names follow reference/baseline.md §1; graded parts follow seed 000 and DESIGN.md.
+#include "engine/model/gpt.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cfloat>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "engine/io/atomic_file.h"
+#include "engine/io/error.h"
+#include "engine/model/checkpoint_tensors.h"
+#include "engine/model/param_count.h"
+
+namespace gllm {
+
+namespace F = torch::nn::functional;
+
+torch::Tensor rms_norm(const torch::Tensor& x) {
+  auto xf = x.scalar_type() == torch::kDouble ? x : x.to(torch::kFloat32);  // fp32 math, as ATen
+  auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + FLT_EPSILON);
+  return y.to(x.scalar_type());
+}
+
+namespace {
+
+// Half-split RoPE: y1 = x1 cos + x2 sin, y2 = −x1 sin + x2 cos over (B, T, H, Dh).
+torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  auto x1 = x.narrow(-1, 0, half);
+  auto x2 = x.narrow(-1, half, half);
+  return torch::cat({x1 * cos + x2 * sin, -x1 * sin + x2 * cos}, -1);
+}
+
+// Per-plane values (…, Dh/2) → per-coordinate (…, Dh) in the half-split layout.
+torch::Tensor planes_to_coords(const torch::Tensor& p) { return torch::cat({p, p}, -1); }
+
+at::Generator make_gen(int64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)); }
+
+nlohmann::json read_json_file(const std::string& path, const std::string& key) {
+  try {
+    return nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(key, "'" + path + "' is not valid JSON (" + e.what() + "); fix or regenerate it");
+  }
+}
+
+}  // namespace
+
+bool GPTImpl::has_value_embed(int layer) const {
+  return config_.model.value_embeds && layer % 2 == (n_layer_ - 1) % 2;
+}
+
+GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
+    : config_(config), parts_(std::make_shared<Parts>()) {
+  const auto& m = config_.model;
+  const auto& g = config_.grading;
+  ModelConfig::schema();  // (validation happened when the config was read)
+  vocab_ = options.vocab_size > 0 ? options.vocab_size : m.vocab_size;
+  if (vocab_ <= 0)
+    throw ConfigError("model.vocab_size", "is 0 (take it from the tokenizer); pass the tokenizer's size");
+  config_.model.vocab_size = static_cast<int>(vocab_);
+  n_layer_ = m.layers();
+  d_ = m.width();
+  n_head_ = m.heads();
+  head_dim_ = m.head_dim();
+  compiled_ = options.compiled;
+  lambda_ = g.base_for(head_dim_);
+  q_max_ = g.q_max(head_dim_);
+  out_lambda_ = g.output_lambda > 0 ? g.output_lambda : lambda_;
+  if (m.oe_m > 0 && d_ % 4 != 0)
+    throw ConfigError("model.oe_m", "hashed n-gram tables need a width divisible by 4");
+  const int short_w = m.short_window > 0 ? m.short_window : m.sequence_len / 2;
+  for (int i = 0; i < n_layer_; ++i) {
+    char c = m.window_pattern[i % m.window_pattern.size()];
+    if (i == n_layer_ - 1) c = 'L';
+    windows_.push_back(c == 'L' ? m.sequence_len : short_w);
+  }
+  if (uses_levels(config_)) level_dims_ = resolve_level_dims(config_);
+
+  auto& P = *parts_;
+  const int64_t d = d_, V = vocab_, L = n_layer_, H = n_head_, Dh = head_dim_;
+  auto transformer = register_module("transformer", std::make_shared<torch::nn::Module>());
+  P.wte = transformer->register_module("wte", torch::nn::Embedding(V, d));
+  auto h = transformer->register_module("h", torch::nn::ModuleList());
+  const int64_t gate_ch = std::min<int64_t>(32, d);  // tiny widths read all d < 32 channels
+  for (int i = 0; i < n_layer_; ++i) {
+    auto block = std::make_shared<torch::nn::Module>();
+    auto attn = block->register_module("attn", std::make_shared<torch::nn::Module>());
+    auto mlp = block->register_module("mlp", std::make_shared<torch::nn::Module>());
+    Parts::Block b;
+    auto lin = [](int64_t in, int64_t out) { return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)); };
+    b.c_q = attn->register_module("c_q", lin(d, d));
+    b.c_k = attn->register_module("c_k", lin(d, d));
+    b.c_v = attn->register_module("c_v", lin(d, d));
+    b.c_proj = attn->register_module("c_proj", lin(d, d));
+    if (has_value_embed(i)) b.ve_gate = attn->register_module("ve_gate", lin(gate_ch, H));
+    if (m.mlp == "geglu_levels") {
+      auto fc = mlp->register_module("c_fc", torch::nn::ModuleList());
+      auto pr = mlp->register_module("c_proj", torch::nn::ModuleList());
+      for (int64_t dl : level_dims_) {
+        const int64_t hl = m.mlp_ratio * dl;
+        b.fc_levels.push_back(lin(dl, 2 * hl));
+        b.proj_levels.push_back(lin(hl, dl));
+        fc->push_back(b.fc_levels.back());
+        pr->push_back(b.proj_levels.back());
+      }
+    } else {
+      b.c_fc = mlp->register_module("c_fc", lin(d, m.mlp_ratio * d));
+      b.mlp_proj = mlp->register_module("c_proj", lin(m.mlp_ratio * d, d));
+    }
+    h->push_back(block);
+    P.blocks.push_back(b);
+  }
+  P.lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(d, V).bias(false)));
+  P.resid_lambdas = register_parameter("resid_lambdas", torch::ones({L}));
+  P.x0_lambdas = register_parameter("x0_lambdas", torch::full({L}, 0.1));
+  if (m.value_embeds) {
+    auto ve = register_module("value_embeds", std::make_shared<torch::nn::Module>());
+    for (int i = 0; i < n_layer_; ++i)
+      if (has_value_embed(i)) P.value_embeds.emplace(i, ve->register_module(std::to_string(i), torch::nn::Embedding(V, d)));
+  }
+  if (m.oe_m > 0) {
+    auto oe = register_module("oe_tables", torch::nn::ModuleList());
+    for (int j = 0; j < 4; ++j) {
+      P.oe_tables.push_back(torch::nn::Embedding(m.oe_m + 2 * j, d / 4));
+      oe->push_back(P.oe_tables.back());
+    }
+  }
+  if (m.query_scale) {
+    P.q_tau = register_parameter("q_tau", torch::zeros({L, H, Dh / 2}));
+    auto mask = torch::ones({L, H, Dh / 2});
+    for (int l : m.query_scale_frozen_layers) mask[l].zero_();
+    if (m.query_scale_frozen_planes > 0) mask.narrow(2, 0, m.query_scale_frozen_planes).zero_();
+    P.q_tau_mask = register_buffer("q_tau_mask", mask);
+  }
+  if (g.attention)
+    P.attn_grades = register_parameter("attn_grades", torch::zeros({L, H, Dh / 2}), g.grades_trainable);
+  if (uses_levels(config_)) {
+    auto mlge = register_module("mlge", std::make_shared<torch::nn::Module>());
+    P.level_proj = mlge->register_parameter("proj", torch::eye(d));
+    if (g.mlge || m.positional == "graded_sinusoidal")
+      P.level_grades = mlge->register_parameter("level_grades", torch::zeros({d}), g.grades_trainable);
+  }
+  if (m.positional == "absolute") P.wpe = register_parameter("wpe", torch::zeros({(int64_t)m.sequence_len, d}));
+  if (g.graded_loss) P.output_grades = register_buffer("output_grades", torch::zeros({V}));
+  if (compiled_) P.logit_bias = register_buffer("logit_bias", torch::zeros({V}));
+  init_weights(options);
+}
+
+void GPTImpl::init_weights(const GPTOptions& options) {
+  torch::NoGradGuard no_grad;
+  auto& P = *parts_;
+  const auto& m = config_.model;
+  const auto& g = config_.grading;
+  auto gen = make_gen(options.seed);
+  const double s = std::sqrt(3.0) / std::sqrt(static_cast<double>(d_));
+  P.wte->weight.normal_(0.0, 1.0, gen);
+  P.lm_head->weight.normal_(0.0, 0.001, gen);
+  for (auto& b : P.blocks) {
+    b.c_q->weight.uniform_(-s, s, gen);
+    b.c_k->weight.uniform_(-s, s, gen);
+    b.c_v->weight.uniform_(-s, s, gen);
+    b.c_proj->weight.zero_();
+    if (b.ve_gate) b.ve_gate->weight.zero_();
+    if (b.c_fc) {
+      b.c_fc->weight.uniform_(-s, s, gen);
+      b.mlp_proj->weight.zero_();
+    }
+    for (size_t l = 0; l < b.fc_levels.size(); ++l) {
+      const double sl = std::sqrt(3.0 / static_cast<double>(level_dims_[l]));
+      b.fc_levels[l]->weight.uniform_(-sl, sl, gen);
+      b.proj_levels[l]->weight.zero_();
+    }
+  }
+  for (auto& [i, e] : P.value_embeds) e->weight.uniform_(-s, s, gen);
+  for (auto& t : P.oe_tables) t->weight.zero_();
+
+  const int64_t L = n_layer_, H = n_head_, planes = head_dim_ / 2;
+  if (P.attn_grades.defined()) {
+    torch::Tensor q;
+    if (options.attn_grades.defined()) {
+      q = options.attn_grades.to(torch::kFloat);
+    } else if (options.from_checkpoint) {
+      q = torch::zeros({L, H, planes});
+    } else if (g.head_grades == "random") {
+      auto rg = make_gen(g.random_seed);
+      q = torch::empty({L, H, planes}).uniform_(0.0, q_max_, rg);
+    } else if (g.head_grades == "file") {
+      auto j = read_json_file(g.grades_file, "grading.grades_file");
+      if (!j.contains("attn_grades"))
+        throw ConfigError("grading.grades_file", "'" + g.grades_file + "' has no \"attn_grades\" key");
+      std::vector<float> flat;
+      try {
+        for (const auto& layer : j["attn_grades"])
+          for (const auto& head : layer)
+            for (const auto& v : head) flat.push_back(v.get<float>());
+        if (j["attn_grades"].size() != (size_t)L || flat.size() != (size_t)(L * H * planes)) throw 0;
+      } catch (...) {
+        throw ConfigError("grading.grades_file", "attn_grades must be [" + std::to_string(L) + "][" +
+                                                     std::to_string(H) + "][" + std::to_string(planes) +
+                                                     "] numbers (layers × heads × RoPE planes)");
+      }
+      q = torch::tensor(flat).view({L, H, planes});  // (L, H, Dh/2)
+    } else if (g.head_grades == "ladder") {
+      auto j = read_json_file(g.ladder_file, "grading.ladder_file");
+      std::vector<float> grades;
+      for (const auto& arm : j.value("arms", nlohmann::json::array()))
+        if (arm.value("name", "") == g.ladder_arm) {
+          if (!arm.value("available", true))
+            throw ConfigError("grading.ladder_arm", "arm '" + g.ladder_arm + "' is unavailable in '" +
+                                                        g.ladder_file + "': " + arm.value("reason", std::string()));
+          for (const auto& v : arm.at("grades")) grades.push_back(v.get<float>());
+        }
+      if (grades.empty())
+        throw ConfigError("grading.ladder_arm", "'" + g.ladder_file + "' has no arm '" + g.ladder_arm + "'");
+      auto v = torch::tensor(grades);
+      // A head-dim vector gives one grade per coordinate: the plane takes the mean of its pair.
+      if (v.numel() == head_dim_) v = 0.5 * (v.narrow(0, 0, planes) + v.narrow(0, planes, planes));
+      if (v.numel() == planes)
+        q = v.view({1, 1, planes}).expand({L, H, planes}).clone();  // same grading in every head
+      else if (v.numel() == L * H * planes)
+        q = v.view({L, H, planes});
+      else
+        throw ConfigError("grading.ladder_file", "arm '" + g.ladder_arm + "' has " + std::to_string(v.numel()) +
+                                                     " grades; the model needs Dh = " + std::to_string(head_dim_) +
+                                                     ", Dh/2 = " + std::to_string(planes) +
+                                                     " or layers·heads·Dh/2; rebuild the ladder for d = head dim");
+    } else {
+      q = torch::zeros({L, H, planes});  // uniform: every plane at grade 0 (the ungraded head)
+    }
+    if (q.sizes() != P.attn_grades.sizes())
+      throw Error("attention grades have shape " + c10::str(q.sizes()) + " but the model needs " +
+                  c10::str(P.attn_grades.sizes()) + "; regenerate them for this model");
+    P.attn_grades.copy_(q.clamp(0.0, q_max_));
+  }
+  if (P.level_proj.defined()) {
+    torch::Tensor basis;
+    if (options.level_basis.defined()) {
+      basis = options.level_basis.to(torch::kFloat);
+    } else if (!g.profiles_file.empty() && !options.from_checkpoint) {
+      auto j = read_json_file(g.profiles_file, "grading.profiles_file");
+      if (j.contains("basis")) {
+        std::vector<float> b;
+        for (const auto& v : j["basis"]) b.push_back(v.get<float>());
+        if (b.size() != static_cast<size_t>(d_) * d_)
+          throw ConfigError("grading.profiles_file", "basis has " + std::to_string(b.size()) +
+                                                         " entries; the model width needs d·d = " +
+                                                         std::to_string(d_ * d_));
+        // Row j of the file is coordinate j's unit vector: P's column j.
+        basis = torch::tensor(b).view({d_, d_}).t().contiguous();  // (d, d)
+      }
+    }
+    if (!basis.defined()) {  // seeded orthonormal basis: Q of a Gaussian matrix
+      auto bg = make_gen(options.seed + 7919);
+      auto a = torch::empty({d_, d_}).normal_(0.0, 1.0, bg);
+      auto qr = torch::linalg_qr(a);
+      auto Q = std::get<0>(qr);
+      auto sign = torch::sign(torch::diagonal(std::get<1>(qr)));
+      basis = Q * sign.where(sign != 0, torch::ones_like(sign)).unsqueeze(0);
+    }
+    if (basis.sizes() != P.level_proj.sizes())
+      throw Error("level basis has shape " + c10::str(basis.sizes()) + "; the model needs (d, d)");
+    P.level_proj.copy_(basis);
+  }
+  if (P.level_grades.defined()) {
+    auto v = torch::zeros({d_});
+    if (!g.level_grades.empty()) {
+      int64_t off = 0;
+      for (size_t l = 0; l < level_dims_.size(); ++l) {
+        v.narrow(0, off, level_dims_[l]).fill_(g.level_grades[l]);
+        off += level_dims_[l];
+      }
+    }
+    P.level_grades.copy_(v.clamp(0.0, q_max_));
+  }
+  if (P.output_grades.defined() && !options.from_checkpoint) {
+    std::vector<double> q = options.output_grades;
+    if (q.empty() && g.output_grades == "file") {
+      auto j = read_json_file(g.output_grades_file, "grading.output_grades_file");
+      for (const auto& v : j.value("output_grades", nlohmann::json::array())) q.push_back(v.get<double>());
+      if (q.empty())
+        throw ConfigError("grading.output_grades_file", "no \"output_grades\" array in '" + g.output_grades_file + "'");
+    }
+    if (q.empty() && g.output_grades == "pos")
+      throw ConfigError("grading.output_grades",
+                        "'pos' output grades come from the tagged corpus; the trainer must resolve them "
+                        "(GPTOptions.output_grades) — or use 'file'");
+    if (!q.empty()) {
+      if (static_cast<int64_t>(q.size()) != vocab_)
+        throw ConfigError("grading.output_grades", std::to_string(q.size()) + " output grades for a vocabulary of " +
+                                                       std::to_string(vocab_) + "; give one per token type");
+      P.output_grades.copy_(torch::tensor(q, torch::kDouble).to(torch::kFloat));
+    }
+  }
+  (void)m;
+}
+
+torch::Tensor GPTImpl::grading_matrix() const {
+  const auto& P = *parts_;
+  // G = P diag(λ^g) Pᵀ = Σ_l P_l M_{q_l} P_lᵀ, (d, d)
+  auto w = torch::pow(lambda_, P.level_grades);  // (d)
+  return torch::matmul(P.level_proj * w.unsqueeze(0), P.level_proj.t());
+}
+
+torch::Tensor GPTImpl::positional_table(int64_t T) const {
+  const auto& P = *parts_;
+  auto opts = P.level_proj.options();
+  std::vector<torch::Tensor> cols;
+  auto t = torch::arange(T, opts).unsqueeze(1);  // (T, 1)
+  for (int64_t dl : level_dims_) {
+    auto i = torch::arange(dl, opts);
+    auto pair = torch::floor(i / 2) * 2;
+    auto freq = torch::pow(10000.0, -pair / static_cast<double>(dl));  // (d_l)
+    auto ang = t * freq.unsqueeze(0);                                  // (T, d_l)
+    auto even = (torch::remainder(i, 2) == 0).unsqueeze(0);
+    cols.push_back(torch::where(even, torch::sin(ang), torch::cos(ang)));
+  }
+  auto pe = torch::cat(cols, 1);  // (T, d) in level coordinates
+  if (P.level_grades.defined()) pe = pe * torch::pow(lambda_, P.level_grades).unsqueeze(0);
+  return torch::matmul(pe, P.level_proj.t());  // (T, d) in model coordinates
+}
+
+std::vector<torch::Tensor> GPTImpl::oe_rows(const torch::Tensor& idx) const {
+  std::vector<torch::Tensor> rows;
+  const int64_t m = config_.model.oe_m;
+  if (m <= 0) return rows;
+  const int64_t T = idx.size(1);
+  auto x = idx.to(torch::kLong);
+  // prev shifted by r with sentinel V at the left boundary: F.pad(idx, (r, 0), value=V)[:, :T]
+  auto shifted = [&](int64_t r) {
+    return F::pad(x, F::PadFuncOptions({r, 0}).value(static_cast<double>(vocab_))).narrow(1, 0, T);  // (B, T)
+  };
+  const int64_t base = vocab_ + 1;
+  auto id2 = x + base * shifted(1);             // (B, T)
+  auto id3 = id2 + base * base * shifted(2);    // (B, T)
+  for (int j = 0; j < 4; ++j) rows.push_back(torch::remainder(j < 2 ? id2 : id3, m + 2 * j));
+  return rows;
+}
+
+torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
+  auto& P = *parts_;
+  const auto& m = config_.model;
+  auto x = P.wte(idx);  // (B, T, d)
+  if (config_.grading.mlge) x = torch::matmul(x, grading_matrix());  // E' = W_e G (G symmetric)
+  if (!P.oe_tables.empty()) {
+    auto rows = oe_rows(idx);
+    std::vector<torch::Tensor> parts;
+    for (int j = 0; j < 4; ++j) parts.push_back(P.oe_tables[j](rows[j]).to(x.scalar_type()));  // (B, T, d/4)
+    x = x + torch::cat(parts, -1);  // (B, T, d)
+  }
+  const int64_t T = idx.size(1);
+  if (m.positional == "graded_sinusoidal") x = x + positional_table(T).unsqueeze(0);
+  if (m.positional == "absolute") {
+    if (T > P.wpe.size(0))
+      throw Error("sequence of " + std::to_string(T) + " tokens is longer than the position table (" +
+                  std::to_string(P.wpe.size(0)) + "); evaluate with sequences of at most sequence_len");
+    x = x + P.wpe.narrow(0, 0, T).unsqueeze(0);
+  }
+  return rms_norm(x);
+}
+
+torch::Tensor GPTImpl::window_mask(int64_t T, int window, const torch::Device& dev, torch::Dtype dt) {
+  auto key = std::make_pair(T, window);
+  auto it = mask_cache_.find(key);
+  if (it != mask_cache_.end() && it->second.device() == dev && it->second.scalar_type() == dt) return it->second;
+  auto r = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(dev));
+  auto diff = r.unsqueeze(1) - r.unsqueeze(0);  // (T, T): row − col
+  auto allowed = (diff >= 0) & (diff <= window);
+  auto mask = torch::zeros({T, T}, torch::TensorOptions().dtype(dt).device(dev))
+                  .masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+  mask_cache_[key] = mask;
+  return mask;
+}
+
+torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch::Tensor& idx) {
+  auto& P = *parts_;
+  auto& b = P.blocks[layer];
+  const auto& m = config_.model;
+  const int64_t B = x.size(0), T = x.size(1), H = n_head_, Dh = head_dim_;
+  auto q = b.c_q(x).view({B, T, H, Dh});  // (B, T, H, Dh)
+  auto k = b.c_k(x).view({B, T, H, Dh});
+  auto v = b.c_v(x).view({B, T, H, Dh});
+  if (b.ve_gate) {
+    auto gate = 2.0 * torch::sigmoid(b.ve_gate(x.narrow(-1, 0, b.ve_gate->weight.size(1))));  // (B, T, H)
+    auto ve = P.value_embeds.at(layer)(idx).to(v.scalar_type()).view({B, T, H, Dh});       // (B, T, H, Dh)
+    v = v + gate.unsqueeze(-1) * ve;
+  }
+  if (m.positional == "rope") {
+    auto opts = torch::TensorOptions().dtype(torch::kFloat).device(x.device());
+    auto inv_freq = 1.0 / torch::pow(m.rope_base, torch::arange(0, Dh, 2, opts) / static_cast<double>(Dh));
+    auto freqs = torch::outer(torch::arange(T, opts), inv_freq);  // (T, Dh/2)
+    auto cos = freqs.cos().to(q.scalar_type()).view({1, T, 1, Dh / 2});
+    auto sin = freqs.sin().to(q.scalar_type()).view({1, T, 1, Dh / 2});
+    q = apply_rope(q, cos, sin);
+    k = apply_rope(k, cos, sin);
+  }
+  if (m.qk_norm) {
+    q = rms_norm(q);
+    k = rms_norm(k);
+  }
+  if (P.q_tau.defined()) q = q * planes_to_coords(torch::exp(P.q_tau[layer] * P.q_tau_mask[layer])).to(q.scalar_type());  // (H, Dh)
+  if (P.attn_grades.defined()) {
+    auto mgr = planes_to_coords(torch::pow(lambda_, P.attn_grades[layer])).to(q.scalar_type());  // (H, Dh)
+    q = q * mgr;
+    k = k * mgr;
+    v = v * mgr;
+  }
+  q = q.transpose(1, 2);  // (B, H, T, Dh)
+  k = k.transpose(1, 2);
+  v = v.transpose(1, 2);
+  const int w = windows_[layer];
+  torch::Tensor y;
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+  if (w >= T - 1) {
+    y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  } else {
+    y = at::scaled_dot_product_attention(q, k, v, window_mask(T, w, x.device(), q.scalar_type()), 0.0, false);
+  }
+#else
+  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(Dh)));  // (B, H, T, T)
+  att = att + window_mask(T, w, x.device(), att.scalar_type());
+  y = torch::matmul(torch::softmax(att, -1), v);  // (B, H, T, Dh)
+#endif
+  y = y.transpose(1, 2).contiguous().view({B, T, H * Dh});  // (B, T, d)
+  return b.c_proj(y);
+}
+
+torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
+  auto& b = parts_->blocks[layer];
+  if (b.c_fc) {
+    auto h = torch::relu(b.c_fc(x));
+    return b.mlp_proj(h * h);
+  }
+  // FFN(X) = Σ_l GeGLU_l(X P_l) P_lᵀ (seed 000 §4.5)
+  const auto& Pm = parts_->level_proj;
+  auto xp = torch::matmul(x, Pm.to(x.scalar_type()));  // (B, T, d) level coordinates
+  std::vector<torch::Tensor> outs;
+  int64_t off = 0;
+  for (size_t l = 0; l < level_dims_.size(); ++l) {
+    auto hl = b.fc_levels[l](xp.narrow(-1, off, level_dims_[l]));  // (B, T, 2 h_l)
+    const int64_t half = hl.size(-1) / 2;
+    auto y = torch::gelu(hl.narrow(-1, 0, half)) * hl.narrow(-1, half, half);  // (B, T, h_l)
+    outs.push_back(b.proj_levels[l](y));                                        // (B, T, d_l)
+    off += level_dims_[l];
+  }
+  return torch::matmul(torch::cat(outs, -1), Pm.t().to(x.scalar_type()));  // (B, T, d)
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
+  TORCH_CHECK(idx.dim() == 2, "GPT expects token ids of shape (B, T)");
+  auto& P = *parts_;
+  auto x = embed(idx);  // (B, T, d)
+  auto x0 = x;
+  for (int i = 0; i < n_layer_; ++i) {
+    x = P.resid_lambdas[i] * x + P.x0_lambdas[i] * x0;
+    x = x + attention(i, rms_norm(x), idx);
+    x = x + mlp(i, rms_norm(x));
+  }
+  auto logits = P.lm_head(rms_norm(x));  // (B, T, V)
+  if (logits.scalar_type() != torch::kDouble) logits = logits.to(torch::kFloat);
+  const double cap = config_.model.softcap;
+  if (cap > 0) logits = cap * torch::tanh(logits / cap);
+  if (P.logit_bias.defined()) logits = logits + P.logit_bias.to(logits.scalar_type());
+  return logits;
+}
+
+torch::Tensor GPTImpl::orth_penalty() const {
+  const auto& P = *parts_;
+  if (!P.level_proj.defined()) return torch::zeros({});
+  // Σ_{l,l'} ‖P_lᵀP_l' − δ I‖_F² = ‖PᵀP − I‖_F² (the blocks partition PᵀP)
+  auto gram = torch::matmul(P.level_proj.t(), P.level_proj);
+  return (gram - torch::eye(d_, gram.options())).pow(2).sum();
+}
+
+LossParts GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {
+  auto& P = *parts_;
+  const auto& g = config_.grading;
+  auto logits = forward(idx);  // (B, T, V)
+  auto logp = torch::log_softmax(logits, -1);
+  auto valid = targets >= 0;
+  auto tgt = targets.clamp_min(0).to(torch::kLong);
+  auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (B, T)
+  auto vmask = valid.to(nll.scalar_type());
+  LossParts out;
+  if (P.output_grades.defined()) {
+    auto w = torch::pow(out_lambda_, P.output_grades).to(nll.scalar_type()).index_select(0, tgt.flatten()).view_as(nll) * vmask;
+    out.data = (w * nll).sum() / w.sum().clamp_min(1e-30);
+  } else {
+    out.data = (nll * vmask).sum() / vmask.sum().clamp_min(1.0);
+  }
+  auto reg = torch::zeros({}, nll.options());
+  if (g.orth_weight > 0 && P.level_proj.defined()) reg = reg + g.orth_weight * orth_penalty().to(reg.scalar_type());
+  if (g.diversity_weight > 0 && P.attn_grades.defined() && n_head_ > 1) {
+    auto q = P.attn_grades;                             // (L, H, Dh/2)
+    auto diff = q.unsqueeze(2) - q.unsqueeze(1);        // (L, H, H, Dh/2)
+    auto k = torch::exp(-diff.pow(2).sum(-1));          // (L, H, H)
+    auto upper = torch::triu(torch::ones({n_head_, n_head_}, k.options()), 1);
+    reg = reg + g.diversity_weight * (k * upper).sum().to(reg.scalar_type());
+  }
+  if (g.magnitude_weight > 0) {
+    auto mag = torch::zeros({}, nll.options());
+    if (P.attn_grades.defined()) mag = mag + P.attn_grades.pow(2).sum().to(mag.scalar_type());
+    if (P.level_grades.defined()) mag = mag + P.level_grades.pow(2).sum().to(mag.scalar_type());
+    reg = reg + g.magnitude_weight * mag;
+  }
+  out.reg = reg;
+  out.total = out.data + out.reg;
+  return out;
+}
+
+torch::Tensor GPTImpl::eval_logits(const torch::Tensor& idx) {
+  auto logits = forward(idx);
+  const auto& P = *parts_;
+  if (P.output_grades.defined())  // matched tilt: logits − log w(y) = logits − q_out[y]·log λ_out
+    logits = logits - (P.output_grades * std::log(out_lambda_)).to(logits.scalar_type());
+  return logits;
+}
+
+torch::Tensor GPTImpl::per_target_nats(const torch::Tensor& idx, const torch::Tensor& targets) {
+  auto logp = torch::log_softmax(eval_logits(idx), -1);  // (B, T, V)
+  auto tgt = targets.clamp_min(0).to(torch::kLong);
+  auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (B, T)
+  return nll * (targets >= 0).to(nll.scalar_type());
+}
+
+std::vector<TaggedParameter> GPTImpl::tagged_parameters() const {
+  std::vector<TaggedParameter> out;
+  for (const auto& item : named_parameters(/*recurse=*/true)) {
+    const std::string& n = item.key();
+    std::string group;
+    if (n == "transformer.wte.weight") group = "embedding";
+    else if (n == "lm_head.weight") group = "unembedding";
+    else if (n.rfind("value_embeds.", 0) == 0) group = "value_embeds";
+    else if (n == "resid_lambdas") group = "resid_lambdas";
+    else if (n == "x0_lambdas") group = "x0_lambdas";
+    else if (n.rfind("oe_tables.", 0) == 0) group = "oe_table";
+    else if (n == "attn_grades" || n == "mlge.level_grades") group = "grades";
+    else if (n == "q_tau") group = "query_scale";
+    else if (n == "mlge.proj") group = "level_proj";
+    else if (n == "wpe") group = "position";
+    else if (n.rfind("transformer.h.", 0) == 0) group = "matrix";
+    else throw Error("internal: parameter '" + n + "' has no optimizer group");
+    out.push_back({n, item.value(), group, item.value().requires_grad()});
+  }
+  return out;
+}
+
+void GPTImpl::project_grades() {
+  torch::NoGradGuard no_grad;
+  auto& P = *parts_;
+  if (P.attn_grades.defined()) P.attn_grades.clamp_(0.0, q_max_);
+  if (P.level_grades.defined()) P.level_grades.clamp_(0.0, q_max_);
+  if (P.q_tau.defined()) P.q_tau.mul_(P.q_tau_mask);
+}
+
+namespace {
+GradeArray to_array(const torch::Tensor& t) {
+  GradeArray a;
+  if (!t.defined()) return a;
+  auto c = t.detach().to(torch::kCPU, torch::kFloat).contiguous();
+  a.layers = c.size(0);
+  a.heads = c.size(1);
+  a.planes = c.size(2);
+  a.values.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  return a;
+}
+}  // namespace
+
+GradeArray GPTImpl::attn_grade_array() const { return to_array(parts_->attn_grades); }
+GradeArray GPTImpl::query_scale_array() const {
+  const auto& P = *parts_;
+  if (!P.q_tau.defined()) return {};
+  return to_array(torch::exp(P.q_tau * P.q_tau_mask));
+}
+torch::Tensor GPTImpl::level_grade_values() const { return parts_->level_grades; }
+
+std::map<std::string, torch::Tensor> GPTImpl::state_tensors() const {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& item : named_parameters(true)) out[item.key()] = item.value();
+  for (const auto& item : named_buffers(true))
+    if (item.key() != "q_tau_mask") out[item.key()] = item.value();
+  return out;
+}
+
+void GPTImpl::load_state_tensors(const std::map<std::string, torch::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  auto mine = state_tensors();
+  std::string missing;
+  for (auto& [name, t] : mine) {
+    auto it = tensors.find(name);
+    if (it == tensors.end()) {
+      missing += (missing.empty() ? "" : ", ") + name;
+      continue;
+    }
+    if (it->second.sizes() != t.sizes())
+      throw Error("tensor '" + name + "' has shape " + c10::str(it->second.sizes()) + " but the model needs " +
+                  c10::str(t.sizes()) + "; the checkpoint was written for another configuration");
+    t.copy_(it->second.to(t.device(), t.scalar_type()));
+  }
+  if (!missing.empty())
+    throw Error("checkpoint lacks " + missing + "; it was written for another configuration (check its config)");
+  for (const auto& [name, t] : tensors)
+    if (!mine.count(name))
+      throw Error("checkpoint has tensor '" + name + "' that this model does not; load it with the config it was saved with");
+}
+
+void save_model(const GPT& model, const std::string& path) {
+  std::map<std::string, std::string> meta{{"format", "gllm-model-1"},
+                                          {"config", model->config().to_json().dump()},
+                                          {"vocab_size", std::to_string(model->vocab_size())},
+                                          {"compiled", model->compiled() ? "1" : "0"}};
+  write_tensor_file(path, model->state_tensors(), meta);
+}
+
+GPT load_model(const std::string& path, const GPTOptions& options) {
+  std::map<std::string, std::string> meta;
+  auto tensors = read_tensor_file(path, &meta);
+  // The config: in the metadata (model files), else a JSON sidecar next to the file
+  // (FILE.json with a "config" object), else the run folder's config.json (checkpoints/..).
+  nlohmann::json cj;
+  std::string source;
+  try {
+    if (meta.count("config")) {
+      cj = nlohmann::json::parse(meta["config"]);
+      source = "metadata";
+    } else {
+      std::string stem = path;
+      if (stem.size() > 12 && stem.substr(stem.size() - 12) == ".safetensors") stem.resize(stem.size() - 12);
+      const std::string sidecar = stem + ".json";
+      const auto slash = path.find_last_of('/');
+      const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+      const std::string run_cfg = dir + "/../config.json";
+      if (file_exists(sidecar)) {
+        auto j = nlohmann::json::parse(read_file(sidecar));
+        if (j.contains("config")) cj = j["config"];
+        source = sidecar;
+      }
+      if (cj.is_null() && file_exists(run_cfg)) {
+        cj = nlohmann::json::parse(read_file(run_cfg));
+        source = run_cfg;
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": the stored config is not valid JSON (" + e.what() + ")");
+  }
+  if (cj.is_null())
+    throw Error(path + ": no model config in its metadata, in a .json sidecar or in the run folder's config.json; "
+                "open a checkpoint written by gllm");
+  RunConfig cfg = RunConfig::from_json(cj);
+  GPTOptions o = options;
+  if (meta.count("vocab_size")) o.vocab_size = std::stoll(meta["vocab_size"]);
+  else if (tensors.count("transformer.wte.weight")) o.vocab_size = tensors["transformer.wte.weight"].size(0);
+  o.compiled = meta.count("compiled") ? meta["compiled"] == "1" : tensors.count("logit_bias") > 0;
+  o.from_checkpoint = true;  // grades and bases come from the file, not from files the config names
+  GPT model(cfg, o);
+  // Tensors a trainer stores next to the weights (optimizer state) are not the model's business.
+  static const std::set<std::string> kTopLevel{"resid_lambdas", "x0_lambdas", "q_tau",        "attn_grades",
+                                               "wpe",           "output_grades", "logit_bias"};
+  std::map<std::string, torch::Tensor> own;
+  auto mine = model->state_tensors();
+  for (auto& [n, t] : tensors)
+    if (mine.count(n) || kTopLevel.count(n) || n.rfind("transformer.", 0) == 0 ||
+        n.rfind("value_embeds.", 0) == 0 || n.rfind("oe_tables.", 0) == 0 || n.rfind("mlge.", 0) == 0 ||
+        n.rfind("lm_head.", 0) == 0)
+      own[n] = t;
+  (void)source;
+  model->load_state_tensors(own);
+  return model;
+}
+
+}  // namespace gllm
