@@ -17,7 +17,7 @@
 
 namespace gllm::optim {
 
-// One trainable tensor as the model lists it. Known group tags:
+// One trainable tensor as the model lists it (GPT::tagged_parameters() maps 1:1; pass only trainable ones). Known group tags:
 //   matrix        2-D weights inside the blocks (c_q, c_k, c_v, c_proj, c_fc, ve_gate): Muon
 //   embedding     wte (V, d)                              AdamW, embedding_lr·s, Neumann-Gram
 //   value_embeds  each value-embedding table (V, d)       AdamW, embedding_lr·s, Neumann-Gram
@@ -27,6 +27,8 @@ namespace gllm::optim {
 //   oe_table      hashed n-gram table (rows, d/4)         moment-free (or AdamW as embedding)
 //   query_scale   q_τ (layers, H, Dh/2)                   AdamW, query_scale_lr
 //   grades        seed-000 grades                         AdamW, grade_lr (from GradingConfig)
+//   level_proj    seed-000 MLGE level projections P_l      AdamW, level_proj_lr
+//   position      absolute position table                 AdamW, embedding_lr·s
 //   scalar        any other small tensor                  AdamW, scalar_lr
 // s = (d/768)^-0.5. No group has weight decay except Muon's.
 struct TaggedParam {
@@ -50,7 +52,8 @@ struct ParamPlan {
 };
 
 struct MuonAdamWOptions {
-  double grade_lr = 0.01;  // LR of "grades" parameters (GradingConfig::grade_lr)
+  double grade_lr = 0.01;        // LR of "grades" parameters (GradingConfig::grade_lr)
+  double level_proj_lr = 0.001;  // LR of "level_proj" parameters (no paper value; small, Ω_orth keeps P orthonormal)
 };
 
 class MuonAdamW {
@@ -82,8 +85,8 @@ class MuonAdamW {
 
   const Schedule& schedule() const;
   std::vector<ParamPlan> plan() const;
-  // Copies each fp32 master back into its (bf16) parameter; call after loading model weights only
-  // when no master was saved. A no-op for parameters without a master.
+  // Re-reads each fp32 master from its (bf16) parameter, e.g. after loading model weights from a
+  // checkpoint without optimizer state. A no-op for parameters without a master.
   void refresh_masters_from_params();
 
   struct Impl;

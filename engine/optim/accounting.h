@@ -1,0 +1,52 @@
+// Seed-001 Table 1b accounting, analytic and torch-free: parameters (baseline §1.4, OE tables),
+// persistent memory deltas (MiB) and FLOPs per optimizer step per component, for `gllm params`.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/config/run_config.h"
+#include "engine/model/param_count.h"
+
+namespace gllm::optim {
+
+// Persistent memory that a component adds over the dense baseline, in MiB (2^20 bytes).
+struct MemoryMiB {
+  double oe_tables = 0;             // rows·(d/4)·(2 B bf16 weight + 2 B bf16 grad) + rows·4 B fp32 counts
+  double fp32_embedding_state = 0;  // (wte + value_embeds)·8 B: fp32 master (4 B) + widening both moments bf16→fp32 (2+2 B)
+  double query_scale = 0;           // q_τ·16 B: fp32 weight, grad and two Adam moments
+  double delta = 0;                 // the sum over the components this config enables
+};
+
+// FLOPs per optimizer step. Each component's cost is given for the model shape whether or not it
+// is enabled; `extra` sums those the config enables.
+struct StepFlops {
+  int64_t tokens_per_step = 0;
+  double model = 0;          // AR estimate_flops per token × tokens (6·N_dense + attention)
+  double oe_lookup = 0;      // 8·d per token: hash arithmetic, 4-table gather/scatter-add, x0 add
+  double oe_update = 0;      // 5·rows·d/4: count division, squares, RMS, scale, subtract
+  double bieq = 0;           // 16 per matrix element (2 passes × row + column RMS and scaling)
+  double neumann_gram = 0;   // Σ over wte, lm_head, VE tables: 4Vd² + 14Vd + 3d² + 3d
+  double table_neumann = 0;  // the same formula on each hashed table (m+2j, d/4), all rows (upper bound)
+  double query_scale = 0;    // 4·L·d per token (scale q in forward and backward)
+  double extra = 0;          // enabled components beyond the dense baseline
+  std::vector<std::string> enabled;
+};
+
+struct Accounting {
+  ParamCounts params;
+  int64_t result_json_params = 0;  // what the seed's result.json records: scaling + q_τ
+  int neumann_tables = 0;
+  MemoryMiB memory;
+  StepFlops flops;
+};
+
+// tokens_per_step 0 = train.device_batch · model.sequence_len · train.grad_accum.
+Accounting account(const RunConfig& config, int64_t vocab_size = 0, int64_t tokens_per_step = 0);
+nlohmann::json to_json(const Accounting& a);
+
+// Neumann-Gram FLOPs of one (rows, d) table: 4·rows·d² + 14·rows·d + 3d² + 3d.
+double neumann_gram_flops(int64_t rows, int64_t d);
+
+}  // namespace gllm::optim
