@@ -1,10 +1,14 @@
 // `gllm data fetch|info`: fetch and verify the Brown corpus into the data cache; report its size.
-// `info` adds token counts once the token cache exists (engine/data).
+// `info` tokenizes once (tokenizer + token cache reused afterwards) and adds token counts.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include "app/gllm/command_registry.h"
+#include "engine/config/run_config.h"
 #include "engine/data/brown_fetch.h"
+#include "engine/data/corpus.h"
+#include "engine/data/dataset.h"
 #include "engine/io/error.h"
 
 namespace {

@@ -44,8 +44,9 @@ class Tokenizer {
   const std::string& hash() const;  // sha512 hex of the serialized model
   const std::string& model_bytes() const;
 
+  struct Impl;  // sentencepiece processor and tables (tokenizer.cpp)
+
  private:
-  struct Impl;
   std::shared_ptr<const Impl> impl_;
 };
 

@@ -1,0 +1,223 @@
+// sentencepiece-backed BPE tokenizer: training with identity normalisation and byte fallback,
+// loading, encode/decode, the per-token byte-length table and the model fingerprint.
+#include "engine/data/tokenizer.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <algorithm>
+#include <thread>
+#include <unordered_map>
+
+#include "engine/data/corpus.h"
+#include "engine/io/atomic_file.h"
+#include "engine/io/error.h"
+#include "engine/io/sha512.h"
+
+namespace gllm {
+
+struct Tokenizer::Impl {
+  sentencepiece::SentencePieceProcessor sp;
+  std::string model;
+  std::string hash;
+  std::vector<int32_t> token_bytes;
+  std::vector<std::string> token_text;  // raw bytes each token stands for (specials: empty)
+};
+
+namespace {
+
+const std::string kSpace = "\xE2\x96\x81";  // U+2581, sentencepiece's whitespace marker
+
+std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::string& origin);
+
+// Feeds the corpus to the trainer line by line (newlines are encoded through byte fallback).
+class CorpusLines : public sentencepiece::SentenceIterator {
+ public:
+  explicit CorpusLines(const Corpus& c) : c_(c) { advance_to_valid(); }
+  bool done() const override { return doc_ >= c_.documents.size(); }
+  void Next() override {
+    pos_ = next_ + 1;
+    advance_to_valid();
+  }
+  const std::string& value() const override { return value_; }
+  sentencepiece::util::Status status() const override { return sentencepiece::util::Status(); }
+
+ private:
+  void advance_to_valid() {
+    while (doc_ < c_.documents.size()) {
+      const std::string& t = c_.documents[doc_].text;
+      if (pos_ > t.size()) {
+        ++doc_;
+        pos_ = 0;
+        continue;
+      }
+      next_ = t.find('\n', pos_);
+      if (next_ == std::string::npos) next_ = t.size();
+      value_.assign(t, pos_, next_ - pos_);
+      if (value_.empty()) {
+        pos_ = next_ + 1;
+        continue;
+      }
+      return;
+    }
+  }
+  const Corpus& c_;
+  size_t doc_ = 0, pos_ = 0, next_ = 0;
+  std::string value_;
+};
+
+}  // namespace
+
+Tokenizer::Tokenizer() = default;
+
+namespace {
+std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::string& origin) {
+  auto impl = std::make_shared<Tokenizer::Impl>();
+  auto st = impl->sp.LoadFromSerializedProto(model);
+  if (!st.ok())
+    throw Error("cannot load tokenizer model " + origin + ": " + st.ToString() +
+                "; delete it so that it is retrained");
+  int n = impl->sp.GetPieceSize();
+  if (n <= Tokenizer::kNumSpecial || impl->sp.unk_id() != Tokenizer::kUnk ||
+      impl->sp.bos_id() != Tokenizer::kBos || impl->sp.eos_id() != Tokenizer::kEos ||
+      impl->sp.pad_id() != Tokenizer::kPad || !impl->sp.IsByte(Tokenizer::kNumSpecial))
+    throw Error("tokenizer model " + origin + " does not have the workbench's layout (specials 0–3, bytes from 4); "
+                "delete it so that it is retrained");
+  impl->token_bytes.resize(n);
+  impl->token_text.resize(n);
+  for (int id = 0; id < n; ++id) {
+    std::string raw;
+    if (impl->sp.IsControl(id) || impl->sp.IsUnknown(id) || impl->sp.IsUnused(id)) {
+      raw.clear();
+    } else if (impl->sp.IsByte(id)) {
+      if (id - Tokenizer::kNumSpecial > 255)
+        throw Error("tokenizer model " + origin + " has byte pieces beyond <0xFF>; delete it so that it is retrained");
+      raw.assign(1, static_cast<char>(id - Tokenizer::kNumSpecial));
+    } else {
+      std::string p = impl->sp.IdToPiece(id);
+      for (size_t i = 0; i < p.size();) {
+        if (p.compare(i, kSpace.size(), kSpace) == 0) {
+          raw += ' ';
+          i += kSpace.size();
+        } else {
+          raw += p[i++];
+        }
+      }
+    }
+    impl->token_bytes[id] = static_cast<int32_t>(raw.size());
+    impl->token_text[id] = std::move(raw);
+  }
+  auto digest = sha512(model);
+  impl->hash = to_hex(digest.data(), digest.size());
+  impl->model = std::move(model);
+  return impl;
+}
+}  // namespace
+
+Tokenizer Tokenizer::load(const std::string& model_path) {
+  std::string bytes;
+  try {
+    bytes = read_file(model_path);
+  } catch (const Error& e) {
+    throw Error("cannot read tokenizer model " + model_path + " (" + e.what() + ")");
+  }
+  Tokenizer t;
+  t.impl_ = make_impl(std::move(bytes), model_path);
+  return t;
+}
+
+Tokenizer Tokenizer::train(const Corpus& corpus, int vocab_size, const std::string& model_path,
+                           int threads) {
+  if (vocab_size < kNumSpecial + 256 + 1)
+    throw Error("vocab_size " + std::to_string(vocab_size) + " is too small: byte fallback needs at least " +
+                std::to_string(kNumSpecial + 257) + " (4 specials + 256 bytes + 1)");
+  if (vocab_size > 65535)
+    throw Error("vocab_size " + std::to_string(vocab_size) + " does not fit the uint16 token cache; use at most 65535");
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::unordered_map<std::string, std::string> args = {
+      {"model_type", "bpe"},
+      {"vocab_size", std::to_string(vocab_size)},
+      {"byte_fallback", "true"},
+      {"character_coverage", "0.9999"},
+      {"normalization_rule_name", "identity"},
+      {"add_dummy_prefix", "false"},
+      {"remove_extra_whitespaces", "false"},
+      {"allow_whitespace_only_pieces", "true"},
+      {"split_digits", "false"},
+      {"max_sentence_length", "1048576"},
+      {"max_sentencepiece_length", "16"},
+      {"hard_vocab_limit", "false"},
+      {"unk_id", "0"},
+      {"bos_id", "1"},
+      {"eos_id", "2"},
+      {"pad_id", "3"},
+      {"unk_piece", "<unk>"},
+      {"bos_piece", "<bos>"},
+      {"eos_piece", "<eos>"},
+      {"pad_piece", "<pad>"},
+      {"num_threads", std::to_string(threads)},
+      {"minloglevel", "2"},
+      {"model_prefix", ""},
+  };
+  CorpusLines lines(corpus);
+  std::string model;
+  auto st = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model);
+  if (!st.ok())
+    throw Error("tokenizer training failed: " + st.ToString() +
+                "; check that the corpus has enough text for vocab_size " + std::to_string(vocab_size));
+  Tokenizer t;
+  t.impl_ = make_impl(model, "(just trained)");
+  write_file_atomic(model_path, t.impl_->model);
+  return t;
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  if (!impl_) throw Error("tokenizer used before it was loaded or trained");
+  // sentencepiece reads a literal U+2581 as its whitespace marker; such characters are cut out
+  // and encoded as their three byte pieces so that the round trip stays exact.
+  std::vector<int32_t> out;
+  std::vector<int> ids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t hit = text.find(kSpace, start);
+    std::string_view part = text.substr(start, hit == std::string_view::npos ? std::string_view::npos : hit - start);
+    if (!part.empty()) {
+      auto st = impl_->sp.Encode(part, &ids);
+      if (!st.ok()) throw Error("tokenizer encode failed: " + st.ToString());
+      out.insert(out.end(), ids.begin(), ids.end());
+    }
+    if (hit == std::string_view::npos) break;
+    for (unsigned char c : kSpace) out.push_back(kNumSpecial + c);
+    start = hit + kSpace.size();
+  }
+  return out;
+}
+
+std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
+  if (!impl_) throw Error("tokenizer used before it was loaded or trained");
+  // Concatenates each token's raw bytes (the same table token_bytes() measures); specials are empty.
+  std::string out;
+  int n = vocab_size();
+  for (int32_t id : ids) {
+    if (id < 0 || id >= n) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(n) + ")");
+    out += impl_->token_text[id];
+  }
+  return out;
+}
+
+int Tokenizer::vocab_size() const { return impl_ ? impl_->sp.GetPieceSize() : 0; }
+std::string Tokenizer::piece(int32_t id) const { return impl_ ? impl_->sp.IdToPiece(id) : std::string(); }
+const std::vector<int32_t>& Tokenizer::token_bytes() const {
+  static const std::vector<int32_t> empty;
+  return impl_ ? impl_->token_bytes : empty;
+}
+const std::string& Tokenizer::hash() const {
+  static const std::string empty;
+  return impl_ ? impl_->hash : empty;
+}
+const std::string& Tokenizer::model_bytes() const {
+  static const std::string empty;
+  return impl_ ? impl_->model : empty;
+}
+
+}  // namespace gllm
