@@ -1,0 +1,69 @@
+// `gllm compare RUN... --baseline RUN [--metric M] [--2x2] [--json]`: arms matched by seed against
+// the baseline's arm (paired mean, SD, t-interval, deltas, n_improved) and the 2×2 DoD.
+#include <cstdio>
+
+#include "app/gllm/command_registry.h"
+#include "engine/io/error.h"
+#include "engine/train/compare.h"
+
+namespace {
+
+std::vector<gllm::RunInfo> read_all(const std::vector<std::string>& dirs) {
+  std::vector<gllm::RunInfo> runs;
+  for (const auto& d : dirs) {
+    std::vector<std::string> errors;
+    auto rs = gllm::list_runs(d, &errors);
+    if (!errors.empty()) throw gllm::Error(errors.front());
+    if (rs.empty()) throw gllm::Error(d + " holds no run folder; give run folders written by gllm train");
+    for (auto& r : rs)
+      if (std::none_of(runs.begin(), runs.end(), [&](const gllm::RunInfo& x) { return x.dir == r.dir; }))
+        runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
+  auto* cmd = root.add_subcommand("compare", "Compare runs against a baseline, matched by seed");
+  struct O {
+    std::vector<std::string> runs;
+    std::string baseline, metric = "heldout_bpb";
+    bool two_by_two = false, json = false;
+  };
+  auto o = std::make_shared<O>();
+  cmd->add_option("runs", o->runs, "Run folders (or folders of runs)")->required();
+  cmd->add_option("--baseline", o->baseline, "A run of the baseline arm (its arm is the config name)")->required();
+  cmd->add_option("--metric", o->metric, "heldout_bpb | val_bpb | final_loss")
+      ->check(CLI::IsMember({"heldout_bpb", "val_bpb", "final_loss"}));
+  cmd->add_flag("--2x2", o->two_by_two, "Four arms: baseline 00, then 01, 10, 11 in order; adds the DoD");
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->callback([o] {
+    auto base = gllm::read_run(o->baseline);
+    auto dirs = o->runs;
+    dirs.insert(dirs.begin(), o->baseline);
+    auto runs = read_all(dirs);
+    auto j = gllm::compare_runs(runs, base.name, o->metric, o->two_by_two);
+    if (o->json) {
+      gllm::cli::print_json(j);
+      return;
+    }
+    std::printf("%s, baseline arm %s\n", o->metric.c_str(), base.name.c_str());
+    for (const auto& a : j["arms"]) {
+      std::printf("  %-28s", a["arm"].get<std::string>().c_str());
+      if (a.contains("summary")) std::printf(" mean %.6f ± %.6f (n=%d)", a["summary"]["mean"].get<double>(),
+                                             a["summary"]["sd"].get<double>(), a["summary"]["n"].get<int>());
+      if (a.contains("vs_baseline") && !a["vs_baseline"].is_null()) {
+        const auto& v = a["vs_baseline"];
+        std::printf("  Δ %+.6f ± %.6f [%+.6f, %+.6f] %d/%d improved", v["mean"].get<double>(), v["sd"].get<double>(),
+                    v["ci_low"].get<double>(), v["ci_high"].get<double>(), v["n_improved"].get<int>(), v["n"].get<int>());
+      }
+      std::printf("\n");
+    }
+    if (j.contains("dod")) {
+      const auto& d = j["dod"];
+      std::printf("  DoD %s: %+.6f ± %.6f [%+.6f, %+.6f]\n", d["formula"].get<std::string>().c_str(),
+                  d["mean"].get<double>(), d["sd"].get<double>(), d["ci_low"].get<double>(), d["ci_high"].get<double>());
+    }
+  });
+});
+
+}  // namespace

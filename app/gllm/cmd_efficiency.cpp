@@ -1,0 +1,55 @@
+// `gllm efficiency RUN... --target BPB [--metric val_bpb] [--uniform ARM] [--json]`: tokens at which
+// each run first reaches the target and the ratio to the uniform arm (seed 000 §8.2.2).
+#include <cstdio>
+
+#include "app/gllm/command_registry.h"
+#include "engine/io/error.h"
+#include "engine/train/compare.h"
+
+namespace {
+
+gllm::cli::RegisterCommand reg("efficiency", [](CLI::App& root) {
+  auto* cmd = root.add_subcommand("efficiency", "Tokens to a target BPB per run and the ratio to the uniform arm");
+  struct O {
+    std::vector<std::string> runs;
+    double target = 0;
+    std::string metric = "val_bpb", uniform;
+    bool json = false;
+  };
+  auto o = std::make_shared<O>();
+  cmd->add_option("runs", o->runs, "Run folders (or folders of runs)")->required();
+  cmd->add_option("--target", o->target, "Target BPB")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--metric", o->metric, "val_bpb | heldout_bpb")->check(CLI::IsMember({"val_bpb", "heldout_bpb"}));
+  cmd->add_option("--uniform", o->uniform, "Arm (config name) of the uniform control; default: the arm named *uniform*");
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->callback([o] {
+    std::vector<gllm::RunInfo> runs;
+    for (const auto& d : o->runs) {
+      std::vector<std::string> errors;
+      auto rs = gllm::list_runs(d, &errors);
+      if (!errors.empty()) throw gllm::Error(errors.front());
+      if (rs.empty()) throw gllm::Error(d + " holds no run folder");
+      runs.insert(runs.end(), rs.begin(), rs.end());
+    }
+    auto j = gllm::token_efficiency(runs, o->metric, o->target, o->uniform);
+    if (o->json) {
+      gllm::cli::print_json(j);
+      return;
+    }
+    std::printf("tokens to %s <= %.4f (uniform arm: %s)\n", o->metric.c_str(), o->target,
+                j["uniform_arm"].is_null() ? "none" : j["uniform_arm"].get<std::string>().c_str());
+    for (const auto& r : j["runs"]) {
+      std::printf("  %-24s seed %-5d ", r["arm"].get<std::string>().c_str(), r["seed"].get<int>());
+      if (!r["reached"].get<bool>()) {
+        std::printf("not reached\n");
+        continue;
+      }
+      std::printf("%12lld tokens (step %lld)", (long long)r["tokens"].get<int64_t>(), (long long)r["step"].get<int64_t>());
+      if (!r["ratio_to_uniform"].is_null()) std::printf("  ratio %.3f", r["ratio_to_uniform"].get<double>());
+      std::printf("\n");
+    }
+    if (j.contains("note")) std::printf("note: %s\n", j["note"].get<std::string>().c_str());
+  });
+});
+
+}  // namespace

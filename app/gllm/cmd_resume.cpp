@@ -1,0 +1,35 @@
+// `gllm resume DIR [--steps N]`: continues a run folder from its last valid checkpoint with the
+// same data order, RNG and optimizer state as an uninterrupted run.
+#include <iostream>
+#include <string>
+
+#include "app/gllm/command_registry.h"
+#include "app/gllm/run_progress.h"
+#include "engine/io/error.h"
+#include "engine/train/trainer.h"
+
+namespace {
+
+gllm::cli::RegisterCommand reg("resume", [](CLI::App& root) {
+  auto* cmd = root.add_subcommand("resume", "Continue a run folder from its last valid checkpoint");
+  auto dir = std::make_shared<std::string>();
+  auto steps = std::make_shared<int64_t>(0);
+  auto json = std::make_shared<bool>(false);
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_option("dir", *dir, "Run folder")->required();
+  cmd->add_option("--steps", *steps, "Extend the run to N steps (changes its schedule from here on)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", *json, "Print the outcome as JSON");
+  cmd->add_flag("--quiet", *quiet, "No progress bar");
+  cmd->callback([dir, steps, json, quiet] {
+    gllm::Trainer trainer;
+    gllm::TrainerOptions opts;
+    opts.steps_override = *steps;
+    auto f = gllm::cli::drive_run(trainer, *quiet, [&](gllm::RunObserver* obs) { trainer.resume(*dir, obs, opts); });
+    if (*json) gllm::cli::print_json(gllm::cli::to_json(f));
+    else std::cout << f.status << ": " << f.run_dir << " at step " << f.step << ", loss " << f.final_loss
+                   << (f.heldout_bpb >= 0 ? ", held-out BPB " + std::to_string(f.heldout_bpb) : std::string()) << "\n";
+    if (f.status == "diverged") throw gllm::Error(f.message);
+  });
+});
+
+}  // namespace

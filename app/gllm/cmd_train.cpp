@@ -1,0 +1,169 @@
+// `gllm train PRESET [--steps N] [--eval-every N] [--checkpoint-every N] [--seed S] [--out DIR]`
+// and `gllm train --sweep FILE`: one run with a progress bar, or a queue of arms × seeds.
+#include <filesystem>
+#include <iostream>
+
+#include "app/gllm/command_registry.h"
+#include "app/gllm/run_progress.h"
+#include "engine/config/run_config.h"
+#include "engine/io/atomic_file.h"
+#include "engine/io/error.h"
+#include "engine/io/paths.h"
+#include "engine/train/run_store.h"
+#include "engine/train/trainer.h"
+
+namespace {
+
+struct TrainOpts {
+  std::string preset;
+  std::string sweep;
+  int64_t steps = 0;
+  int eval_every = -1;
+  int checkpoint_every = -1;
+  int seed = -1;
+  int threads = -1;
+  std::string device;
+  std::string out;
+  bool json = false;
+  bool quiet = false;
+};
+
+void apply_overrides(gllm::RunConfig& c, const TrainOpts& o) {
+  if (o.steps > 0) c.train.steps = o.steps;
+  if (o.eval_every >= 0) c.train.eval_every = o.eval_every;
+  if (o.checkpoint_every >= 0) c.train.checkpoint_every = o.checkpoint_every;
+  if (o.seed >= 0) c.train.seed = o.seed;
+  if (o.threads >= 0) c.train.threads = o.threads;
+  if (!o.device.empty()) c.train.device = o.device;
+  c = gllm::RunConfig::from_json(c.to_json());  // re-validate
+}
+
+gllm::FinishedRecord train_one(const gllm::RunConfig& c, const std::string& dir, bool quiet) {
+  gllm::Trainer trainer;
+  return gllm::cli::drive_run(trainer, quiet, [&](gllm::RunObserver* obs) { trainer.start(c, dir, obs); });
+}
+
+gllm::FinishedRecord resume_one(const std::string& dir, bool quiet) {
+  gllm::Trainer trainer;
+  return gllm::cli::drive_run(trainer, quiet, [&](gllm::RunObserver* obs) { trainer.resume(dir, obs); });
+}
+
+// Sweep file: {"name": "...", "arms": ["preset", {"preset": "p", "name": "arm", "set": {"a.b": v}}],
+//              "seeds": [41, 42, 47], "out": "runs/<name>" (optional), "steps": N (optional)}
+void run_sweep(const TrainOpts& o) {
+  nlohmann::json sw;
+  try {
+    sw = nlohmann::json::parse(gllm::read_file(o.sweep));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw gllm::Error(o.sweep + " is not valid JSON: " + e.what());
+  }
+  if (!sw.is_object() || !sw.contains("arms") || !sw["arms"].is_array() || sw["arms"].empty())
+    throw gllm::Error(o.sweep + ": a sweep needs \"arms\": a non-empty list of preset names or {\"preset\", \"name\", \"set\"} objects");
+  if (!sw.contains("seeds") || !sw["seeds"].is_array() || sw["seeds"].empty())
+    throw gllm::Error(o.sweep + ": a sweep needs \"seeds\": a non-empty list of integers");
+  std::string name = sw.value("name", std::filesystem::path(o.sweep).stem().string());
+  std::string out = !o.out.empty() ? o.out : sw.value("out", gllm::join_path(gllm::runs_dir(), name));
+  std::string sweep_dir = std::filesystem::path(o.sweep).parent_path().string();
+  struct Job {
+    std::string arm, dir;
+    gllm::RunConfig config;
+  };
+  std::vector<Job> jobs;
+  for (const auto& a : sw["arms"]) {
+    std::string preset, arm;
+    nlohmann::json set = nlohmann::json::object();
+    if (a.is_string()) {
+      preset = a.get<std::string>();
+    } else if (a.is_object() && a.contains("preset")) {
+      preset = a["preset"].get<std::string>();
+      set = a.value("set", nlohmann::json::object());
+      arm = a.value("name", "");
+    } else {
+      throw gllm::Error(o.sweep + ": each arm is a preset name or an object with \"preset\"");
+    }
+    std::string path;
+    try {
+      path = gllm::resolve_preset_path(preset);
+    } catch (const gllm::Error&) {
+      path = gllm::resolve_preset_path(gllm::join_path(sweep_dir, preset));
+    }
+    gllm::RunConfig base = gllm::RunConfig::load(path);
+    for (auto it = set.begin(); it != set.end(); ++it) gllm::set_config_value(base, it.key(), it.value());
+    if (!arm.empty()) base.name = arm;
+    if (sw.contains("steps")) base.train.steps = sw["steps"].get<int64_t>();
+    for (const auto& s : sw["seeds"]) {
+      gllm::RunConfig c = base;
+      c.train.seed = s.get<int>();
+      apply_overrides(c, o);
+      c.train.seed = s.get<int>();
+      jobs.push_back({c.name, gllm::join_path(out, c.name + "-s" + std::to_string(c.train.seed)), c});
+    }
+  }
+  gllm::make_directories(out);
+  std::cerr << "sweep " << name << ": " << jobs.size() << " runs into " << out << "\n";
+  nlohmann::json results = nlohmann::json::array();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& j = jobs[i];
+    std::cerr << "[" << i + 1 << "/" << jobs.size() << "] " << j.arm << " seed " << j.config.train.seed << "\n";
+    gllm::FinishedRecord f;
+    if (gllm::file_exists(gllm::join_path(j.dir, "config.json"))) {
+      auto info = gllm::read_run(j.dir);
+      if (info.status == "completed") {
+        std::cerr << "  already completed; skipped\n";
+        results.push_back({{"arm", j.arm}, {"seed", j.config.train.seed}, {"run_dir", j.dir}, {"status", "completed"},
+                           {"val_bpb", info.val_bpb}, {"heldout_bpb", info.heldout_bpb}});
+        continue;
+      }
+      f = resume_one(j.dir, o.quiet);
+    } else {
+      f = train_one(j.config, j.dir, o.quiet);
+    }
+    auto r = gllm::cli::to_json(f);
+    r["arm"] = j.arm;
+    r["seed"] = j.config.train.seed;
+    results.push_back(r);
+  }
+  if (o.json) gllm::cli::print_json({{"sweep", name}, {"out", out}, {"runs", results}});
+  else std::cout << "sweep " << name << " done: " << results.size() << " runs in " << out << "\n";
+}
+
+gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
+  auto* cmd = root.add_subcommand("train", "Train a preset (or a sweep of arms x seeds) into a run folder");
+  auto o = std::make_shared<TrainOpts>();
+  cmd->add_option("preset", o->preset, "Preset name (see presets/) or path to a RunConfig JSON");
+  cmd->add_option("--sweep", o->sweep, "Sweep file: arms x seeds run one after another");
+  cmd->add_option("--steps", o->steps, "Override train.steps")->check(CLI::PositiveNumber);
+  cmd->add_option("--eval-every", o->eval_every, "Override train.eval_every (0 = only at the end)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Override train.checkpoint_every (0 = only at the end)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o->seed, "Override train.seed")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", o->threads, "Override train.threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", o->device, "Override train.device")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  cmd->add_option("--out", o->out, "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
+  cmd->add_flag("--json", o->json, "Print the outcome as JSON");
+  cmd->add_flag("--quiet", o->quiet, "No progress bar");
+  cmd->callback([o] {
+    if (!o->sweep.empty()) {
+      if (!o->preset.empty()) throw gllm::Error("give either a preset or --sweep FILE, not both");
+      run_sweep(*o);
+      return;
+    }
+    if (o->preset.empty()) o->preset = "tiny-cpu";
+    gllm::RunConfig c = gllm::RunConfig::load(gllm::resolve_preset_path(o->preset));
+    apply_overrides(*&c, *o);
+    std::string dir = o->out.empty() ? gllm::new_run_dir(gllm::runs_dir(), c.name) : o->out;
+    auto f = train_one(c, dir, o->quiet);
+    if (o->json) {
+      gllm::cli::print_json(gllm::cli::to_json(f));
+    } else {
+      std::cout << f.status << ": " << f.run_dir << "\n  step " << f.step << ", loss " << f.final_loss;
+      if (f.val_bpb >= 0) std::cout << ", val BPB " << f.val_bpb;
+      if (f.heldout_bpb >= 0) std::cout << ", held-out BPB " << f.heldout_bpb;
+      std::cout << "\n  " << static_cast<int64_t>(f.tokens_per_s) << " tokens/s, peak " << static_cast<int64_t>(f.peak_mem_mib)
+                << " MiB (estimate " << static_cast<int64_t>(f.analytic_mem_mib) << " MiB), " << f.wall_s << " s\n";
+      if (f.status == "diverged") std::cout << "  " << f.message << "\n";
+    }
+    if (f.status == "diverged") throw gllm::Error(f.message);
+  });
+});
+
+}  // namespace

@@ -1,0 +1,134 @@
+// Progress bar observer and the Ctrl-C → cancel bridge for `gllm train` / `gllm resume`.
+#include "app/gllm/run_progress.h"
+
+#include <atomic>
+#include <cmath>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "engine/io/error.h"
+
+namespace gllm::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted = true; }
+
+class ProgressPrinter : public RunObserver {
+ public:
+  explicit ProgressPrinter(bool quiet) : quiet_(quiet) {}
+  void on_start(const std::string& dir, int64_t start, int64_t total) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!quiet_) std::fprintf(stderr, "run %s: steps %lld → %lld\n", dir.c_str(), (long long)start, (long long)total);
+  }
+  void on_log(const std::string& line) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!quiet_) std::fprintf(stderr, "%s%s\n", bar_shown_ ? "\n" : "", line.c_str());
+    bar_shown_ = false;
+  }
+  void on_step(const StepRecord& r) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (quiet_) return;
+    const int width = 30;
+    double frac = r.total_steps > 0 ? double(r.step) / r.total_steps : 0;
+    int fill = static_cast<int>(frac * width + 0.5);
+    std::string bar(fill, '#');
+    bar += std::string(width - fill, '.');
+    double eta = r.tokens_per_s > 0 && r.step > 0 ? r.wall_s / r.step * (r.total_steps - r.step) : 0;
+    std::fprintf(stderr, "\r[%s] %lld/%lld loss %.4f  %.0f tok/s  peak %.0f MiB  eta %.0fs   ", bar.c_str(),
+                 (long long)r.step, (long long)r.total_steps, r.loss, r.tokens_per_s, r.peak_mem_mib, eta);
+    std::fflush(stderr);
+    bar_shown_ = true;
+  }
+  void on_eval(const EvalRecord& e) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!quiet_)
+      std::fprintf(stderr, "%sstep %lld  %s BPB %.4f  (%lld tokens)\n", bar_shown_ ? "\n" : "", (long long)e.step,
+                   e.split.c_str(), e.bpb, (long long)e.eval_tokens);
+    bar_shown_ = false;
+  }
+  void on_checkpoint(const CheckpointRecord& c) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!quiet_) std::fprintf(stderr, "%scheckpoint %s\n", bar_shown_ ? "\n" : "", c.path.c_str());
+    bar_shown_ = false;
+  }
+  void on_finished(const FinishedRecord& f) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    finished_ = f;
+    done_ = true;
+    if (bar_shown_) std::fprintf(stderr, "\n");
+  }
+  void on_error(const std::string& msg) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    error_ = msg;
+    failed_ = true;
+    if (bar_shown_) std::fprintf(stderr, "\n");
+  }
+  bool done() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return done_ || failed_;
+  }
+  FinishedRecord result() {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (failed_) throw Error("the run failed: " + error_);
+    if (!done_) throw Error("the run ended without reporting a result");
+    return finished_;
+  }
+
+ private:
+  std::mutex mu_;
+  bool quiet_;
+  bool bar_shown_ = false;
+  bool done_ = false, failed_ = false;
+  FinishedRecord finished_;
+  std::string error_;
+};
+
+}  // namespace
+
+FinishedRecord drive_run(Trainer& trainer, bool quiet, const std::function<void(RunObserver*)>& launch) {
+  ProgressPrinter printer(quiet);
+  g_interrupted = false;
+  auto previous = std::signal(SIGINT, on_sigint);
+  try {
+    launch(&printer);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    throw;
+  }
+  bool cancel_sent = false;
+  while (trainer.running()) {
+    if (g_interrupted && !cancel_sent) {
+      std::fprintf(stderr, "\ninterrupted: finishing this step and writing a checkpoint (Ctrl-C again to abort)\n");
+      trainer.cancel();
+      cancel_sent = true;
+      g_interrupted = false;
+      std::signal(SIGINT, SIG_DFL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  trainer.wait();
+  std::signal(SIGINT, previous);
+  return printer.result();
+}
+
+nlohmann::json to_json(const FinishedRecord& f) {
+  auto opt = [](double v) { return v >= 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"run_dir", f.run_dir},
+          {"status", f.status},
+          {"step", f.step},
+          {"tokens", f.tokens},
+          {"final_loss", std::isfinite(f.final_loss) ? nlohmann::json(f.final_loss) : nlohmann::json(nullptr)},
+          {"val_bpb", opt(f.val_bpb)},
+          {"heldout_bpb", opt(f.heldout_bpb)},
+          {"tokens_per_s", f.tokens_per_s},
+          {"peak_mem_mib", f.peak_mem_mib},
+          {"analytic_mem_mib", f.analytic_mem_mib},
+          {"wall_s", f.wall_s},
+          {"message", f.message}};
+}
+
+}  // namespace gllm::cli

@@ -1,0 +1,20 @@
+// CLI side of a training run: a RunObserver drawing a progress bar on stderr, Ctrl-C turned into
+// Trainer::cancel(), and the wait loop shared by `gllm train` and `gllm resume`.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/train/trainer.h"
+
+namespace gllm::cli {
+
+// Runs `launch` (which starts or resumes `trainer` with the given observer), draws progress
+// until the run ends and returns its outcome. Ctrl-C cancels the run cleanly (checkpointed).
+// `quiet` prints only the final line. Throws gllm::Error when the run failed.
+FinishedRecord drive_run(Trainer& trainer, bool quiet,
+                         const std::function<void(RunObserver*)>& launch);
+
+nlohmann::json to_json(const FinishedRecord& f);
+
+}  // namespace gllm::cli

@@ -1,0 +1,494 @@
+// The training loop behind the Trainer facade: one worker thread per run; gradient accumulation,
+// evaluation, checkpoints (weights, optimizer state, loader state, RNG) and exact resume.
+#include "engine/train/trainer.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "engine/data/bpb.h"
+#include "engine/data/dataset.h"
+#include "engine/io/atomic_file.h"
+#include "engine/io/error.h"
+#include "engine/io/paths.h"
+#include "engine/model/checkpoint_tensors.h"
+#include "engine/model/gpt.h"
+#include "engine/optim/muon_adamw.h"
+#include "engine/runtime/runtime.h"
+#include "engine/train/accounting.h"
+#include "engine/train/run_store.h"
+
+namespace gllm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Model parameter groups → optimizer groups. Level projections (orthonormal P) take Muon's
+// orthogonalised updates; a learned position table trains like an embedding.
+std::string optimizer_group(const std::string& model_group) {
+  if (model_group == "level_proj") return "matrix";
+  if (model_group == "position") return "embedding";
+  return model_group;
+}
+
+torch::Tensor to_tensor(const std::vector<int64_t>& v, int64_t rows, int64_t T, const torch::Device& dev) {
+  auto t = torch::from_blob(const_cast<int64_t*>(v.data()), {rows, T}, torch::kLong).clone();  // (B, T)
+  return dev.is_cpu() ? t : t.to(dev);
+}
+
+int64_t env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoll(v) : 0;
+}
+
+// Everything one run segment (a start or a resume) holds.
+struct Session {
+  RunConfig config;
+  RunStore store;
+  RunObserver* obs = nullptr;
+  TrainerOptions options;
+  const std::atomic<bool>* cancel = nullptr;
+
+  torch::Device device = torch::kCPU;
+  bool cuda = false;
+  std::unique_ptr<Dataset> data;
+  GPT model{nullptr};
+  std::unique_ptr<optim::MuonAdamW> opt;
+  std::unique_ptr<PackingLoader> train_loader;
+  std::vector<std::string> oe_table_names;
+  CostEstimate cost;
+
+  int64_t step = 0;            // optimizer steps done
+  int64_t tokens = 0;          // training tokens consumed
+  double wall_offset = 0;      // wall seconds of earlier segments
+  double train_seconds = 0;    // time inside training steps (this segment)
+  int64_t segment_tokens = 0;  // tokens trained in this segment
+  Clock::time_point t0;
+  double last_loss = NAN;
+  double last_val_bpb = -1;
+  double heldout_bpb = -1;
+  int64_t last_eval_step = -1;
+
+  explicit Session(std::string dir) : store(std::move(dir)) {}
+
+  double wall() const { return wall_offset + seconds_since(t0); }
+  double tokens_per_s() const { return train_seconds > 0 ? segment_tokens / train_seconds : 0.0; }
+  void log(const std::string& line) {
+    if (obs) obs->on_log(line);
+  }
+
+  void setup() {
+    configure_threads(config.train.threads);
+    const std::string& dev = config.train.device;
+    cuda = dev == "cuda" || (dev == "auto" && torch::cuda::is_available());
+    if (cuda && !torch::cuda::is_available())
+      throw Error("train.device is \"cuda\" but this LibTorch sees no CUDA device; set train.device to \"cpu\" or \"auto\"");
+    device = cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    if (cuda && config.train.dtype == "bf16") {
+      // Autocast state is thread-local: this worker computes in bf16 with fp32 master weights.
+      at::autocast::set_enabled(true);
+      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    }
+    data = std::make_unique<Dataset>(open_dataset(config.data, [this](const std::string& s) { log(s); }));
+    int64_t vocab = data->tokenizer.vocab_size();
+    GPTOptions mo;
+    mo.vocab_size = vocab;
+    mo.seed = config.train.seed;
+    torch::manual_seed(config.train.seed);
+    model = GPT(config, mo);
+    model->to(device);
+    std::vector<optim::TaggedParam> params;
+    for (const auto& tp : model->tagged_parameters()) {
+      if (!tp.trainable) continue;
+      params.push_back({tp.name, tp.param, optimizer_group(tp.group)});
+      if (tp.group == "oe_table") oe_table_names.push_back(tp.name);
+    }
+    optim::MuonAdamWOptions oo;
+    oo.grade_lr = config.grading.grade_lr;
+    opt = std::make_unique<optim::MuonAdamW>(config.optim, model->width(), config.train.steps, std::move(params), oo);
+    train_loader = std::make_unique<PackingLoader>(data->loader("train", config.train.device_batch,
+                                                                config.model.sequence_len,
+                                                                PackingLoader::Mode::Train,
+                                                                static_cast<uint64_t>(config.train.seed)));
+    cost = estimate_cost(config, vocab);
+  }
+
+  // ----- checkpoints -----
+
+  void save_checkpoint() {
+    make_directories(store.checkpoints_dir());
+    TensorMap weights;
+    for (const auto& [name, t] : model->state_tensors()) weights[name] = t.detach();
+    write_tensor_file(store.weights_path(step), weights,
+                      {{"format", "gllm-model-1"},
+                       {"config", config.to_json().dump()},
+                       {"vocab_size", std::to_string(model->vocab_size())},
+                       {"compiled", "0"},
+                       {"step", std::to_string(step)}});
+    TensorMap state;
+    for (const auto& [name, t] : opt->state_tensors()) state[name] = t.detach();
+    {
+      auto gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lk(gen.mutex());
+      state["__rng__.cpu"] = gen.get_state();
+    }
+    write_tensor_file(store.optimizer_path(step), state,
+                      {{"format", "gllm-optim-1"}, {"scalar_state", opt->scalar_state().dump()}});
+    nlohmann::json side = {{"tokens", tokens},
+                           {"total_steps", config.train.steps},
+                           {"loader", train_loader->state()},
+                           {"wall_s", wall()},
+                           {"last_loss", std::isfinite(last_loss) ? nlohmann::json(last_loss) : nlohmann::json(nullptr)},
+                           {"last_val_bpb", last_val_bpb},
+                           {"last_eval_step", last_eval_step},
+                           {"seed", config.train.seed}};
+    store.commit_checkpoint(step, side, config.train.keep_checkpoints);
+    if (obs) obs->on_checkpoint({step, store.weights_path(step)});
+  }
+
+  void load_checkpoint(const CheckpointInfo& ck) {
+    std::map<std::string, std::string> meta;
+    auto weights = read_tensor_file(ck.weights_path, &meta);
+    std::map<std::string, torch::Tensor> w(weights.begin(), weights.end());
+    {
+      torch::NoGradGuard ng;
+      model->load_state_tensors(w);
+    }
+    std::map<std::string, std::string> ometa;
+    auto state = read_tensor_file(ck.optimizer_path, &ometa);
+    std::vector<std::pair<std::string, torch::Tensor>> st;
+    torch::Tensor rng;
+    for (auto& [name, t] : state) {
+      if (name == "__rng__.cpu") rng = t;
+      else st.emplace_back(name, cuda ? t.to(device) : t);
+    }
+    opt->load_state_tensors(st);
+    if (!ometa.count("scalar_state"))
+      throw Error(ck.optimizer_path + " has no scalar optimizer state; the checkpoint is damaged — resume from an earlier one");
+    opt->load_scalar_state(nlohmann::json::parse(ometa.at("scalar_state")));
+    if (rng.defined()) {
+      auto gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lk(gen.mutex());
+      gen.set_state(rng);
+    }
+    const auto& s = ck.sidecar;
+    train_loader->restore(s.at("loader"));
+    step = ck.step;
+    tokens = s.value("tokens", int64_t(0));
+    wall_offset = s.value("wall_s", 0.0);
+    last_val_bpb = s.value("last_val_bpb", -1.0);
+    last_eval_step = s.value("last_eval_step", int64_t(-1));
+    if (s.contains("last_loss") && s["last_loss"].is_number()) last_loss = s["last_loss"].get<double>();
+  }
+
+  // ----- evaluation -----
+
+  EvalRecord evaluate(const std::string& split, int64_t max_tokens) {
+    torch::NoGradGuard ng;
+    model->eval();
+    auto t_start = Clock::now();
+    const int64_t B = config.train.device_batch, T = config.model.sequence_len;
+    auto loader = data->loader(split, B, T, PackingLoader::Mode::Eval);
+    BpbAccumulator acc(data->tokenizer.token_bytes());
+    Batch batch;
+    int64_t seen = 0;
+    while (seen < max_tokens && loader.next(batch)) {
+      auto x = to_tensor(batch.inputs_int64(), batch.rows, batch.T, device);
+      auto y_host = batch.targets_int64();
+      auto y = to_tensor(y_host, batch.rows, batch.T, device);
+      auto nats = model->per_target_nats(x, y).to(torch::kCPU, torch::kDouble).contiguous();  // (B, T)
+      acc.add(nats.data_ptr<double>(), y_host.data(), y_host.size());
+      seen += batch.rows * batch.T;
+    }
+    model->train();
+    EvalRecord r;
+    r.step = step;
+    r.tokens = tokens;
+    r.split = split;
+    r.bpb = acc.bpb();
+    r.loss = acc.mean_nats();
+    r.eval_tokens = acc.targets();
+    r.wall_s = wall();
+    if (!std::isfinite(r.bpb))
+      throw Error("the " + split + " split produced no scored bytes; raise data." + split +
+                  "_fraction or use a larger corpus");
+    (void)t_start;
+    nlohmann::json rec = {{"step", step}, {"tokens", tokens}, {split + "_bpb", r.bpb},
+                          {split + "_loss", r.loss}, {"eval_tokens", r.eval_tokens}, {"wall_s", r.wall_s}};
+    store.append_metric(rec);
+    if (split == "val") {
+      last_val_bpb = r.bpb;
+      last_eval_step = step;
+    } else {
+      heldout_bpb = r.bpb;
+    }
+    if (obs) obs->on_eval(r);
+    return r;
+  }
+
+  // ----- one optimizer step; returns false when the loss is not finite -----
+
+  bool train_step(int64_t inject_nan) {
+    auto ts = Clock::now();
+    const int accum = config.train.grad_accum;
+    double loss_sum = 0, total_sum = 0;
+    Batch batch;
+    for (int micro = 0; micro < accum; ++micro) {
+      train_loader->next(batch);
+      auto x = to_tensor(batch.inputs_int64(), batch.rows, batch.T, device);  // (B, T)
+      auto y = to_tensor(batch.targets_int64(), batch.rows, batch.T, device);  // (B, T)
+      LossParts parts = model->loss(x, y);
+      torch::Tensor total = parts.total;
+      if (inject_nan == step + 1) total = total * std::numeric_limits<double>::quiet_NaN();
+      double tv = total.item<double>();
+      if (!std::isfinite(tv)) {
+        last_loss = tv;
+        opt->zero_grad();
+        return false;
+      }
+      (total / static_cast<double>(accum)).backward();
+      if (!oe_table_names.empty()) {
+        auto rows = model->oe_rows(x);  // one (B, T) row-index tensor per hashed table
+        for (size_t j = 0; j < oe_table_names.size() && j < rows.size(); ++j)
+          opt->accumulate_visits(oe_table_names[j], rows[j]);
+      }
+      loss_sum += parts.data.item<double>();
+      total_sum += tv;
+      tokens += batch.rows * batch.T;
+      segment_tokens += batch.rows * batch.T;
+    }
+    auto info = opt->step(step);
+    opt->zero_grad();
+    {
+      torch::NoGradGuard ng;
+      model->project_grades();
+    }
+    ++step;
+    last_loss = loss_sum / accum;
+    train_seconds += seconds_since(ts);
+    StepRecord r;
+    r.step = step;
+    r.total_steps = config.train.steps;
+    r.tokens = tokens;
+    r.loss = last_loss;
+    r.lr_scale = info.lr_multiplier;
+    r.tokens_per_s = tokens_per_s();
+    r.wall_s = wall();
+    r.peak_mem_mib = measured_peak_mib(cuda);
+    r.flops = cost.flops_per_token * static_cast<double>(tokens);
+    nlohmann::json rec = {{"step", r.step},         {"tokens", r.tokens},
+                          {"loss", r.loss},         {"lr_scale", r.lr_scale},
+                          {"tokens_per_s", r.tokens_per_s}, {"peak_mem_mib", r.peak_mem_mib},
+                          {"wall_s", r.wall_s},     {"flops", r.flops}};
+    if (total_sum / accum != last_loss) rec["loss_total"] = total_sum / accum;
+    store.append_metric(rec);
+    if (obs) obs->on_step(r);
+    return true;
+  }
+
+  FinishedRecord finish(const std::string& status, const std::string& message) {
+    FinishedRecord f;
+    f.run_dir = store.dir();
+    f.status = status;
+    f.step = step;
+    f.tokens = tokens;
+    f.final_loss = last_loss;
+    f.val_bpb = last_val_bpb;
+    f.heldout_bpb = heldout_bpb;
+    f.tokens_per_s = tokens_per_s();
+    f.peak_mem_mib = measured_peak_mib(cuda);
+    f.analytic_mem_mib = cost.total_mib;
+    f.wall_s = wall();
+    f.message = message;
+    auto opt_num = [](double v) { return std::isfinite(v) && v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    store.write_summary({{"status", status},
+                         {"message", message},
+                         {"name", config.name},
+                         {"seed", config.train.seed},
+                         {"step", step},
+                         {"total_steps", config.train.steps},
+                         {"tokens", tokens},
+                         {"final_loss", std::isfinite(last_loss) ? nlohmann::json(last_loss) : nlohmann::json(nullptr)},
+                         {"val_bpb", opt_num(last_val_bpb)},
+                         {"heldout_bpb", opt_num(heldout_bpb)},
+                         {"tokens_per_s", f.tokens_per_s},
+                         {"peak_mem_mib", f.peak_mem_mib},
+                         {"analytic_mem_mib", f.analytic_mem_mib},
+                         {"memory_estimate", to_json(cost)},
+                         {"wall_s", f.wall_s},
+                         {"flops", cost.flops_per_token * static_cast<double>(tokens)},
+                         {"device", cuda ? "cuda" : "cpu"},
+                         {"threads", runtime_info().threads}});
+    return f;
+  }
+
+  void run(bool resuming) {
+    t0 = Clock::now();
+    store.write_summary({{"status", "running"}, {"pid", static_cast<long>(::getpid())}, {"name", config.name}});
+    setup();
+    if (resuming) {
+      std::vector<std::string> skipped;
+      CheckpointInfo ck = last_valid_checkpoint(store.dir(), &skipped);
+      for (const auto& s : skipped) log("skipped checkpoint: " + s);
+      load_checkpoint(ck);
+      std::string torn = store.truncate_metrics_after(ck.step);
+      if (!torn.empty()) log(torn);
+      log("resumed from step " + std::to_string(ck.step) + " (" + ck.weights_path + ")");
+    }
+    if (obs) obs->on_start(store.dir(), step, config.train.steps);
+    int64_t inject_nan = options.inject_nan_step > 0 ? options.inject_nan_step : env_int("GLLM_TEST_INJECT_NAN_STEP");
+    const auto& tc = config.train;
+    model->train();
+    while (step < tc.steps) {
+      if (cancel->load()) {
+        if (list_checkpoints(store.dir()).empty() || list_checkpoints(store.dir()).back().step != step) save_checkpoint();
+        if (obs) obs->on_finished(finish("cancelled", "cancelled at step " + std::to_string(step)));
+        return;
+      }
+      if (!train_step(inject_nan)) {
+        std::string msg = "training diverged: the loss became " + std::string(std::isnan(last_loss) ? "NaN" : "infinite") +
+                          " at step " + std::to_string(step + 1) +
+                          "; the last good state is checkpointed at step " + std::to_string(step) +
+                          ". Lower the learning rates (optim.*_lr) or check the data, then start again";
+        auto ck = list_checkpoints(store.dir());
+        if (ck.empty() || ck.back().step != step) save_checkpoint();
+        store.append_metric({{"step", step}, {"tokens", tokens}, {"loss", nullptr}, {"event", "diverged"}, {"message", msg}});
+        if (obs) obs->on_finished(finish("diverged", msg));
+        return;
+      }
+      bool last = step == tc.steps;
+      if (tc.eval_every > 0 && step % tc.eval_every == 0 && !last) evaluate("val", tc.eval_tokens);
+      if (tc.checkpoint_every > 0 && step % tc.checkpoint_every == 0 && !last) save_checkpoint();
+    }
+    if (last_eval_step != step) evaluate("val", tc.eval_tokens);
+    if (heldout_bpb < 0) evaluate("heldout", tc.heldout_tokens);
+    auto ck = list_checkpoints(store.dir());
+    if (ck.empty() || ck.back().step != step) save_checkpoint();
+    if (obs) obs->on_finished(finish("completed", "completed " + std::to_string(step) + " steps"));
+  }
+};
+
+}  // namespace
+
+struct Trainer::Impl {
+  std::thread worker;
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> running{false};
+  std::string dir;
+  mutable std::mutex mu;
+
+  void launch(std::unique_ptr<Session> s, bool resuming) {
+    if (worker.joinable()) worker.join();
+    cancel = false;
+    running = true;
+    s->cancel = &cancel;
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      dir = s->store.dir();
+    }
+    worker = std::thread([this, s = std::move(s), resuming]() mutable {
+      try {
+        s->run(resuming);
+      } catch (const std::exception& e) {
+        std::string msg = e.what();
+        // c10::Error messages carry a backtrace after the first line; keep the first line.
+        if (auto nl = msg.find('\n'); nl != std::string::npos && dynamic_cast<const Error*>(&e) == nullptr)
+          msg = msg.substr(0, nl);
+        try {
+          s->store.write_summary({{"status", "failed"}, {"message", msg}, {"name", s->config.name}, {"step", s->step}});
+        } catch (...) {
+        }
+        if (s->obs) s->obs->on_error(msg);
+      }
+      running = false;
+    });
+  }
+};
+
+Trainer::Trainer() : impl_(std::make_unique<Impl>()) {}
+
+Trainer::~Trainer() {
+  cancel();
+  wait();
+}
+
+void Trainer::start(const RunConfig& config, const std::string& run_dir, RunObserver* observer,
+                    const TrainerOptions& options) {
+  if (running()) throw Error("this trainer is already running a run; cancel it or use another Trainer");
+  RunConfig c = RunConfig::from_json(config.to_json());  // validates
+  if (options.steps_override > 0) c.train.steps = options.steps_override;
+  auto s = std::make_unique<Session>(run_dir);
+  s->config = c;
+  s->obs = observer;
+  s->options = options;
+  s->store.create(c.to_json());
+  impl_->launch(std::move(s), false);
+}
+
+void Trainer::resume(const std::string& run_dir, RunObserver* observer, const TrainerOptions& options) {
+  if (running()) throw Error("this trainer is already running a run; cancel it or use another Trainer");
+  RunStore store(run_dir);
+  if (!file_exists(store.config_path()))
+    throw Error(run_dir + " is not a run folder (no config.json); give the folder `gllm train` wrote");
+  RunConfig c;
+  try {
+    c = RunConfig::from_json(nlohmann::json::parse(read_file(store.config_path())));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(store.config_path() + " is not valid JSON (" + e.what() + "); the run folder is damaged");
+  }
+  last_valid_checkpoint(run_dir);  // fails early, naming the problem
+  if (options.steps_override > 0 && options.steps_override != c.train.steps) {
+    // Extending a run changes its schedule from here on; record the new length.
+    c.train.steps = options.steps_override;
+    write_file_atomic(store.config_path(), c.to_json().dump(2) + "\n");
+  }
+  auto s = std::make_unique<Session>(run_dir);
+  s->config = c;
+  s->obs = observer;
+  s->options = options;
+  impl_->launch(std::move(s), true);
+}
+
+void Trainer::cancel() { impl_->cancel = true; }
+
+void Trainer::wait() {
+  if (impl_->worker.joinable()) impl_->worker.join();
+}
+
+bool Trainer::running() const { return impl_->running; }
+
+std::string Trainer::run_dir() const {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  return impl_->dir;
+}
+
+std::string new_run_dir(const std::string& parent, const std::string& name) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  std::string safe;
+  for (char ch : name) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.') ? ch : '_';
+  if (safe.empty()) safe = "run";
+  std::string base = join_path(parent, safe + "-" + buf);
+  std::string dir = base;
+  for (int i = 2; std::filesystem::exists(dir); ++i) dir = base + "-" + std::to_string(i);
+  return dir;
+}
+
+}  // namespace gllm
