@@ -1,0 +1,155 @@
+// HeatmapPanel: combo boxes pick quantity, source A, optional source B and head; the view is
+// recomputed from the stored grids on every change (cheap: at most layers × heads × planes).
+#include "widgets/heatmap_panel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace gllm::gui {
+
+HeatmapPanel::HeatmapPanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+  auto* bar = new QHBoxLayout;
+  m_quantity = new QComboBox(this);
+  m_quantity->addItem(tr("Grades q (graded attention)"), Grades);
+  m_quantity->addItem(tr("Query scale exp(q_τ)"), QueryScale);
+  m_a = new QComboBox(this);
+  m_b = new QComboBox(this);
+  m_head = new QComboBox(this);
+  m_a->setMinimumContentsLength(14);
+  m_b->setMinimumContentsLength(14);
+  auto* open = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open checkpoint…"), this);
+  bar->addWidget(new QLabel(tr("Show"), this));
+  bar->addWidget(m_quantity);
+  bar->addWidget(new QLabel(tr("A"), this));
+  bar->addWidget(m_a, 1);
+  bar->addWidget(new QLabel(tr("− B"), this));
+  bar->addWidget(m_b, 1);
+  bar->addWidget(new QLabel(tr("Head"), this));
+  bar->addWidget(m_head);
+  bar->addWidget(open);
+  layout->addLayout(bar);
+  m_heatmap = new HeatmapWidget(this);
+  m_heatmap->setEmptyText(tr("No grades to show yet.\nStart a run (its grades appear live) or open a "
+                             "checkpoint (.safetensors) to see q and exp(q_τ) per layer and RoPE plane."));
+  layout->addWidget(m_heatmap, 1);
+  m_status = new QLabel(this);
+  m_status->setObjectName(QStringLiteral("hint"));
+  layout->addWidget(m_status);
+  for (QComboBox* c : {m_quantity, m_a, m_b, m_head})
+    connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+      if (!m_updating) refresh();
+    });
+  connect(open, &QPushButton::clicked, this, &HeatmapPanel::openCheckpointRequested);
+  refillCombos();
+  refresh();
+}
+
+void HeatmapPanel::setSource(const QString& name, const GradeGrid& grades, const GradeGrid& queryScale) {
+  const bool isNew = !m_sources.contains(name);
+  m_sources[name] = Source{grades, queryScale};
+  if (isNew) {
+    refillCombos();
+    if (m_a->currentIndex() < 0 || m_a->currentText().isEmpty()) setSourceA(name);
+  }
+  refresh();
+}
+
+void HeatmapPanel::removeSource(const QString& name) {
+  m_sources.remove(name);
+  refillCombos();
+  refresh();
+}
+
+void HeatmapPanel::refillCombos() {
+  m_updating = true;
+  const QString a = m_a->currentText(), b = m_b->currentData().toString();
+  m_a->clear();
+  m_b->clear();
+  m_b->addItem(tr("(none)"), QString());
+  for (const QString& n : m_sources.keys()) {
+    m_a->addItem(n);
+    m_b->addItem(n, n);
+  }
+  int ia = m_a->findText(a);
+  m_a->setCurrentIndex(ia >= 0 ? ia : (m_a->count() ? 0 : -1));
+  int ib = m_b->findData(b);
+  m_b->setCurrentIndex(ib >= 0 ? ib : 0);
+  m_updating = false;
+}
+
+const GradeGrid* HeatmapPanel::grid(const QString& source) const {
+  auto it = m_sources.find(source);
+  if (it == m_sources.end()) return nullptr;
+  const GradeGrid& g = m_quantity->currentData().toInt() == QueryScale ? it->queryScale : it->grades;
+  return g.empty() ? nullptr : &g;
+}
+
+void HeatmapPanel::setQuantity(Quantity q) { m_quantity->setCurrentIndex(m_quantity->findData(int(q))); }
+void HeatmapPanel::setSourceA(const QString& name) { m_a->setCurrentIndex(m_a->findText(name)); }
+void HeatmapPanel::setSourceB(const QString& name) {
+  int i = m_b->findData(name);
+  m_b->setCurrentIndex(i < 0 ? 0 : i);
+}
+void HeatmapPanel::setHead(int head) {
+  int i = m_head->findData(head);
+  if (i >= 0) m_head->setCurrentIndex(i);
+}
+
+QString HeatmapPanel::statusText() const { return m_status->text(); }
+
+void HeatmapPanel::refresh() {
+  const bool scale = m_quantity->currentData().toInt() == QueryScale;
+  const QString title = scale ? QStringLiteral("exp(q_τ)") : QStringLiteral("q");
+  const GradeGrid* a = grid(m_a->currentText());
+  const QString bName = m_b->currentData().toString();
+  const GradeGrid* b = bName.isEmpty() ? nullptr : grid(bName);
+
+  // Head choices follow the shape of A.
+  m_updating = true;
+  const int head = m_head->currentData().isValid() ? m_head->currentData().toInt() : -1;
+  const int heads = a ? a->heads : 0;
+  if (m_head->count() != heads + 1) {
+    m_head->clear();
+    m_head->addItem(tr("mean over heads"), -1);
+    for (int h = 0; h < heads; ++h) m_head->addItem(tr("head %1").arg(h), h);
+    int i = m_head->findData(head);
+    m_head->setCurrentIndex(i < 0 ? 0 : i);
+  }
+  m_updating = false;
+  const int h = m_head->currentData().toInt();
+
+  if (!a) {
+    m_heatmap->setData({});
+    m_status->setText(m_sources.isEmpty() ? tr("No sources.")
+                                          : tr("%1 has no %2 (the run has %3 off).")
+                                                .arg(m_a->currentText(), title,
+                                                     scale ? tr("model.query_scale") : tr("grading.attention")));
+    return;
+  }
+  if (b && !a->sameShape(*b)) {
+    m_heatmap->setData({});
+    m_status->setText(tr("A is %1×%2×%3 but B is %4×%5×%6 (layers × heads × planes); pick checkpoints of the same shape.")
+                          .arg(a->layers).arg(a->heads).arg(a->planes).arg(b->layers).arg(b->heads).arg(b->planes));
+    return;
+  }
+  const QString headText = h < 0 ? tr("mean over %1 heads").arg(a->heads) : tr("head %1").arg(h);
+  if (b) {
+    HeatmapData d = layerPlaneView(difference(*a, *b), h, title + QStringLiteral(" A−B"));
+    d.title = tr("%1: %2 − %3, %4").arg(title, m_a->currentText(), bName, headText);
+    m_heatmap->setData(d, HeatmapWidget::Scale::Diverging);
+  } else {
+    HeatmapData d = layerPlaneView(*a, h, title);
+    d.title = tr("%1: %2, %3").arg(title, m_a->currentText(), headText);
+    m_heatmap->setData(d, HeatmapWidget::Scale::Sequential);
+  }
+  m_status->setText(tr("%1 layers × %2 heads × %3 planes; range %4 … %5. Hover a cell for its value.")
+                        .arg(a->layers).arg(a->heads).arg(a->planes)
+                        .arg(m_heatmap->rangeLow(), 0, 'g', 4).arg(m_heatmap->rangeHigh(), 0, 'g', 4));
+}
+
+}  // namespace gllm::gui

@@ -1,0 +1,55 @@
+// HeatmapPanel: the grades q and the query scale exp(q_τ) as layer × plane heatmaps, per head or
+// averaged over heads, from a live run or any checkpoint, and the A − B difference of two sources.
+#pragma once
+#include <QMap>
+#include <QWidget>
+
+#include "widgets/grade_grid.h"
+
+class QComboBox;
+class QLabel;
+
+namespace gllm::gui {
+
+class HeatmapPanel : public QWidget {
+  Q_OBJECT
+ public:
+  enum Quantity { Grades = 0, QueryScale = 1 };
+  explicit HeatmapPanel(QWidget* parent = nullptr);
+
+  // Adds or replaces a named source (a checkpoint, or "live: RUN"); either grid may be empty.
+  void setSource(const QString& name, const GradeGrid& grades, const GradeGrid& queryScale);
+  void removeSource(const QString& name);
+  QStringList sourceNames() const { return m_sources.keys(); }
+
+  // View selection as a user makes it; head −1 = average over heads; b empty = no difference.
+  void setQuantity(Quantity q);
+  void setSourceA(const QString& name);
+  void setSourceB(const QString& name);
+  void setHead(int head);
+
+  HeatmapWidget* heatmap() const { return m_heatmap; }
+  QString statusText() const;
+
+ signals:
+  void openCheckpointRequested();
+
+ private:
+  void refresh();
+  void refillCombos();
+  const GradeGrid* grid(const QString& source) const;
+
+  struct Source {
+    GradeGrid grades, queryScale;
+  };
+  QMap<QString, Source> m_sources;
+  QComboBox* m_quantity = nullptr;
+  QComboBox* m_a = nullptr;
+  QComboBox* m_b = nullptr;
+  QComboBox* m_head = nullptr;
+  QLabel* m_status = nullptr;
+  HeatmapWidget* m_heatmap = nullptr;
+  bool m_updating = false;
+};
+
+}  // namespace gllm::gui
