@@ -3,10 +3,12 @@
 #include <QtTest>
 #include <Eigen/Dense>
 #include <cmath>
+#include <fstream>
 #include <random>
 
 #include "engine/audit/checkpoint_audit.h"
 #include "engine/io/error.h"
+#include "engine/io/safetensors.h"
 
 using gllm::audit::matrix_stats;
 
@@ -123,6 +125,55 @@ class TestAuditMatrices : public QObject {
     QVERIFY(std::fabs(gllm::audit::excess_change(1.1135, 1.4721) + 0.760) < 0.0006);
     QVERIFY(std::fabs(gllm::audit::excess_change(1.0199, 1.3057) + 0.935) < 0.0006);
     QVERIFY(std::fabs(gllm::audit::excess_change(1.2174, 1.4601) + 0.527) < 0.0006);
+  }
+
+  void checkpoint_file_groups() {
+    // A small fake checkpoint with known matrices: groups follow Table 4, q_tau gives the bands.
+    QTemporaryDir tmp;
+    const int d = 8, V = 16, L = 3, H = 2, P = 4;
+    std::vector<float> wte(V * d, 0.0f), lm(V * d), cq(d * d, 0.0f), fc(4 * d * d, 0.0f), qtau(L * H * P);
+    for (int i = 0; i < V; ++i) wte[i * d + (i % d)] = 1.0f;   // two copies of I: srank d, share 1/d
+    for (int i = 0; i < V * d; ++i) lm[i] = 0.5f;               // constant: srank 1, share 1
+    for (int i = 0; i < d; ++i) cq[i * d + i] = i < 2 ? 2.0f : 0.0f;  // rank 2 equal: srank 2
+    for (int i = 0; i < d; ++i) fc[i * d + i] = 1.0f;           // (4d, d) with I on top: srank d
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h)
+        for (int c = 0; c < P; ++c) qtau[(l * H + h) * P + c] = std::log(1.0f + 0.1f * l + 0.01f * c);
+    std::vector<gllm::StTensorIn> ts = {
+        {"transformer.wte.weight", gllm::StDtype::F32, {V, d}, wte.data(), wte.size() * 4},
+        {"lm_head.weight", gllm::StDtype::F32, {V, d}, lm.data(), lm.size() * 4},
+        {"transformer.h.0.attn.c_q.weight", gllm::StDtype::F32, {d, d}, cq.data(), cq.size() * 4},
+        {"transformer.h.0.mlp.c_fc.weight", gllm::StDtype::F32, {4 * d, d}, fc.data(), fc.size() * 4},
+        {"q_tau", gllm::StDtype::F32, {L, H, P}, qtau.data(), qtau.size() * 4}};
+    std::string path = tmp.path().toStdString() + "/ck.safetensors";
+    gllm::write_safetensors(path, ts, {{"format", "gllm-model-1"}});
+    auto a = gllm::audit::audit_checkpoint(path);
+    QCOMPARE(a.width, d);
+    QVERIFY(std::fabs(a.groups.wte["mean_stable_rank"].get<double>() - d) < 1e-6);
+    QVERIFY(std::fabs(a.groups.wte["mean_row_energy_share"].get<double>() - 1.0 / d) < 1e-6);
+    QVERIFY(std::fabs(a.groups.wte["stable_rank_fraction"].get<double>() - 1.0) < 1e-6);
+    QVERIFY(std::fabs(a.groups.lm_head["mean_stable_rank"].get<double>() - 1.0) < 1e-6);
+    QVERIFY(std::fabs(a.groups.lm_head["mean_row_energy_share"].get<double>() - 1.0) < 1e-6);
+    QVERIFY(std::fabs(a.groups.attention["mean_stable_rank"].get<double>() - 2.0) < 1e-6);
+    QVERIFY(std::fabs(a.groups.mlp["mean_stable_rank"].get<double>() - d) < 1e-6);
+    QVERIFY(a.groups.oe_tables.is_null());
+    QVERIFY(a.has_query_scale);
+    // exp(q_tau) = 1 + 0.1 l + 0.01 c: bands of P = 4 are planes {0}, {1, 2}, {3}.
+    QVERIFY(std::fabs(a.query_scale.band_mean[0] - (1 + 0.1 + 0.0)) < 1e-5);
+    QVERIFY(std::fabs(a.query_scale.band_mean[1] - (1 + 0.1 + 0.015)) < 1e-5);
+    QVERIFY(std::fabs(a.query_scale.band_mean[2] - (1 + 0.1 + 0.03)) < 1e-5);
+    QVERIFY(std::fabs(a.query_scale.final_mean - (1 + 0.2 + 0.015)) < 1e-5);
+    auto j = gllm::audit::to_json(a);
+    QCOMPARE(j["matrices"].size(), size_t(4));
+    // A damaged file gives an error naming it.
+    std::string bad = tmp.path().toStdString() + "/bad.safetensors";
+    { std::ofstream f(bad, std::ios::binary); f << "not a safetensors file"; }
+    try {
+      gllm::audit::audit_checkpoint(bad);
+      QFAIL("a damaged file was accepted");
+    } catch (const gllm::Error& e) {
+      QVERIFY2(std::string(e.what()).find("bad.safetensors") != std::string::npos, e.what());
+    }
   }
 };
 
