@@ -24,6 +24,7 @@ gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
       gllm::cli::print_json({{"overhead_params", o.total},
                              {"fraction", o.fraction},
                              {"percent", 100 * o.fraction},
+                             {"overhead_params_paper_rounding", o.total_rounded_components},
                              {"projections", o.projections},
                              {"head_grades", o.head_grades},
                              {"level_grades", o.level_grades},
@@ -37,7 +38,9 @@ gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
               << "level grades     d         " << o.level_grades << "\n"
               << "output grades    |V|       " << o.output_grades << "\n"
               << "total                      " << o.total << "  (" << std::fixed << std::setprecision(3)
-              << o.total / 1e6 << "M, " << std::setprecision(2) << 100 * o.fraction << "% of N)" << std::endl;
+              << o.total / 1e6 << "M, " << std::setprecision(2) << 100 * o.fraction << "% of N)\n"
+              << "summing the components rounded to 3 digits, as §8.1.3 prints it: " << std::setprecision(2)
+              << o.total_rounded_components / 1e6 << "M" << std::endl;
   });
 });
 

@@ -2,11 +2,19 @@
 // + |V| (output grades), and its fraction of the total parameter count.
 #include "engine/grading/overhead.h"
 
+#include <cmath>
 #include <string>
 
 #include "engine/io/error.h"
 
 namespace gllm::grading {
+
+int64_t round_significant(int64_t x, int digits) {
+  if (x <= 0) return 0;
+  int magnitude = static_cast<int>(std::floor(std::log10(static_cast<double>(x))));
+  double scale = std::pow(10.0, magnitude - digits + 1);
+  return static_cast<int64_t>(std::llround(std::round(static_cast<double>(x) / scale) * scale));
+}
 
 Overhead compute_overhead(const OverheadInput& in) {
   auto need = [](int64_t v, const char* name, const char* hint) {
@@ -32,6 +40,8 @@ Overhead compute_overhead(const OverheadInput& in) {
   o.output_grades = in.vocab;
   o.total = o.projections + o.head_grades + o.level_grades + o.output_grades;
   o.fraction = static_cast<double>(o.total) / static_cast<double>(in.total_params);
+  o.total_rounded_components = round_significant(o.projections, 3) + round_significant(o.head_grades, 3) +
+                               round_significant(o.level_grades, 3) + round_significant(o.output_grades, 3);
   return o;
 }
 

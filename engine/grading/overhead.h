@@ -22,7 +22,14 @@ struct Overhead {
   int64_t total = 0;
   int64_t head_dim = 0;       // d_k
   double fraction = 0;        // total / N
+  // The paper's way of summing (§8.1.3): each component rounded to 3 significant digits first
+  // (1.05M + 24.6K + 1.02K + 50.3K). The exact totals are 1,124,433 (1.12M) at GLLM-Medium and
+  // 16,944,384 (16.9M) at GLLM-7B; the printed 1.13M and 17.0M are these rounded sums.
+  int64_t total_rounded_components = 0;
 };
+
+// x rounded to `digits` significant digits (x ≥ 0).
+int64_t round_significant(int64_t x, int digits);
 
 // Throws gllm::Error when a count is < 1 or d is not divisible by H.
 Overhead compute_overhead(const OverheadInput& in);
