@@ -17,10 +17,14 @@ std::string token_cache_dir(const std::string& corpus_kind, const std::string& c
 }
 
 Dataset open_dataset(const DataConfig& cfg, const std::function<void(const std::string&)>& log) {
+  return open_dataset(cfg, read_corpus(cfg), log);
+}
+
+Dataset open_dataset(const DataConfig& cfg, const Corpus& corpus,
+                     const std::function<void(const std::string&)>& log) {
   auto say = [&](const std::string& s) {
     if (log) log(s);
   };
-  Corpus corpus = read_corpus(cfg);
   std::string chash = corpus.hash();
   Dataset ds;
   ds.cache_dir = token_cache_dir(corpus.kind, chash, cfg.vocab_size);

@@ -14,6 +14,7 @@
 namespace gllm {
 
 struct DataConfig;
+struct Corpus;
 
 struct Dataset {
   Tokenizer tokenizer;
@@ -34,6 +35,9 @@ struct Dataset {
 // corpus hash and vocab size, or trains / tokenizes and writes them atomically. `log` gets
 // progress lines. Throws gllm::Error with the next step (e.g. "run `gllm data fetch`").
 Dataset open_dataset(const DataConfig& cfg, const std::function<void(const std::string&)>& log = {});
+// The same for a corpus already read with read_corpus(cfg).
+Dataset open_dataset(const DataConfig& cfg, const Corpus& corpus,
+                     const std::function<void(const std::string&)>& log = {});
 
 // Where the cache for a corpus hash and vocab size lives.
 std::string token_cache_dir(const std::string& corpus_kind, const std::string& corpus_hash,

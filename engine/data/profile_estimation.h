@@ -1,0 +1,81 @@
+// Profile estimation (seed 000 §7.1–§7.3) on the Brown corpus: a reference representation (PPMI +
+// truncated SVD, or a checkpoint's wte), the graded basis P, τ̂, α̂ from ridge probes, per-level
+// targets and BC, bootstrap over sentences, held-out profiles and part-of-speech grades.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <nlohmann/json.hpp>
+
+#include "engine/data/corpus.h"
+#include "engine/data/splits.h"
+#include "engine/grading/profiles.h"
+
+namespace gllm {
+
+class Tokenizer;
+class TokenShard;
+
+struct ProfileOptions {
+  int d = 128;                       // width of the reference representation
+  int levels = 4;                    // L ≤ 4 (Brown levels 0 … L−1); d_l = d / L (+1 for the first d mod L)
+  std::string reference = "ppmi";    // ppmi | wte
+  std::string checkpoint;            // wte: safetensors file
+  std::string wte_name;              // wte: tensor name (empty = "wte", "wte.weight", "transformer.wte.weight")
+  std::string target = "mixture";    // noun | verb_distance | negation | document_position | mixture
+  int bootstrap = 100;               // resamples over sentences (0 = none)
+  uint64_t seed = 0;
+  double ridge = 1e-3;               // ridge, relative to the mean coordinate variance
+  int min_count = 3;                 // PPMI: word types seen at least this often (lower-cased)
+  int max_types = 12000;
+  int contexts = 2000;               // PPMI context vocabulary (most frequent types)
+  int window = 2;                    // PPMI: ± window within a sentence
+  int threads = 0;
+};
+
+// Static type embeddings: lower-cased word type → row of `vectors` (types × d).
+struct TypeEmbeddings {
+  std::vector<std::string> types;
+  Eigen::MatrixXd vectors;
+  std::unordered_map<std::string, int> rows;  // type → row
+  int index(const std::string& lower_word) const;  // −1 when unknown
+};
+
+// PPMI co-occurrence (context smoothing 0.75) over the given documents + randomized truncated SVD
+// to width d (embedding = U·S^½). Deterministic from `seed`.
+TypeEmbeddings ppmi_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents,
+                               const ProfileOptions& opt);
+// A checkpoint's wte (vocab × d): a word type's vector is the mean of the rows of the tokens of
+// " " + word. Types: those of `documents` seen min_count times.
+TypeEmbeddings wte_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents,
+                              const Tokenizer& tokenizer, const ProfileOptions& opt);
+
+// Graded basis (§7.1): for each level, the cross-covariance S_l between the centred representation
+// and the standardised features (the fitted directions of the regression of φ_l onto the
+// representation, mapped to R^d: Σ_X W_l W_lᵀ Σ_X = S_l S_lᵀ), projected off the directions already
+// chosen, leading d_l eigenvectors; Gram–Schmidt across levels. Returns d × d with orthonormal
+// columns, level 0's first.
+Eigen::MatrixXd graded_basis(const std::vector<Eigen::MatrixXd>& level_cross_cov, const std::vector<int>& level_dims);
+
+struct ProfileResult {
+  grading::ProfilesFile file;  // everything `gllm profiles` writes
+  nlohmann::json report;       // sizes, timings, BC per target, bootstrap summaries
+};
+
+// The whole pipeline on a Brown corpus (needs sentences and tags). `tokenizer` + `shard` (optional)
+// add per-token output grades from part-of-speech statistics to meta.output_grades.
+ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, const ProfileOptions& opt,
+                                const Tokenizer* tokenizer = nullptr, const TokenShard* shard = nullptr,
+                                const std::function<void(const std::string&)>& log = {});
+
+// Ridge probe in the basis: α̂_j = ŵ_j² / ‖ŵ‖² with ŵ = (ZᵀWZ + r·I)⁻¹ ZᵀW y on centred Z, y.
+std::vector<double> probe_alpha(const Eigen::MatrixXd& Z, const Eigen::VectorXd& y,
+                                const Eigen::VectorXd& weights, double ridge_rel);
+// τ̂_j = σ̂_j² / Σσ̂_k² of the columns of Z (weighted).
+std::vector<double> variance_tau(const Eigen::MatrixXd& Z, const Eigen::VectorXd& weights);
+
+}  // namespace gllm
