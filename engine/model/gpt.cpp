@@ -62,7 +62,6 @@ GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
   vocab_ = options.vocab_size > 0 ? options.vocab_size : m.vocab_size;
   if (vocab_ <= 0)
     throw ConfigError("model.vocab_size", "is 0 (take it from the tokenizer); pass the tokenizer's size");
-  config_.model.vocab_size = static_cast<int>(vocab_);
   n_layer_ = m.layers();
   d_ = m.width();
   n_head_ = m.heads();
@@ -609,8 +608,12 @@ void GPTImpl::load_state_tensors(const std::map<std::string, torch::Tensor>& ten
 }
 
 void save_model(const GPT& model, const std::string& path) {
+  // The vocabulary lives in the metadata; the stored config says "follow the tokenizer" (0) so it
+  // passes RunConfig's model/data vocabulary cross-check whatever the data section says.
+  RunConfig cfg = model->config();
+  cfg.model.vocab_size = 0;
   std::map<std::string, std::string> meta{{"format", "gllm-model-1"},
-                                          {"config", model->config().to_json().dump()},
+                                          {"config", cfg.to_json().dump()},
                                           {"vocab_size", std::to_string(model->vocab_size())},
                                           {"compiled", model->compiled() ? "1" : "0"}};
   write_tensor_file(path, model->state_tensors(), meta);

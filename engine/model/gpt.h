@@ -40,7 +40,10 @@ namespace gllm {
 //
 // Model-weights file (until the run store defines more): a safetensors file holding the tensors
 // above (fp32 unless saved otherwise) and __metadata__ = {"format": "gllm-model-1",
-// "config": <resolved RunConfig JSON as a string>, "vocab_size": "<V>", "compiled": "0"|"1"}.
+// "config": <resolved RunConfig JSON as a string, model.vocab_size written as 0>,
+// "vocab_size": "<V>", "compiled": "0"|"1"}. load_model also accepts a file without the config in
+// its metadata when FILE.json (a sidecar with a "config" object) or ../config.json (a run folder)
+// holds it; the vocabulary then comes from transformer.wte.weight.
 // ---------------------------------------------------------------------------------------------
 
 // Options a config cannot hold (resolved by the trainer from data/grading files).
