@@ -1,0 +1,78 @@
+// The real Brown corpus (fetched into the data cache; skipped when absent): its size, exact
+// decode(encode(text)) on every document with the 8192 tokenizer, byte-length sums, and
+// `gllm data info --json` / `gllm profiles` end to end.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "engine/config/data_config.h"
+#include "engine/data/brown_fetch.h"
+#include "engine/data/corpus.h"
+#include "engine/data/dataset.h"
+#include "engine/grading/profiles.h"
+#include "tests/support/test_support.h"
+
+class TestDataBrown : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    if (!gllm::brown_corpus_present()) QSKIP("Brown corpus not fetched; run `gllm data fetch`");
+  }
+
+  void corpusSize() {
+    auto c = gllm::read_brown_corpus(gllm::brown_corpus_dir());
+    // The published figures of Brown Form C: 500 texts, 57,340 sentences, 1,161,192 tagged tokens.
+    QCOMPARE(c.documents.size(), size_t(500));
+    QCOMPARE(c.sentences(), size_t(57340));
+    QCOMPARE(c.words(), size_t(1161192));
+    size_t paragraphs = 0;
+    for (auto& d : c.documents) paragraphs += d.paragraphs;
+    QCOMPARE(paragraphs, size_t(15667));
+  }
+
+  void roundTripWholeCorpus() {
+    gllm::DataConfig cfg;
+    auto c = gllm::read_corpus(cfg);
+    auto ds = gllm::open_dataset(cfg, c);
+    QCOMPARE(ds.tokenizer.vocab_size(), 8192);
+    for (size_t i = 0; i < c.documents.size(); ++i) {
+      auto v = ds.shard->document(i);
+      std::vector<int32_t> ids(v.data, v.data + v.size);
+      QCOMPARE(ds.tokenizer.decode(ids), c.documents[i].text);
+      int64_t bytes = 0;
+      for (int32_t id : ids) bytes += ds.tokenizer.token_bytes()[id];
+      QCOMPARE(bytes, int64_t(c.documents[i].text.size()));
+    }
+  }
+
+  void cliInfoAndProfiles() {
+    auto r = gllm::test::run_cli({"data", "info", "--json"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j["documents"].get<int>(), 500);
+    QCOMPARE(j["words"].get<int>(), 1161192);
+    QVERIFY(j["tokens"].get<int64_t>() > 0);
+    QVERIFY(std::fabs(j["tokens_per_byte"].get<double>() - j["tokens"].get<double>() / j["bytes"].get<double>()) < 1e-12);
+
+    QTemporaryDir dir;
+    std::string out = dir.filePath("profiles.json").toStdString();
+    r = gllm::test::run_cli({"profiles", "--corpus", "brown", "--reference", "ppmi", "--d", "128", "--levels", "4",
+                             "--bootstrap", "20", "--out", out, "--json"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    auto f = gllm::grading::load_profiles_file(out);
+    QCOMPARE(f.profiles.d(), 128);
+    QCOMPARE(f.profiles.levels(), 4);
+    QCOMPARE(f.targets.size(), size_t(4));
+    QCOMPARE(f.pos_grades.size(), size_t(128));
+    QVERIFY(f.has_heldout());
+    QCOMPARE(f.bootstrap.size(), size_t(20));
+    auto rep = nlohmann::json::parse(r.out);
+    QVERIFY(rep["bc"].get<double>() > 0 && rep["bc"].get<double>() < 1);
+    // Per-token output grades: closed-class " the" low, open-class " election" high.
+    auto& og = f.meta["output_grades"]["grades"];
+    QCOMPARE(og.size(), size_t(8192));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestDataBrown)
+#include "test_data_brown.moc"
