@@ -39,6 +39,66 @@ gllm::cli::RegisterCommand reg("data", [](CLI::App& root) {
                 << r.dir << " (" << r.files << " files, " << r.integrity << ")" << std::endl;
     }
   });
+
+  auto* info = data->add_subcommand("info", "Report the corpus (documents, words, bytes) and, after tokenizing it once "
+                                            "(the trained tokenizer and token cache are reused), tokens and tokens per byte");
+  struct InfoOpts {
+    bool json = false, no_tokens = false;
+    std::string config, corpus, path;
+    int vocab = 0;
+  };
+  auto o = std::make_shared<InfoOpts>();
+  info->add_flag("--json", o->json, "Print JSON");
+  info->add_option("--config", o->config, "Take the data section from this RunConfig JSON");
+  info->add_option("--corpus", o->corpus, "brown | text (default: the config's, else brown)");
+  info->add_option("--path", o->path, "Corpus file or folder (text), or a Brown folder");
+  info->add_option("--vocab-size", o->vocab, "BPE vocabulary size (default 8192)");
+  info->add_flag("--no-tokens", o->no_tokens, "Only read the corpus; do not train the tokenizer or build the cache");
+  info->callback([o] {
+    gllm::DataConfig cfg;
+    if (!o->config.empty()) cfg = gllm::RunConfig::load(o->config).data;
+    if (!o->corpus.empty()) cfg.corpus = o->corpus;
+    if (!o->path.empty()) cfg.corpus_path = o->path;
+    if (o->vocab) cfg.vocab_size = o->vocab;
+    gllm::DataConfig::schema().from_json(cfg, gllm::DataConfig::schema().to_json(cfg), "data");
+    auto t0 = std::chrono::steady_clock::now();
+    nlohmann::json j;
+    if (o->no_tokens) {
+      auto c = gllm::read_corpus(cfg);
+      j = {{"corpus", c.kind}, {"corpus_source", c.source}, {"documents", c.documents.size()},
+           {"sentences", c.sentences()}, {"words", c.words()}, {"bytes", c.bytes()},
+           {"corpus_hash", c.hash()}};
+    } else {
+      auto ds = gllm::open_dataset(cfg, [&](const std::string& line) {
+        if (!o->json) std::cerr << line << std::endl;
+      });
+      j = ds.info;
+      j["rebuilt"] = ds.rebuilt;
+      j["splits"] = {{"train", ds.splits.train.size()}, {"val", ds.splits.val.size()},
+                     {"heldout", ds.splits.heldout.size()}};
+      j["split_bytes"] = {{"train", ds.split_bytes("train")}, {"val", ds.split_bytes("val")},
+                          {"heldout", ds.split_bytes("heldout")}};
+    }
+    j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (o->json) {
+      gllm::cli::print_json(j);
+      return;
+    }
+    std::cout << "corpus      " << j.value("corpus", std::string()) << "\n"
+              << "documents   " << j["documents"] << "\n"
+              << "sentences   " << j["sentences"] << "\n"
+              << "words       " << j["words"] << "\n"
+              << "bytes       " << j["bytes"] << "\n";
+    if (j.contains("tokens")) {
+      std::cout << "tokens      " << j["tokens"] << " (vocab " << j["vocab_size"] << ")\n"
+                << "tokens/byte " << j["tokens_per_byte"].get<double>() << "\n"
+                << "splits      train " << j["splits"]["train"] << ", val " << j["splits"]["val"]
+                << ", held-out " << j["splits"]["heldout"] << " documents\n"
+                << "cache       " << j["cache_dir"].get<std::string>()
+                << (j["rebuilt"].get<bool>() ? " (built now)" : " (reused)") << "\n";
+    }
+    std::cout << "time        " << j["seconds"].get<double>() << " s" << std::endl;
+  });
 });
 
 }  // namespace

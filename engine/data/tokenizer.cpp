@@ -2,10 +2,12 @@
 // loading, encode/decode, the per-token byte-length table and the model fingerprint.
 #include "engine/data/tokenizer.h"
 
+#include <dlfcn.h>
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 #include <unordered_map>
 
@@ -14,10 +16,90 @@
 #include "engine/io/error.h"
 #include "engine/io/sha512.h"
 
+// Debian's libsentencepiece carries its own protobuf 3.14 and exports its symbols; LibTorch loads
+// the system protobuf 3.21. Linked together, the two clash while the program starts. So the
+// sentencepiece libraries are opened at first use with RTLD_LOCAL | RTLD_DEEPBIND (each binds to
+// its own protobuf, none enters the global scope). Processor methods are virtual and need no
+// symbol; the constructor and the trainer are looked up by name; util::Status's few out-of-line
+// members are defined below exactly as sentencepiece defines them (util.cc), so values it returns
+// are destroyed and printed here without its symbols.
+namespace sentencepiece {
+namespace util {
+struct Status::Rep {
+  StatusCode code;
+  std::string error_message;
+};
+Status::Status() {}
+Status::~Status() {}
+Status::Status(StatusCode code, absl::string_view error_message) : rep_(new Rep) {
+  rep_->code = code;
+  rep_->error_message = std::string(error_message);
+}
+Status::Status(const Status& s) : rep_((s.rep_ == nullptr) ? nullptr : new Rep(*s.rep_)) {}
+StatusCode Status::code() const { return rep_ == nullptr ? StatusCode::kOk : rep_->code; }
+std::string Status::ToString() const {
+  if (rep_ == nullptr) return "OK";
+  return "sentencepiece error " + std::to_string(static_cast<int>(rep_->code)) + ": " + rep_->error_message;
+}
+}  // namespace util
+}  // namespace sentencepiece
+
 namespace gllm {
 
+namespace {
+
+struct SpmLibrary {
+  using Ctor = void (*)(void*);
+  using Train = sentencepiece::util::Status (*)(const std::unordered_map<std::string, std::string>&,
+                                                sentencepiece::SentenceIterator*, std::string*);
+  Ctor ctor = nullptr;
+  Train train = nullptr;
+  std::string error;
+};
+
+const SpmLibrary& spm_library() {
+  static SpmLibrary lib;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const int flags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+    void* core = dlopen("libsentencepiece.so.0", flags);
+    if (!core) core = dlopen("libsentencepiece.so", flags);
+    void* train = dlopen("libsentencepiece_train.so.0", flags);
+    if (!train) train = dlopen("libsentencepiece_train.so", flags);
+    if (!core || !train) {
+      const char* e = dlerror();
+      lib.error = std::string("cannot load the sentencepiece libraries (") + (e ? e : "not found") +
+                  "); install libsentencepiece0 (scripts/setup does)";
+      return;
+    }
+    lib.ctor = reinterpret_cast<SpmLibrary::Ctor>(dlsym(core, "_ZN13sentencepiece22SentencePieceProcessorC1Ev"));
+    lib.train = reinterpret_cast<SpmLibrary::Train>(dlsym(
+        train,
+        "_ZN13sentencepiece20SentencePieceTrainer5TrainERKSt13unordered_mapINSt7__cxx1112basic_stringIcSt11char_"
+        "traitsIcESaIcEEES7_St4hashIS7_ESt8equal_toIS7_ESaISt4pairIKS7_S7_EEEPNS_16SentenceIteratorEPS7_"));
+    if (!lib.ctor || !lib.train) lib.error = "the sentencepiece library lacks the expected entry points; install libsentencepiece0 0.1.9x";
+  });
+  if (!lib.error.empty()) throw Error(lib.error);
+  return lib;
+}
+
+struct ProcessorDeleter {
+  void operator()(sentencepiece::SentencePieceProcessor* p) const { delete p; }  // virtual destructor
+};
+using ProcessorPtr = std::unique_ptr<sentencepiece::SentencePieceProcessor, ProcessorDeleter>;
+
+ProcessorPtr new_processor() {
+  const auto& lib = spm_library();
+  void* raw = ::operator new(sizeof(sentencepiece::SentencePieceProcessor));
+  lib.ctor(raw);
+  return ProcessorPtr(static_cast<sentencepiece::SentencePieceProcessor*>(raw));
+}
+
+}  // namespace
+
 struct Tokenizer::Impl {
-  sentencepiece::SentencePieceProcessor sp;
+  ProcessorPtr sp_owner = new_processor();
+  sentencepiece::SentencePieceProcessor& sp = *sp_owner;
   std::string model;
   std::string hash;
   std::vector<int32_t> token_bytes;
@@ -161,7 +243,7 @@ Tokenizer Tokenizer::train(const Corpus& corpus, int vocab_size, const std::stri
   };
   CorpusLines lines(corpus);
   std::string model;
-  auto st = sentencepiece::SentencePieceTrainer::Train(args, &lines, &model);
+  auto st = spm_library().train(args, &lines, &model);
   if (!st.ok())
     throw Error("tokenizer training failed: " + st.ToString() +
                 "; check that the corpus has enough text for vocab_size " + std::to_string(vocab_size));
