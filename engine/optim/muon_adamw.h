@@ -17,6 +17,21 @@
 
 namespace gllm::optim {
 
+// Readings of seed 001 fixed here (the text names the operations but not every detail):
+// - t in α_t = min(t/τ, 1)² is the 1-based update count of the tensor (of its Muon shape group for
+//   BiEq, of the table for Neumann-Gram), so the first update uses α = (1/τ)².
+// - BiEq "modulated by α_t" is a geometric homotopy: each row (then column) is divided by its RMS
+//   raised to α_t, M ← diag(r)^-α M, M ← M diag(c)^-α, two Gauss–Seidel passes, in fp32 on the
+//   Nesterov momentum just before Polar Express. α = 0 is plain Muon, α = 1 full equilibration.
+// - Neumann-Gram acts on the raw gradient before the AdamW moments: μ + U_w with μ the row mean,
+//   so the mean direction passes through untouched. With Table-Neumann (#3a) it acts on the visited
+//   per-occurrence mean gradients of each hashed table, before the table-RMS normalisation.
+// - FP32 embedding state: an fp32 master copy of a bf16 wte/value_embeds table plus fp32 moments
+//   (8 B/param over bf16 moments, Table 1b's +96.0/+160.0 MiB); bf16 state keeps the baseline's
+//   bf16 moments and updates the bf16 table directly.
+// - Progress p for the LR, weight-decay and cooldown schedules is step/steps, or with
+//   progress_skip = 11 the seed's min(max(step − 11, 0)/(953 − 11), 1).
+
 // One trainable tensor as the model lists it (GPT::tagged_parameters() maps 1:1; pass only trainable ones). Known group tags:
 //   matrix        2-D weights inside the blocks (c_q, c_k, c_v, c_proj, c_fc, ve_gate): Muon
 //   embedding     wte (V, d)                              AdamW, embedding_lr·s, Neumann-Gram
