@@ -551,8 +551,12 @@ std::vector<TaggedParameter> GPTImpl::tagged_parameters() const {
 void GPTImpl::project_grades() {
   torch::NoGradGuard no_grad;
   auto& P = *parts_;
-  if (P.attn_grades.defined()) P.attn_grades.clamp_(0.0, q_max_);
-  if (P.level_grades.defined()) P.level_grades.clamp_(0.0, q_max_);
+  // The largest float32 not above q_max, so λ^q ≤ C holds exactly for float32 grades too.
+  float hi = static_cast<float>(q_max_);
+  if (static_cast<double>(hi) > q_max_) hi = std::nextafter(hi, 0.0f);
+  const double top = P.attn_grades.defined() && P.attn_grades.scalar_type() == torch::kDouble ? q_max_ : hi;
+  if (P.attn_grades.defined()) P.attn_grades.clamp_(0.0, top);
+  if (P.level_grades.defined()) P.level_grades.clamp_(0.0, top);
   if (P.q_tau.defined()) P.q_tau.mul_(P.q_tau_mask);
 }
 
