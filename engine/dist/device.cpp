@@ -1,0 +1,143 @@
+// Device selection, the bf16 autocast scope and CUDA allocator statistics. CUDA-only calls compile
+// only when the build defines GLLM_WITH_CUDA (a CUDA LibTorch) and are guarded at run time too.
+#include "engine/dist/device.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+
+#include "engine/dist/process_group.h"
+#include "engine/io/error.h"
+
+#if defined(GLLM_WITH_CUDA) && __has_include(<c10/cuda/CUDACachingAllocator.h>)
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#define GLLM_DIST_CUDA_ALLOCATOR 1
+#endif
+
+// LibTorch 2.4 moved autocast to per-device-type calls; older releases (1.13 included) have the
+// CUDA-only set_enabled / set_autocast_gpu_dtype pair.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define GLLM_AUTOCAST_PER_DEVICE 1
+#endif
+
+namespace gllm::dist {
+namespace {
+
+bool autocast_enabled() {
+#ifdef GLLM_AUTOCAST_PER_DEVICE
+  return at::autocast::is_autocast_enabled(at::kCUDA);
+#else
+  return at::autocast::is_enabled();
+#endif
+}
+
+c10::ScalarType autocast_dtype() {
+#ifdef GLLM_AUTOCAST_PER_DEVICE
+  return at::autocast::get_autocast_dtype(at::kCUDA);
+#else
+  return at::autocast::get_autocast_gpu_dtype();
+#endif
+}
+
+void set_autocast(bool enabled, c10::ScalarType dtype) {
+#ifdef GLLM_AUTOCAST_PER_DEVICE
+  at::autocast::set_autocast_dtype(at::kCUDA, dtype);
+  at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+#else
+  at::autocast::set_autocast_gpu_dtype(dtype);
+  at::autocast::set_enabled(enabled);
+#endif
+}
+
+bool wants_autocast(const torch::Device& device, const std::string& dtype) {
+  if (dtype != "bf16" && dtype != "fp32")
+    throw Error("train.dtype is \"" + dtype + "\"; use \"fp32\" or \"bf16\"");
+  return device.is_cuda() && dtype == "bf16";
+}
+
+}  // namespace
+
+bool cuda_available() { return torch::cuda::is_available() && torch::cuda::device_count() > 0; }
+
+torch::Device select_device(const std::string& requested, int local_rank) {
+  if (requested == "cpu") return torch::Device(torch::kCPU);
+  if (requested != "cuda" && requested != "auto")
+    throw Error("train.device is \"" + requested + "\"; use \"auto\", \"cpu\" or \"cuda\"");
+  if (!cuda_available()) {
+    if (requested == "auto") return torch::Device(torch::kCPU);
+    throw Error(std::string("train.device is \"cuda\" but this LibTorch (") + TORCH_VERSION +
+                (torch_build().cuda_build ? ", built with CUDA" : ", a CPU-only build") +
+                ") sees no CUDA device; set train.device to \"cpu\" or \"auto\", or run on a GPU machine "
+                "with a CUDA LibTorch (scripts/device-check.sh)");
+  }
+  const int n = static_cast<int>(torch::cuda::device_count());
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank < 0 ? 0 : local_rank % n));
+}
+
+AutocastScope::AutocastScope(const torch::Device& device, const std::string& dtype) {
+  if (!wants_autocast(device, dtype)) return;
+  prev_enabled_ = autocast_enabled();
+  prev_dtype_ = autocast_dtype();
+  set_autocast(true, at::kBFloat16);
+  at::autocast::increment_nesting();
+  active_ = true;
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  // Leaving the outermost autocast region frees the cached bf16 weight casts.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  set_autocast(prev_enabled_, prev_dtype_);
+}
+
+bool enable_autocast_for_thread(const torch::Device& device, const std::string& dtype) {
+  if (!wants_autocast(device, dtype)) return false;
+  set_autocast(true, at::kBFloat16);
+  return true;
+}
+
+CudaMemory cuda_memory(int device_index) {
+  CudaMemory m;
+#ifdef GLLM_DIST_CUDA_ALLOCATOR
+  if (cuda_available()) {
+    auto s = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
+    const size_t all = static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE);
+    m.available = true;
+    m.allocated = s.allocated_bytes[all].current;
+    m.peak_allocated = s.allocated_bytes[all].peak;
+    m.reserved = s.reserved_bytes[all].current;
+    m.peak_reserved = s.reserved_bytes[all].peak;
+  }
+#else
+  (void)device_index;
+#endif
+  return m;
+}
+
+void reset_cuda_peak(int device_index) {
+#ifdef GLLM_DIST_CUDA_ALLOCATOR
+  if (cuda_available()) c10::cuda::CUDACachingAllocator::resetPeakStats(device_index);
+#else
+  (void)device_index;
+#endif
+}
+
+void cuda_synchronize() {
+  if (cuda_available()) torch::cuda::synchronize();
+}
+
+TorchBuild torch_build() {
+  TorchBuild b;
+  b.version = TORCH_VERSION;
+#ifdef GLLM_DIST_CUDA_ALLOCATOR
+  b.cuda_build = true;
+#endif
+  b.gloo = gloo_compiled();
+  b.nccl = nccl_compiled();
+#if TORCH_VERSION_MAJOR >= 2
+  b.sdpa = true;
+#endif
+  return b;
+}
+
+}  // namespace gllm::dist

@@ -1,0 +1,62 @@
+// Device selection (auto | cpu | cuda), the bf16 autocast scope for CUDA training with fp32 master
+// weights, and CUDA caching-allocator memory figures; CUDA-only parts are guarded at run time.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gllm::dist {
+
+// True when this LibTorch was built with CUDA and sees at least one device.
+bool cuda_available();
+
+// Resolves TrainConfig.device: "cpu", "cuda" (throws gllm::Error naming the fix when no CUDA device
+// is visible), "auto" (CUDA when available, else CPU). `local_rank` picks the GPU of a data-parallel
+// rank (cuda:local_rank modulo the device count).
+torch::Device select_device(const std::string& requested, int local_rank = 0);
+
+// Enables autocast for this thread while alive when the device is CUDA and `dtype` is "bf16":
+// matmuls and attention compute in bf16 while parameters, gradients and optimizer state stay fp32
+// (the baseline's mixed precision). A no-op on CPU or with "fp32". Restores the previous state.
+class AutocastScope {
+ public:
+  AutocastScope(const torch::Device& device, const std::string& dtype);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+  bool active() const { return active_; }
+
+ private:
+  bool active_ = false;
+  bool prev_enabled_ = false;
+  c10::ScalarType prev_dtype_ = c10::ScalarType::Half;
+};
+
+// Turns bf16 autocast on for the calling thread for the rest of its life (what a training worker
+// thread wants); returns whether it was turned on (CUDA and "bf16" only).
+bool enable_autocast_for_thread(const torch::Device& device, const std::string& dtype);
+
+// CUDA caching-allocator statistics of one device (bytes). `available` is false when this build has
+// no CUDA allocator or no device: then every figure is 0.
+struct CudaMemory {
+  bool available = false;
+  int64_t allocated = 0, peak_allocated = 0, reserved = 0, peak_reserved = 0;
+};
+CudaMemory cuda_memory(int device_index = 0);
+// Resets the peak counters of one device (no-op without CUDA).
+void reset_cuda_peak(int device_index = 0);
+// Waits for queued kernels of the current CUDA device (no-op without CUDA).
+void cuda_synchronize();
+
+// What this LibTorch offers for scaling: version, CUDA build, c10d backends compiled in here.
+struct TorchBuild {
+  std::string version;
+  bool cuda_build = false;  // compiled with GLLM_WITH_CUDA (CUDA allocator stats available)
+  bool gloo = false;        // c10d Gloo process groups
+  bool nccl = false;        // c10d NCCL process groups
+  bool sdpa = false;        // torch::scaled_dot_product_attention (LibTorch >= 2.0)
+};
+TorchBuild torch_build();
+
+}  // namespace gllm::dist

@@ -1,0 +1,251 @@
+// The GPU checks behind `gllm check gpu` and tests/gpu: each compares the device against an
+// independent reference (the CPU in fp32, fp32 against bf16, graded against compiled) with a bound.
+#include "engine/dist/gpu_check.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/dist/device.h"
+#include "engine/io/error.h"
+#include "engine/model/gpt.h"
+
+namespace gllm::dist {
+namespace {
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(3);
+  s << v;
+  return s.str();
+}
+
+CheckResult bounded(const std::string& name, const std::string& what, double value, double bound, nlohmann::json numbers) {
+  CheckResult r;
+  r.name = name;
+  r.status = std::isfinite(value) && value <= bound ? "pass" : "fail";
+  r.detail = what + " = " + fmt(value) + " (bound " + fmt(bound) + ")";
+  numbers["value"] = std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+  numbers["bound"] = bound;
+  r.numbers = std::move(numbers);
+  return r;
+}
+
+// A small graded GPT (EG-MHSA with random grades, hashed tables, value embeddings, one short window)
+// with weights perturbed away from the initialisation so every part matters.
+RunConfig check_config(int64_t T) {
+  RunConfig c;
+  c.model.depth = 0;
+  c.model.n_layer = 2;
+  c.model.n_embd = 64;
+  c.model.n_head = 2;
+  c.model.sequence_len = T;
+  c.model.vocab_size = 256;
+  c.model.oe_m = 61;
+  c.model.window_pattern = "SL";
+  c.grading.attention = true;
+  c.grading.head_grades = "random";
+  c.grading.random_seed = 7;
+  c.grading.clip = 4.0;
+  return RunConfig::from_json(c.to_json());
+}
+
+GPT make_model(const RunConfig& c) {
+  GPTOptions o;
+  o.seed = 11;
+  GPT m(c, o);
+  torch::NoGradGuard ng;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t(3));
+  for (auto& tp : m->tagged_parameters())
+    if (tp.group != "grades") tp.param.add_(torch::empty_like(tp.param).normal_(0.0, 0.05, gen));
+  return m;
+}
+
+GPT clone_to(const GPT& src, const RunConfig& c, const torch::Device& dev) {
+  GPTOptions o;
+  o.seed = 11;
+  GPT m(c, o);
+  {
+    torch::NoGradGuard ng;
+    m->load_state_tensors(src->state_tensors());
+  }
+  m->to(dev);
+  return m;
+}
+
+double rel_max(const torch::Tensor& a, const torch::Tensor& ref) {
+  auto r = ref.to(torch::kCPU, torch::kDouble);
+  auto d = (a.to(torch::kCPU, torch::kDouble) - r).abs().max().item<double>();
+  return d / std::max(1e-12, r.abs().max().item<double>());
+}
+
+#if TORCH_VERSION_MAJOR >= 2
+// (T, T) additive mask: 0 where 0 <= i - j <= window, −inf elsewhere.
+torch::Tensor window_mask(int64_t T, int64_t window, const torch::TensorOptions& opts) {
+  auto i = torch::arange(T, opts.dtype(torch::kLong)).unsqueeze(1);  // (T, 1)
+  auto j = torch::arange(T, opts.dtype(torch::kLong)).unsqueeze(0);  // (1, T)
+  auto keep = (j <= i).logical_and(i - j <= window);                    // (T, T)
+  return torch::zeros({T, T}, opts).masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+}
+#endif
+
+}  // namespace
+
+bool GpuCheckReport::passed() const {
+  for (const auto& c : checks)
+    if (c.status == "fail") return false;
+  return true;
+}
+
+nlohmann::json GpuCheckReport::to_json() const {
+  nlohmann::json j = {{"device", device}, {"passed", passed()}, {"checks", nlohmann::json::array()}};
+  if (!skipped.empty()) j["skipped"] = skipped;
+  for (const auto& c : checks)
+    j["checks"].push_back({{"name", c.name}, {"status", c.status}, {"detail", c.detail}, {"numbers", c.numbers}});
+  j["torch"] = torch_build().version;
+  return j;
+}
+
+GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
+  GpuCheckReport rep;
+  if (opt.device != "cuda" && opt.device != "cpu") throw Error("check device \"" + opt.device + "\"; use cuda or cpu");
+  if (opt.device == "cuda" && !cuda_available()) {
+    rep.skipped = "no CUDA device";
+    rep.device = "none";
+    return rep;
+  }
+  const torch::Device dev = opt.device == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  rep.device = dev.str();
+  // fp32 comparisons mean fp32: no TF32 tensor-core rounding on Ampere and later.
+  const bool tf32_cublas = at::globalContext().allowTF32CuBLAS();
+  const bool tf32_cudnn = at::globalContext().allowTF32CuDNN();
+  at::globalContext().setAllowTF32CuBLAS(false);
+  at::globalContext().setAllowTF32CuDNN(false);
+  const int64_t B = opt.batch, T = opt.seq_len;
+  RunConfig cfg = check_config(T);
+  GPT ref = make_model(cfg);  // CPU fp32 reference
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t(17));
+  auto idx = torch::randint(256, {B, T}, gen, torch::kLong);  // (B, T)
+  auto tgt = torch::randint(256, {B, T}, gen, torch::kLong);  // (B, T)
+
+  // 1. forward/backward on the device against the CPU.
+  {
+    GPT m = clone_to(ref, cfg, dev);
+    auto lc = ref->loss(idx, tgt);
+    lc.total.backward();
+    auto ld = m->loss(idx.to(dev), tgt.to(dev));
+    ld.total.backward();
+    const double dl = std::abs(ld.total.item<double>() - lc.total.item<double>()) / std::abs(lc.total.item<double>());
+    auto logits_c = ref->forward(idx).detach();
+    auto logits_d = m->forward(idx.to(dev)).detach();
+    const double dlog = rel_max(logits_d, logits_c);
+    double dgrad = 0;
+    std::string worst;
+    auto pc = ref->tagged_parameters(), pd = m->tagged_parameters();
+    for (size_t i = 0; i < pc.size(); ++i) {
+      if (!pc[i].param.grad().defined() || !pd[i].param.grad().defined()) continue;
+      double e = rel_max(pd[i].param.grad(), pc[i].param.grad());
+      if (e > dgrad) dgrad = e, worst = pc[i].name;
+    }
+    rep.checks.push_back(bounded("forward_backward_vs_cpu", "max relative |Δlogits|", dlog, 1e-4,
+                                 {{"loss_rel_diff", dl}, {"max_grad_rel_diff", dgrad}, {"worst_grad", worst}}));
+    rep.checks.back().detail += ", loss rel " + fmt(dl) + ", max grad rel " + fmt(dgrad) + " (" + worst + ")";
+    if (dgrad > 1e-3 || dl > 1e-5) rep.checks.back().status = "fail";
+  }
+
+  // 2. bf16 autocast loss: finite and close to fp32 on the same device.
+  {
+    GPT m = clone_to(ref, cfg, dev);
+    torch::NoGradGuard ng;
+    double l32 = m->loss(idx.to(dev), tgt.to(dev)).total.item<double>();
+    double l16;
+    bool active;
+    {
+      AutocastScope ac(dev, "bf16");
+      active = ac.active();
+      l16 = m->loss(idx.to(dev), tgt.to(dev)).total.item<double>();
+    }
+    double rel = std::abs(l16 - l32) / std::abs(l32);
+    auto r = bounded("bf16_autocast_loss", "|loss_bf16 − loss_fp32| / loss_fp32", rel, 2e-2,
+                     {{"loss_fp32", l32}, {"loss_bf16", std::isfinite(l16) ? nlohmann::json(l16) : nlohmann::json(nullptr)},
+                      {"autocast_active", active}});
+    if (!dev.is_cuda()) r.detail += " (CPU self-test: autocast applies to CUDA only)";
+    rep.checks.push_back(r);
+  }
+
+  // 3. compile-to-standard: the compiled standard transformer computes the same logits on the device.
+  {
+    GPT graded = clone_to(ref, cfg, torch::kCPU);
+    GPT standard = compile_to_standard(graded);
+    graded->to(dev);
+    standard->to(dev);
+    torch::NoGradGuard ng;
+    auto a = graded->eval_logits(idx.to(dev)), b = standard->eval_logits(idx.to(dev));
+    double d = (a - b).abs().max().item<double>();
+    rep.checks.push_back(bounded("compile_to_standard", "max |Δlogits|", d, 1e-4,
+                                 {{"logit_range", a.abs().max().item<double>()}}));
+  }
+
+  // 4. scaled_dot_product_attention with the sliding-window mask against masked softmax.
+  {
+#if TORCH_VERSION_MAJOR >= 2
+    auto o = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
+    auto q = torch::randn({2, 3, T, 16}, gen).to(dev);  // (B, H, T, Dh)
+    auto k = torch::randn({2, 3, T, 16}, gen).to(dev);
+    auto v = torch::randn({2, 3, T, 16}, gen).to(dev);
+    double worst = 0;
+    for (int64_t w : {int64_t(7), T - 1}) {
+      auto mask = window_mask(T, w, o);  // (T, T)
+      auto y = w >= T - 1 ? at::scaled_dot_product_attention(q, k, v, {}, 0.0, true)
+                          : at::scaled_dot_product_attention(q, k, v, mask, 0.0, false);
+      auto att = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / 4.0 + mask, -1);  // (B, H, T, T)
+      auto ref_y = torch::matmul(att, v);                                                  // (B, H, T, Dh)
+      worst = std::max(worst, (y - ref_y).abs().max().item<double>());
+    }
+    rep.checks.push_back(bounded("sdpa_vs_masked_softmax", "max |Δ| over window 7 and full causal", worst, 1e-4, {}));
+#else
+    rep.checks.push_back({"sdpa_vs_masked_softmax", "skipped",
+                          std::string("LibTorch ") + TORCH_VERSION + " has no scaled_dot_product_attention (needs 2.0)", {}});
+#endif
+  }
+
+  // 5. peak memory of a training step from the caching allocator.
+  {
+    if (dev.is_cuda()) {
+      cuda_synchronize();
+      reset_cuda_peak(dev.index());
+      auto before = cuda_memory(dev.index());
+      GPT m = clone_to(ref, cfg, dev);
+      {
+        AutocastScope ac(dev, "bf16");
+        m->loss(idx.to(dev), tgt.to(dev)).total.backward();
+      }
+      cuda_synchronize();
+      auto after = cuda_memory(dev.index());
+      CheckResult r{"cuda_peak_memory", "pass", "", {}};
+      if (!after.available) {
+        r.status = "fail";
+        r.detail = "this build has no CUDA allocator statistics (configure with -DGLLM_WITH_CUDA=1)";
+      } else {
+        double peak = after.peak_allocated / 1048576.0;
+        r.status = after.peak_allocated > before.allocated ? "pass" : "fail";
+        r.detail = "peak allocated " + fmt(peak) + " MiB, peak reserved " + fmt(after.peak_reserved / 1048576.0) +
+                   " MiB (must exceed the " + fmt(before.allocated / 1048576.0) + " MiB held before the step)";
+        r.numbers = {{"peak_allocated_mib", peak}, {"peak_reserved_mib", after.peak_reserved / 1048576.0},
+                     {"allocated_before_mib", before.allocated / 1048576.0}};
+      }
+      rep.checks.push_back(r);
+    } else {
+      rep.checks.push_back({"cuda_peak_memory", "skipped", "CPU self-test: no CUDA allocator", {}});
+    }
+  }
+  at::globalContext().setAllowTF32CuBLAS(tf32_cublas);
+  at::globalContext().setAllowTF32CuDNN(tf32_cudnn);
+  return rep;
+}
+
+}  // namespace gllm::dist
