@@ -105,6 +105,36 @@ std::vector<double> tau_of(const Eigen::MatrixXd& Z, const Eigen::VectorXd& w) {
 
 }  // namespace
 
+std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt, const std::vector<int>& type,
+                                               const Eigen::MatrixXd& Y, const Eigen::VectorXd& w, double ridge_rel) {
+  const int U = static_cast<int>(Zt.rows()), d = static_cast<int>(Zt.cols()), k = static_cast<int>(Y.cols());
+  Eigen::VectorXd c = Eigen::VectorXd::Zero(U);
+  Eigen::MatrixXd cy = Eigen::MatrixXd::Zero(U, k);
+  for (size_t i = 0; i < type.size(); ++i) {
+    if (w[i] == 0) continue;
+    c[type[i]] += w[i];
+    cy.row(type[i]) += w[i] * Y.row(i);
+  }
+  const double W = c.sum();
+  if (!(W > 0)) throw Error("ridge probe: no samples with positive weight");
+  Eigen::RowVectorXd zm = (c.transpose() * Zt) / W;
+  Eigen::RowVectorXd ym = cy.colwise().sum() / W;
+  Eigen::MatrixXd Zs = Zt.array().colwise() * c.cwiseSqrt().array();
+  Eigen::MatrixXd G = Eigen::MatrixXd::Zero(d, d);
+  G.selfadjointView<Eigen::Lower>().rankUpdate(Zs.transpose(), 1.0 / W);
+  G = G.selfadjointView<Eigen::Lower>();
+  G -= zm.transpose() * zm;  // (d, d) covariance
+  Eigen::MatrixXd B = (Zt.transpose() * cy) / W - zm.transpose() * ym;  // (d, k)
+  std::vector<std::vector<double>> out;
+  Eigen::VectorXd var = G.diagonal().cwiseMax(0);
+  double r = ridge_rel * var.sum() / d;
+  G.diagonal().array() += r > 0 ? r : 1e-12;
+  Eigen::MatrixXd Wt = G.llt().solve(B);
+  for (int j = 0; j < k; ++j) out.push_back(normalize(Wt.col(j).array().square().matrix()));
+  out.push_back(normalize(var));
+  return out;
+}
+
 int TypeEmbeddings::index(const std::string& w) const {
   auto it = rows.find(w);
   return it == rows.end() ? -1 : it->second;
@@ -242,6 +272,8 @@ namespace {
 
 // Per-token rows of one split: coordinates z = Pᵀ r (tokens × d), targets, sentence ids.
 struct SplitRows {
+  Eigen::MatrixXd Zt;              // distinct types of the split × d
+  std::vector<int> type;           // row → row of Zt
   Eigen::MatrixXd Z;
   Eigen::MatrixXd Y;               // tokens × kBrownLevels
   std::vector<int> sentence;       // row → sentence (0 … sentences−1)
@@ -277,10 +309,20 @@ SplitRows split_rows(const Corpus& corpus, const std::vector<uint32_t>& docs, co
   }
   r.Z.resize(types.size(), Pz.cols());
   r.Y.resize(types.size(), kBrownLevels);
+  std::unordered_map<int, int> local;
+  std::vector<int> global;
   for (size_t i = 0; i < types.size(); ++i) {
     r.Z.row(i) = Pz.row(types[i]);
     for (int k = 0; k < kBrownLevels; ++k) r.Y(i, k) = ys[i][k];
+    auto it = local.find(types[i]);
+    if (it == local.end()) {
+      it = local.emplace(types[i], static_cast<int>(global.size())).first;
+      global.push_back(types[i]);
+    }
+    r.type.push_back(it->second);
   }
+  r.Zt.resize(global.size(), Pz.cols());
+  for (size_t u = 0; u < global.size(); ++u) r.Zt.row(u) = Pz.row(global[u]);
   return r;
 }
 
@@ -399,7 +441,9 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
     throw Error("the validation / held-out documents have too few tokens for profiles at d = " + std::to_string(d) +
                 "; raise data.val_fraction / data.heldout_fraction");
   auto fit = [&](const SplitRows& r, const Eigen::VectorXd& w, std::vector<std::vector<double>>* per_target) {
-    auto alphas = probe_alphas(r.Z, r.Y, w, opt.ridge);
+    auto alphas = probe_by_type(r.Zt, r.type, r.Y, w, opt.ridge);
+    std::vector<double> tau = alphas.back();
+    alphas.pop_back();
     std::vector<double> a;
     if (main_target >= 0) {
       a = alphas[main_target];
@@ -411,7 +455,7 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
     if (per_target) *per_target = alphas;
     grading::Profiles p;
     p.alpha = a;
-    p.tau = tau_of(r.Z, w);
+    p.tau = tau;
     p.level_dims = dims;
     return p;
   };

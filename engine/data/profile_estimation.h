@@ -75,6 +75,12 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
 // Ridge probe in the basis: α̂_j = ŵ_j² / ‖ŵ‖² with ŵ = (ZᵀWZ + r·I)⁻¹ ZᵀW y on centred Z, y.
 std::vector<double> probe_alpha(const Eigen::MatrixXd& Z, const Eigen::VectorXd& y,
                                 const Eigen::VectorXd& weights, double ridge_rel);
+// The same probes and τ̂ when row i of Z is row type[i] of Zt (static type embeddings): the
+// weighted Gram matrix and cross moments are summed per type first, so a bootstrap resample costs
+// O(types · d²) instead of O(tokens · d²). Returns the α̂ of each column of Y, then τ̂ last.
+std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt, const std::vector<int>& type,
+                                               const Eigen::MatrixXd& Y, const Eigen::VectorXd& weights,
+                                               double ridge_rel);
 // τ̂_j = σ̂_j² / Σσ̂_k² of the columns of Z (weighted).
 std::vector<double> variance_tau(const Eigen::MatrixXd& Z, const Eigen::VectorXd& weights);
 

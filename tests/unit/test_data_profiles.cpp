@@ -73,6 +73,34 @@ class TestDataProfiles : public QObject {
     for (int j = 0; j < d; ++j) QVERIFY(std::fabs(t1[j] - t2[j]) < 1e-12);
   }
 
+  void aggregatedProbeEqualsDirect() {
+    // Rows that repeat 6 type vectors with random weights: per-type aggregation = the direct fit.
+    gllm::SplitMix64 rng(11);
+    auto u = [&] { return double(rng.next() >> 11) / 9007199254740992.0 - 0.5; };
+    const int U = 6, d = 4, n = 300;
+    Eigen::MatrixXd Zt(U, d);
+    for (int i = 0; i < U; ++i)
+      for (int j = 0; j < d; ++j) Zt(i, j) = u() * (j + 1);
+    std::vector<int> type(n);
+    Eigen::MatrixXd Z(n, d), Y(n, 2);
+    Eigen::VectorXd w(n);
+    for (int i = 0; i < n; ++i) {
+      type[i] = int(rng.below(U));
+      Z.row(i) = Zt.row(type[i]);
+      Y(i, 0) = u();
+      Y(i, 1) = Z(i, 2) + 0.1 * u();
+      w[i] = double(rng.below(3));
+    }
+    auto agg = gllm::probe_by_type(Zt, type, Y, w, 1e-3);
+    auto a0 = gllm::probe_alpha(Z, Y.col(0), w, 1e-3), a1 = gllm::probe_alpha(Z, Y.col(1), w, 1e-3);
+    auto tau = gllm::variance_tau(Z, w);
+    for (int j = 0; j < d; ++j) {
+      QVERIFY(std::fabs(agg[0][j] - a0[j]) < 1e-9);
+      QVERIFY(std::fabs(agg[1][j] - a1[j]) < 1e-9);
+      QVERIFY(std::fabs(agg[2][j] - tau[j]) < 1e-12);
+    }
+  }
+
   void pipelineOnFixture() {
     auto corpus = gllm::read_brown_corpus(gllm::test::fixture("brown_mini"));
     auto splits = gllm::split_documents(corpus.documents.size(), 0.2, 0.2, 1);
