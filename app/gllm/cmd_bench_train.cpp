@@ -1,0 +1,113 @@
+// `gllm bench train`: engine vs PyTorch eager training throughput on a preset, alternating rounds in
+// one invocation; prints tokens/s, ratio, GFLOP/s, peak fraction and writes bench/results/*.json.
+#include <iomanip>
+#include <iostream>
+
+#include "app/gllm/command_registry.h"
+#include "engine/bench/bench_report.h"
+#include "engine/bench/train_bench.h"
+#include "engine/config/run_config.h"
+#include "engine/io/error.h"
+
+namespace {
+
+struct Opts {
+  std::string preset = "tiny-cpu";
+  int steps = 10, warmup = 2, rounds = 3, threads = 0, gemm_n = 1024;
+  int64_t vocab = 0;
+  bool vs_python = false, json = false, profile = false, no_save = false, no_full_step = false;
+  std::string python, script, out_dir;
+};
+
+void print_text(const nlohmann::json& j, const std::string& saved) {
+  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+  const auto& c = j["config"];
+  std::cout << std::fixed << std::setprecision(0);
+  std::cout << "preset " << j["preset"].get<std::string>() << ": " << c["n_layer"] << " layers, width " << c["n_embd"]
+            << ", " << c["device_batch"] << "×" << c["sequence_len"] << " tokens/step, vocab " << c["vocab_size"]
+            << "; " << j["threads"] << " threads, " << j["rounds"] << " rounds × " << j["steps"] << " steps\n"
+            << "step: " << j["step"].get<std::string>() << "\n";
+  std::cout << "engine            " << num("engine_tokens_per_s") << " tok/s  " << std::setprecision(1)
+            << num("engine_gflops") << " GFLOP/s  (" << std::setprecision(1) << 100 * num("peak_fraction")
+            << " % of the " << std::setprecision(0) << num("gemm_peak_gflops") << " GFLOP/s GEMM peak)\n";
+  if (j.contains("ratio")) {
+    std::cout << "PyTorch eager     " << num("python_tokens_per_s") << " tok/s  " << std::setprecision(1)
+              << num("python_gflops") << " GFLOP/s  (" << 100 * num("python_peak_fraction") << " %; "
+              << j["python_implementation"].get<std::string>() << ")\n"
+              << std::setprecision(3) << "ratio (engine / PyTorch)  " << num("ratio") << "\n"
+              << std::setprecision(6) << "loss engine " << num("loss_engine") << ", PyTorch " << num("loss_python")
+              << ", reference " << num("loss_reference") << "\n";
+  }
+  if (j["full_step"].is_object())
+    std::cout << std::setprecision(0) << "engine full step with MuonAdamW  " << j["full_step"]["tokens_per_s"].get<double>()
+              << " tok/s (optimizer " << std::setprecision(1) << j["full_step"]["optimizer_ms"].get<double>() << " ms)\n";
+  std::cout << std::setprecision(1) << "engine phases (ms/step):";
+  for (auto& [k, v] : j["phases_ms"].items()) std::cout << " " << k << " " << v.get<double>();
+  std::cout << "\n";
+  if (j["profile"].is_object()) {
+    for (auto& [side, rows] : j["profile"].items()) {
+      std::cout << "top ops, " << side << " (self ms/step, calls/step):\n";
+      int n = 0;
+      for (const auto& r : rows) {
+        if (n++ >= 15) break;
+        std::cout << "  " << std::setw(8) << std::setprecision(2) << r["self_ms"].get<double>() << "  "
+                  << std::setw(5) << std::setprecision(0) << r["calls"].get<double>() << "  "
+                  << r["op"].get<std::string>() << "\n";
+      }
+    }
+  }
+  if (!saved.empty()) std::cout << "saved " << saved << "\n";
+  std::cout.flush();
+}
+
+gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
+  auto o = std::make_shared<Opts>();
+  auto* cmd = group.add_subcommand("train", "Training throughput: engine vs PyTorch eager (alternating rounds), GFLOP/s and GEMM-peak fraction");
+  cmd->add_option("--preset", o->preset, "Preset name or RunConfig JSON path")->capture_default_str();
+  cmd->add_option("--steps", o->steps, "Timed steps per side per round")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed steps before each side's timed steps")->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "Alternating rounds (medians are reported)")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Intra-op threads for both sides (0 = GLLM_THREADS or all cores)")->capture_default_str();
+  cmd->add_option("--vocab", o->vocab, "Vocabulary size (0 = the config's data.vocab_size); tokens are random")->capture_default_str();
+  cmd->add_option("--gemm-n", o->gemm_n, "Size N of the N×N fp32 GEMM measuring the peak (0 = skip)")->capture_default_str();
+  cmd->add_flag("--vs-python", o->vs_python, "Also run the PyTorch eager script (tests/python/bench_train_reference.py)");
+  cmd->add_option("--python", o->python, "Python interpreter with torch (default /usr/bin/python3)");
+  cmd->add_option("--script", o->script, "Path of bench_train_reference.py (default: the source tree's)");
+  cmd->add_flag("--profile", o->profile, "Op-level profile of both sides (self time per op)");
+  cmd->add_flag("--no-full-step", o->no_full_step, "Skip timing the engine's full step with MuonAdamW");
+  cmd->add_option("--out-dir", o->out_dir, "Folder for the result file (default: the source tree's bench/results)");
+  cmd->add_flag("--no-save", o->no_save, "Do not write a result file");
+  cmd->add_flag("--json", o->json, "Print the result as JSON");
+  cmd->callback([o] {
+    gllm::bench::TrainBenchOptions b;
+    b.config = gllm::RunConfig::load(gllm::resolve_preset_path(o->preset));
+    b.preset = o->preset;
+    b.steps = o->steps;
+    b.warmup = o->warmup;
+    b.rounds = o->rounds;
+    b.threads = o->threads;
+    b.vocab_size = o->vocab;
+    b.vs_python = o->vs_python;
+    b.python = o->python;
+    b.script = o->script;
+    b.profile = o->profile;
+    b.full_step = !o->no_full_step;
+    b.gemm_n = o->gemm_n;
+    if (o->gemm_n < 0) throw gllm::Error("--gemm-n must be ≥ 0");
+    auto j = gllm::bench::run_train_bench(b, [&](const std::string& s) {
+      if (!o->json) std::cout << s << std::endl;
+      else std::cerr << s << std::endl;
+    });
+    std::string saved;
+    if (!o->no_save) {
+      std::string name = b.config.name.empty() ? "run" : b.config.name;
+      saved = gllm::bench::write_result(o->out_dir.empty() ? gllm::bench::results_dir() : o->out_dir,
+                                        "train-" + name, j);
+      j["saved"] = saved;
+    }
+    if (o->json) gllm::cli::print_json(j);
+    else print_text(j, saved);
+  });
+});
+
+}  // namespace

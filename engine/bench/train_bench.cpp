@@ -1,0 +1,354 @@
+// `gllm bench train`: the engine's training step and the PyTorch eager script timed in alternating
+// rounds in one invocation, a GEMM peak from torch::mm, per-phase timers and an op-level profile.
+#include "engine/bench/train_bench.h"
+
+#include <torch/csrc/autograd/profiler_legacy.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "engine/bench/bench_report.h"
+#include "engine/io/error.h"
+#include "engine/io/subprocess.h"
+#include "engine/model/checkpoint_tensors.h"
+#include "engine/model/gpt.h"
+#include "engine/optim/muon_adamw.h"
+#include "engine/runtime/runtime.h"
+#include "engine/train/accounting.h"
+
+namespace gllm::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The trainer's mapping from model parameter groups to optimizer groups.
+std::string optimizer_group(const std::string& g) {
+  if (g == "level_proj") return "matrix";
+  if (g == "position") return "embedding";
+  return g;
+}
+
+// A scratch folder removed when the benchmark ends.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gllm-bench-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw Error("cannot create a scratch folder in " + std::filesystem::temp_directory_path().string() + "; set TMPDIR to a writable folder");
+    path = tmpl;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// Self time per op name (children subtracted) from the legacy profiler's push/pop events.
+std::vector<nlohmann::json> aggregate_profile(const torch::autograd::profiler::thread_event_lists& lists, int steps) {
+  using torch::autograd::profiler::EventKind;
+  using torch::autograd::profiler::LegacyEvent;
+  struct Acc {
+    double self_us = 0;
+    int64_t calls = 0;
+  };
+  std::map<std::string, Acc> acc;
+  for (const auto& list : lists) {
+    struct Open {
+      const LegacyEvent* ev;
+      double child_us;
+    };
+    std::vector<Open> stack;
+    for (const auto& ev : list) {
+      if (ev.kind() == EventKind::PushRange) {
+        stack.push_back({&ev, 0.0});
+      } else if (ev.kind() == EventKind::PopRange && !stack.empty()) {
+        Open o = stack.back();
+        stack.pop_back();
+        const double total = o.ev->cpuElapsedUs(ev);
+        auto& a = acc[o.ev->name()];
+        a.self_us += total - o.child_us;
+        a.calls += 1;
+        if (!stack.empty()) stack.back().child_us += total;
+      }
+    }
+  }
+  std::vector<std::pair<std::string, Acc>> rows(acc.begin(), acc.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.self_us > b.second.self_us; });
+  std::vector<nlohmann::json> out;
+  for (size_t i = 0; i < rows.size() && i < 25; ++i)
+    out.push_back({{"op", rows[i].first},
+                   {"self_ms", rows[i].second.self_us / 1000.0 / steps},
+                   {"calls", static_cast<double>(rows[i].second.calls) / steps}});
+  return out;
+}
+
+nlohmann::json parse_python_output(const ProcessResult& r, const std::string& what) {
+  if (r.exit_code != 0)
+    throw Error("the PyTorch reference (" + what + ") failed with exit code " + std::to_string(r.exit_code) +
+                ":\n" + r.output + "\nCheck that the interpreter has torch (--python) or run without --vs-python");
+  std::istringstream in(r.output);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] == '{') last = line;
+  try {
+    return nlohmann::json::parse(last);
+  } catch (const nlohmann::json::exception&) {
+    throw Error("the PyTorch reference (" + what + ") printed no JSON result:\n" + r.output);
+  }
+}
+
+}  // namespace
+
+TrainSummary summarize_rounds(const std::vector<TrainRound>& rounds, double flops_per_token, double peak) {
+  std::vector<double> e, p;
+  for (const auto& r : rounds) {
+    e.push_back(r.engine_tokens_per_s);
+    if (r.python_tokens_per_s > 0) p.push_back(r.python_tokens_per_s);
+  }
+  TrainSummary s;
+  s.engine_tokens_per_s = e.empty() ? 0 : median(e);
+  s.python_tokens_per_s = p.empty() ? 0 : median(p);
+  s.ratio = s.python_tokens_per_s > 0 ? s.engine_tokens_per_s / s.python_tokens_per_s : 0;
+  s.engine_gflops = s.engine_tokens_per_s * flops_per_token / 1e9;
+  s.python_gflops = s.python_tokens_per_s * flops_per_token / 1e9;
+  s.peak_fraction = peak > 0 ? s.engine_gflops / peak : 0;
+  s.python_peak_fraction = peak > 0 ? s.python_gflops / peak : 0;
+  return s;
+}
+
+double measure_gemm_gflops(int n, int repeats) {
+  torch::NoGradGuard ng;
+  auto a = torch::randn({n, n});
+  auto b = torch::randn({n, n});
+  auto c = torch::empty({n, n});
+  torch::mm_out(c, a, b);  // warm-up
+  std::vector<double> rates;
+  for (int i = 0; i < repeats; ++i) {
+    auto t0 = Clock::now();
+    torch::mm_out(c, a, b);
+    double s = seconds_since(t0);
+    rates.push_back(2.0 * n * static_cast<double>(n) * n / s / 1e9);
+  }
+  return median(rates);
+}
+
+nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<void(const std::string&)>& log_fn) {
+  auto log = [&](const std::string& s) {
+    if (log_fn) log_fn(s);
+  };
+  if (o.steps < 1) throw Error("--steps must be at least 1");
+  if (o.rounds < 1) throw Error("--rounds must be at least 1");
+  if (o.warmup < 0) throw Error("--warmup must be ≥ 0");
+  const int threads = configure_threads(o.threads);
+  RunConfig c = o.config;
+  c.train.device = "cpu";
+  int64_t vocab = o.vocab_size > 0 ? o.vocab_size : (c.model.vocab_size > 0 ? c.model.vocab_size : c.data.vocab_size);
+  if (vocab <= 0) throw Error("the config has no vocabulary size (data.vocab_size); pass --vocab");
+  const int64_t B = c.train.device_batch, T = c.model.sequence_len;
+  const int64_t tokens_per_step = B * T;
+  const CostEstimate cost = estimate_cost(c, vocab);
+
+  torch::manual_seed(c.train.seed);
+  GPTOptions mo;
+  mo.vocab_size = vocab;
+  mo.seed = c.train.seed;
+  GPT model(c, mo);
+  model->train();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(c.train.seed) + 1);
+  auto x = torch::randint(vocab, {B, T}, gen, torch::kLong);  // (B, T)
+  auto y = torch::randint(vocab, {B, T}, gen, torch::kLong);  // (B, T)
+
+  ScratchDir scratch;
+  const std::string model_path = scratch.path + "/model.safetensors";
+  const std::string batch_path = scratch.path + "/batch.safetensors";
+  save_model(model, model_path);
+  write_tensor_file(batch_path, {{"idx", x}, {"targets", y}});
+  const std::string python = o.python.empty() ? default_python() : o.python;
+  const std::string script = o.vs_python ? (o.script.empty() ? reference_script("bench_train_reference.py") : o.script) : "";
+
+  std::vector<torch::Tensor> params;
+  for (const auto& p : model->parameters())
+    if (p.requires_grad()) params.push_back(p);
+  auto zero_grads = [&] {
+    for (auto& p : params) p.mutable_grad() = torch::Tensor();
+  };
+  torch::Tensor last_loss;
+  auto engine_step = [&] {
+    LossParts parts = model->loss(x, y);
+    parts.total.backward();
+    zero_grads();
+    last_loss = parts.total.detach();
+  };
+  auto time_engine = [&](int steps, int warmup) {
+    for (int i = 0; i < warmup; ++i) engine_step();
+    std::vector<double> t;
+    for (int i = 0; i < steps; ++i) {
+      auto t0 = Clock::now();
+      engine_step();
+      t.push_back(seconds_since(t0));
+    }
+    return static_cast<double>(tokens_per_step) / median(t);
+  };
+  auto run_python = [&](int steps, int warmup, bool profile) {
+    std::vector<std::string> argv{python, script, model_path, batch_path, "--steps", std::to_string(steps),
+                                  "--warmup", std::to_string(warmup), "--threads", std::to_string(threads)};
+    if (profile) argv.push_back("--profile");
+    return parse_python_output(run_process(argv), python + " " + script);
+  };
+
+  // The engine's loss on the exported weights (before any timing) for the equivalence check.
+  double loss_engine = 0;
+  {
+    torch::NoGradGuard ng;
+    loss_engine = model->loss(x, y).total.item<double>();
+  }
+
+  std::vector<TrainRound> rounds;
+  std::vector<double> peaks;
+  nlohmann::json py_last, rounds_json = nlohmann::json::array();
+  for (int r = 0; r < o.rounds; ++r) {
+    TrainRound tr;
+    if (o.gemm_n > 0) peaks.push_back(measure_gemm_gflops(o.gemm_n));
+    tr.engine_tokens_per_s = time_engine(o.steps, o.warmup);
+    if (o.vs_python) {
+      py_last = run_python(o.steps, o.warmup, false);
+      tr.python_tokens_per_s = py_last.at("tokens_per_s").get<double>();
+    }
+    rounds.push_back(tr);
+    nlohmann::json rj = {{"engine_tokens_per_s", tr.engine_tokens_per_s}};
+    if (o.vs_python) {
+      rj["python_tokens_per_s"] = tr.python_tokens_per_s;
+      rj["ratio"] = tr.engine_tokens_per_s / tr.python_tokens_per_s;
+    }
+    if (!peaks.empty()) rj["gemm_gflops"] = peaks.back();
+    rounds_json.push_back(rj);
+    std::ostringstream line;
+    line << "round " << (r + 1) << "/" << o.rounds << ": engine " << std::lround(tr.engine_tokens_per_s) << " tok/s";
+    if (o.vs_python) line << ", PyTorch " << std::lround(tr.python_tokens_per_s) << " tok/s";
+    if (!peaks.empty()) line << ", GEMM " << std::lround(peaks.back()) << " GFLOP/s";
+    log(line.str());
+  }
+  const double peak = peaks.empty() ? 0 : median(peaks);
+  const TrainSummary s = summarize_rounds(rounds, cost.flops_per_token, peak);
+
+  // Where the engine's step goes: forward (incl. loss), backward, gradient reset.
+  std::vector<double> f_ms, b_ms, z_ms;
+  for (int i = 0; i < std::max(3, o.steps); ++i) {
+    auto t0 = Clock::now();
+    LossParts parts = model->loss(x, y);
+    auto t1 = Clock::now();
+    parts.total.backward();
+    auto t2 = Clock::now();
+    zero_grads();
+    auto t3 = Clock::now();
+    f_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    b_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    z_ms.push_back(std::chrono::duration<double, std::milli>(t3 - t2).count());
+  }
+  nlohmann::json phases = {{"forward", median(f_ms)}, {"backward", median(b_ms)}, {"zero_grad", median(z_ms)}};
+
+  nlohmann::json full = nullptr;
+  if (o.full_step) {
+    std::vector<optim::TaggedParam> tp;
+    for (const auto& t : model->tagged_parameters())
+      if (t.trainable) tp.push_back({t.name, t.param, optimizer_group(t.group)});
+    optim::MuonAdamWOptions oo;
+    oo.grade_lr = c.grading.grade_lr;
+    const int n = std::max(3, o.steps);
+    optim::MuonAdamW opt(c.optim, model->width(), n + 1 + o.warmup, std::move(tp), oo);
+    std::vector<double> step_s, opt_ms;
+    for (int i = 0; i < n + o.warmup; ++i) {
+      auto t0 = Clock::now();
+      LossParts parts = model->loss(x, y);
+      parts.total.backward();
+      auto t1 = Clock::now();
+      opt.step(i);
+      opt.zero_grad();
+      {
+        torch::NoGradGuard ng;
+        model->project_grades();
+      }
+      if (i >= o.warmup) {
+        step_s.push_back(seconds_since(t0));
+        opt_ms.push_back(1000.0 * seconds_since(t1));
+      }
+    }
+    full = {{"tokens_per_s", tokens_per_step / median(step_s)}, {"optimizer_ms", median(opt_ms)}};
+    phases["optimizer"] = median(opt_ms);
+  }
+
+  nlohmann::json profile = nullptr;
+  if (o.profile) {
+    // The full-step timing above changed the weights; op costs depend only on the shapes.
+    const int n = 3;
+    engine_step();
+    torch::autograd::profiler::thread_event_lists lists;
+    {
+      torch::profiler::impl::ProfilerConfig cfg(torch::profiler::impl::ProfilerState::CPU);
+      torch::autograd::profiler::enableProfilerLegacy(cfg);
+      for (int i = 0; i < n; ++i) engine_step();
+      lists = torch::autograd::profiler::disableProfilerLegacy();
+    }
+    profile = {{"engine", aggregate_profile(lists, n)}};
+    if (o.vs_python) {
+      auto pj = run_python(n, 1, true);
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& row : pj.at("profile"))
+        rows.push_back({{"op", row[0]}, {"self_ms", row[1]}, {"calls", row[2]}});
+      profile["python"] = rows;
+    }
+  }
+
+  nlohmann::json j;
+  j["kind"] = "train";
+  j["preset"] = o.preset;
+  j["config"] = {{"name", c.name},
+                 {"n_layer", c.model.layers()},
+                 {"n_embd", c.model.width()},
+                 {"n_head", c.model.heads()},
+                 {"sequence_len", T},
+                 {"device_batch", B},
+                 {"vocab_size", vocab},
+                 {"graded_attention", c.grading.attention}};
+  j["step"] = "forward + loss + backward + zero_grad";
+  j["steps"] = o.steps;
+  j["warmup"] = o.warmup;
+  j["rounds"] = o.rounds;
+  j["threads"] = threads;
+  j["tokens_per_step"] = tokens_per_step;
+  j["rounds_detail"] = rounds_json;
+  j["engine_tokens_per_s"] = s.engine_tokens_per_s;
+  j["flops_per_token"] = cost.flops_per_token;
+  j["engine_gflops"] = s.engine_gflops;
+  j["gemm_n"] = o.gemm_n;
+  j["gemm_peak_gflops"] = peak;
+  j["peak_fraction"] = s.peak_fraction;
+  j["loss_engine"] = loss_engine;
+  if (o.vs_python) {
+    j["python_tokens_per_s"] = s.python_tokens_per_s;
+    j["ratio"] = s.ratio;
+    j["python_gflops"] = s.python_gflops;
+    j["python_peak_fraction"] = s.python_peak_fraction;
+    j["loss_python"] = py_last.value("loss", NAN);
+    j["loss_reference"] = py_last.value("reference_loss", NAN);
+    j["loss_abs_diff"] = std::abs(loss_engine - py_last.value("loss", NAN));
+    j["python_implementation"] = py_last.value("implementation", "");
+    j["python_torch_version"] = py_last.value("torch_version", "");
+    j["python_threads"] = py_last.value("threads", 0);
+    j["python_blas"] = py_last.value("blas", "");
+  }
+  j["full_step"] = full;
+  j["phases_ms"] = phases;
+  j["profile"] = profile;
+  j["machine"] = machine_info();
+  return j;
+}
+
+}  // namespace gllm::bench

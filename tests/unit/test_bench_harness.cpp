@@ -1,0 +1,158 @@
+// The benchmark harness computes what it reports: medians, ratio, GFLOP/s and peak fraction from the
+// recorded rounds; the engine and the PyTorch eager script agree on the loss; the result JSON has its fields.
+// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
+#include "engine/bench/attention_bench.h"
+#include "engine/bench/bench_report.h"
+#include "engine/bench/train_bench.h"
+#include "engine/train/accounting.h"
+#include <QtTest>
+
+#include <cmath>
+
+#include "tests/support/test_support.h"
+
+using namespace gllm;
+
+namespace {
+
+RunConfig tiny_config() {
+  RunConfig c;
+  c.name = "bench-test";
+  c.model.depth = 0;
+  c.model.n_layer = 2;
+  c.model.n_embd = 32;
+  c.model.n_head = 2;
+  c.model.sequence_len = 16;
+  c.model.window_pattern = "SL";
+  c.grading.attention = true;
+  c.grading.head_grades = "random";
+  c.train.device_batch = 2;
+  c.data.vocab_size = 64;
+  return c;
+}
+
+bool close_rel(double a, double b, double tol = 1e-12) { return std::abs(a - b) <= tol * std::max(std::abs(a), std::abs(b)); }
+
+}  // namespace
+
+class TestBenchHarness : public QObject {
+  Q_OBJECT
+ private slots:
+  void median_of_odd_and_even() {
+    QCOMPARE(bench::median({3, 1, 2}), 2.0);
+    QCOMPARE(bench::median({4, 1, 3, 2}), 2.5);
+    QVERIFY(std::isnan(bench::median({})));
+  }
+
+  void summary_from_rounds() {
+    std::vector<bench::TrainRound> r{{100, 50}, {300, 80}, {200, 400}};
+    auto s = bench::summarize_rounds(r, 1e6, 2.0);  // 1 MFLOP per token, 2 GFLOP/s peak
+    QCOMPARE(s.engine_tokens_per_s, 200.0);
+    QCOMPARE(s.python_tokens_per_s, 80.0);
+    QCOMPARE(s.ratio, 2.5);
+    QVERIFY(close_rel(s.engine_gflops, 0.2));
+    QVERIFY(close_rel(s.python_gflops, 0.08));
+    QVERIFY(close_rel(s.peak_fraction, 0.1));
+    QVERIFY(close_rel(s.python_peak_fraction, 0.04));
+    auto e = bench::summarize_rounds({{100, 0}}, 1e6, 0);  // engine only, no peak
+    QCOMPARE(e.ratio, 0.0);
+    QCOMPARE(e.peak_fraction, 0.0);
+  }
+
+  void paired_overhead_is_median_of_ratios() {
+    // ratios 1.1, 1.0, 1.5 → median 1.1 → overhead 0.1 (not the ratio of medians, 1.2/1.0)
+    QVERIFY(close_rel(bench::paired_overhead({1.1, 2.0, 1.5}, {1.0, 2.0, 1.0}), 0.1, 1e-9));
+    QVERIFY_THROWS_EXCEPTION(std::exception, bench::paired_overhead({1.0}, {}));
+  }
+
+  void train_bench_reports_consistent_figures() {
+    const std::string py = test::torch_python();
+    bench::TrainBenchOptions o;
+    o.config = tiny_config();
+    o.preset = "inline";
+    o.steps = 2;
+    o.warmup = 1;
+    o.rounds = 3;
+    o.threads = 1;
+    o.gemm_n = 64;
+    o.profile = true;
+    o.vs_python = !py.empty();
+    o.python = py;
+    auto j = bench::run_train_bench(o);
+    for (const char* k : {"engine_tokens_per_s", "flops_per_token", "engine_gflops", "gemm_peak_gflops", "peak_fraction",
+                          "rounds_detail", "phases_ms", "full_step", "machine", "loss_engine", "tokens_per_step"})
+      QVERIFY2(j.contains(k), k);
+    QCOMPARE(j["tokens_per_step"].get<int64_t>(), int64_t(2 * 16));
+    QCOMPARE(j["flops_per_token"].get<double>(), estimate_cost(o.config, 64).flops_per_token);
+    std::vector<double> e, p, g;
+    for (const auto& r : j["rounds_detail"]) {
+      e.push_back(r["engine_tokens_per_s"].get<double>());
+      g.push_back(r["gemm_gflops"].get<double>());
+      if (o.vs_python) {
+        p.push_back(r["python_tokens_per_s"].get<double>());
+        QVERIFY(close_rel(r["ratio"].get<double>(), e.back() / p.back()));
+      }
+    }
+    QCOMPARE(e.size(), size_t(3));
+    const double ev = j["engine_tokens_per_s"].get<double>();
+    QCOMPARE(ev, bench::median(e));
+    QCOMPARE(j["gemm_peak_gflops"].get<double>(), bench::median(g));
+    QVERIFY(close_rel(j["engine_gflops"].get<double>(), ev * j["flops_per_token"].get<double>() / 1e9));
+    QVERIFY(close_rel(j["peak_fraction"].get<double>(), j["engine_gflops"].get<double>() / bench::median(g)));
+    QVERIFY(j["machine"]["cores"].get<int>() >= 1);
+    QVERIFY(!j["machine"]["torch_version"].get<std::string>().empty());
+    QVERIFY(j["profile"]["engine"].size() > 0);
+    bool saw_mm = false;
+    for (const auto& r : j["profile"]["engine"]) saw_mm |= r["op"].get<std::string>().find("mm") != std::string::npos;
+    QVERIFY2(saw_mm, "the engine profile lists no matrix product");
+    if (!o.vs_python) QSKIP("no Python with torch: the PyTorch side was not run");
+    const double pv = j["python_tokens_per_s"].get<double>();
+    QCOMPARE(pv, bench::median(p));
+    QVERIFY(close_rel(j["ratio"].get<double>(), ev / pv));
+    QCOMPARE(j["python_implementation"].get<std::string>(), std::string("eager"));
+    QCOMPARE(j["python_threads"].get<int>(), 1);
+    // The two sides compute the same objective on the same weights and batch.
+    const double le = j["loss_engine"].get<double>();
+    QVERIFY2(std::abs(le - j["loss_python"].get<double>()) < 1e-4 * std::max(1.0, std::abs(le)),
+             ("engine " + std::to_string(le) + " vs eager " + std::to_string(j["loss_python"].get<double>())).c_str());
+    QVERIFY(std::abs(le - j["loss_reference"].get<double>()) < 1e-4 * std::max(1.0, std::abs(le)));
+    QVERIFY(j["profile"]["python"].size() > 0);
+  }
+
+  void attention_bench_grid_shape() {
+    bench::AttentionBenchOptions o;
+    o.lengths = {8, 16, 2048};
+    o.widths = {8};
+    o.head_dim = 4;
+    o.repeats = 1;
+    o.threads = 1;
+    o.compiled_config = tiny_config();
+    o.preset = "inline";
+    o.compiled_batch = 1;
+    auto j = bench::run_attention_bench(o);
+    QCOMPARE(j["schema"].get<std::string>(), std::string("gllm-bench-attention-1"));
+    QCOMPARE(j["overhead"].size(), size_t(1));
+    QCOMPARE(j["overhead"][0].size(), size_t(3));
+    for (size_t c = 0; c < 3; ++c) {
+      const double s = j["standard_ms"][0][c].get<double>(), g = j["graded_ms"][0][c].get<double>();
+      QVERIFY(s > 0 && g > 0);
+      // One repetition: the overhead is exactly that pair's ratio − 1, and medians are the pair itself.
+      QVERIFY(close_rel(1.0 + j["overhead"][0][c].get<double>(), g / s, 1e-9));
+    }
+    QVERIFY(j["overhead_at_target"].contains("8"));
+    QCOMPARE(j["meets_target"].get<bool>(), j["overhead"][0][2].get<double>() <= 0.03);
+    const auto& c = j["compiled"];
+    QVERIFY(c["max_abs_logit_diff"].get<double>() < 1e-3);  // the compiled model computes the graded logits
+    QVERIFY(close_rel(c["ratio"].get<double>(), c["compiled_ms"].get<double>() / c["standard_ms"].get<double>(), 1e-9) ||
+            o.repeats > 1);
+    QVERIFY_THROWS_EXCEPTION(std::exception, [] {
+      bench::AttentionBenchOptions bad;
+      bad.widths = {30};
+      bad.head_dim = 4;
+      bench::run_attention_bench(bad);
+    }());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestBenchHarness)
+#include "test_bench_harness.moc"
