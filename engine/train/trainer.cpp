@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -18,6 +19,9 @@
 
 #include "engine/data/bpb.h"
 #include "engine/data/dataset.h"
+#include "engine/dist/device.h"
+#include "engine/dist/launcher.h"
+#include "engine/dist/process_group.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
@@ -55,6 +59,26 @@ int64_t env_int(const char* name) {
   return v && *v ? std::atoll(v) : 0;
 }
 
+// The corpus unigram entropy in bits per byte: Σ −log₂ p(t) over the train split's tokens, with p
+// the split's own token frequencies, divided by its UTF-8 bytes — the BPB of the best context-free
+// model, which a trained LM must beat clearly.
+double unigram_bpb(const Dataset& data) {
+  std::vector<double> counts(static_cast<size_t>(data.tokenizer.vocab_size()), 0.0);
+  double n = 0;
+  for (uint32_t doc : data.splits.train) {
+    auto v = data.shard->document(doc);
+    for (size_t i = 0; i < v.size; ++i) {
+      if (v.data[i] < counts.size()) counts[v.data[i]] += 1;
+      n += 1;
+    }
+  }
+  double bits = 0;
+  for (double c : counts)
+    if (c > 0) bits -= c * std::log2(c / n);
+  double bytes = static_cast<double>(data.split_bytes("train"));
+  return bytes > 0 ? bits / bytes : NAN;
+}
+
 // Everything one run segment (a start or a resume) holds.
 struct Session {
   RunConfig config;
@@ -70,7 +94,14 @@ struct Session {
   std::unique_ptr<optim::MuonAdamW> opt;
   std::unique_ptr<PackingLoader> train_loader;
   std::vector<std::string> oe_table_names;
+  std::vector<int64_t> oe_table_rows;
+  // Data parallel (engine/dist): one context per process; single-process when not launched.
+  std::unique_ptr<dist::Context> dist;
+  dist::BatchPlan plan;
+  std::vector<torch::Tensor> grad_params;
+  dist::VisitCounts visits;
   CostEstimate cost;
+  double unigram = NAN;
 
   int64_t step = 0;            // optimizer steps done
   int64_t tokens = 0;          // training tokens consumed
@@ -85,6 +116,7 @@ struct Session {
 
   explicit Session(std::string dir) : store(std::move(dir)) {}
 
+  bool writer() const { return !dist || dist->is_writer(); }  // only rank 0 writes the run folder
   double wall() const { return wall_offset + seconds_since(t0); }
   double tokens_per_s() const { return train_seconds > 0 ? segment_tokens / train_seconds : 0.0; }
   void log(const std::string& line) {
@@ -93,17 +125,19 @@ struct Session {
 
   void setup() {
     configure_threads(config.train.threads);
-    const std::string& dev = config.train.device;
-    cuda = dev == "cuda" || (dev == "auto" && torch::cuda::is_available());
-    if (cuda && !torch::cuda::is_available())
-      throw Error("train.device is \"cuda\" but this LibTorch sees no CUDA device; set train.device to \"cpu\" or \"auto\"");
-    device = cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-    if (cuda && config.train.dtype == "bf16") {
-      // Autocast state is thread-local: this worker computes in bf16 with fp32 master weights.
-      at::autocast::set_enabled(true);
-      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-    }
+    const dist::DistOptions dopt = dist::options_from_env();
+    device = dist::select_device(config.train.device, dopt.local_rank);
+    cuda = device.is_cuda();
+    // Autocast state is thread-local: this worker computes in bf16 with fp32 master weights.
+    dist::enable_autocast_for_thread(device, config.train.dtype);
+    dist = dist::Context::from_env(device);
+    plan = dist::plan_batch(config.train.device_batch, config.train.grad_accum, dist->world_size(), dist->rank());
+    if (dist->distributed())
+      log("data parallel: rank " + std::to_string(dist->rank()) + " of " + std::to_string(dist->world_size()) + " (" +
+          dist->backend() + "), " + (plan.split_rows ? "rows split" : "micro-steps split") + " of the same global batch");
+    if (!writer()) dist->barrier();  // rank 0 builds the tokenizer and token cache first
     data = std::make_unique<Dataset>(open_dataset(config.data, [this](const std::string& s) { log(s); }));
+    if (writer()) dist->barrier();
     int64_t vocab = data->tokenizer.vocab_size();
     GPTOptions mo;
     mo.vocab_size = vocab;
@@ -111,11 +145,20 @@ struct Session {
     torch::manual_seed(config.train.seed);
     model = GPT(config, mo);
     model->to(device);
+    if (dist->distributed()) {
+      std::vector<torch::Tensor> all = model->parameters();
+      for (const auto& b : model->buffers()) all.push_back(b);
+      dist->broadcast(all, 0);  // every rank starts from rank 0's weights
+    }
     std::vector<optim::TaggedParam> params;
     for (const auto& tp : model->tagged_parameters()) {
       if (!tp.trainable) continue;
       params.push_back({tp.name, tp.param, optimizer_group(tp.group)});
-      if (tp.group == "oe_table") oe_table_names.push_back(tp.name);
+      grad_params.push_back(tp.param);
+      if (tp.group == "oe_table") {
+        oe_table_names.push_back(tp.name);
+        oe_table_rows.push_back(tp.param.size(0));
+      }
     }
     optim::MuonAdamWOptions oo;
     oo.grade_lr = config.grading.grade_lr;
@@ -125,11 +168,17 @@ struct Session {
                                                                 PackingLoader::Mode::Train,
                                                                 static_cast<uint64_t>(config.train.seed)));
     cost = estimate_cost(config, vocab);
+    unigram = unigram_bpb(*data);
+    char line[160];
+    std::snprintf(line, sizeof line, "data: %zu train / %zu val / %zu held-out documents; unigram entropy %.4f bits/byte",
+                  data->splits.train.size(), data->splits.val.size(), data->splits.heldout.size(), unigram);
+    log(line);
   }
 
   // ----- checkpoints -----
 
   void save_checkpoint() {
+    if (!writer()) return;
     make_directories(store.checkpoints_dir());
     TensorMap weights;
     for (const auto& [name, t] : model->state_tensors()) weights[name] = t.detach();
@@ -198,6 +247,7 @@ struct Session {
   // ----- evaluation -----
 
   EvalRecord evaluate(const std::string& split, int64_t max_tokens) {
+    if (!writer()) return {};  // rank 0 evaluates; the others wait at the next collective
     torch::NoGradGuard ng;
     model->eval();
     auto t_start = Clock::now();
@@ -247,10 +297,21 @@ struct Session {
     const int accum = config.train.grad_accum;
     double loss_sum = 0, total_sum = 0;
     Batch batch;
+    const bool dp = dist->distributed();
+    bool nonfinite = false;
     for (int micro = 0; micro < accum; ++micro) {
       train_loader->next(batch);
+      if (!plan.owns(micro)) {  // another rank computes this micro-batch of the global batch
+        tokens += batch.rows * batch.T;
+        segment_tokens += batch.rows * batch.T;
+        continue;
+      }
       auto x = to_tensor(batch.inputs_int64(), batch.rows, batch.T, device);  // (B, T)
       auto y = to_tensor(batch.targets_int64(), batch.rows, batch.T, device);  // (B, T)
+      if (plan.split_rows) {
+        x = x.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
+        y = y.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
+      }
       LossParts parts = model->loss(x, y);
       torch::Tensor total = parts.total;
       if (inject_nan == step + 1) total = total * std::numeric_limits<double>::quiet_NaN();
@@ -258,18 +319,38 @@ struct Session {
       if (!std::isfinite(tv)) {
         last_loss = tv;
         opt->zero_grad();
-        return false;
+        if (!dp) return false;
+        nonfinite = true;  // every rank must agree before stopping (below)
+        continue;
       }
-      (total / static_cast<double>(accum)).backward();
+      (total / static_cast<double>(plan.local_micro_steps)).backward();
       if (!oe_table_names.empty()) {
         auto rows = model->oe_rows(x);  // one (B, T) row-index tensor per hashed table
-        for (size_t j = 0; j < oe_table_names.size() && j < rows.size(); ++j)
-          opt->accumulate_visits(oe_table_names[j], rows[j]);
+        for (size_t j = 0; j < oe_table_names.size() && j < rows.size(); ++j) {
+          if (dp) visits.add(oe_table_names[j], rows[j], oe_table_rows[j]);
+          else opt->accumulate_visits(oe_table_names[j], rows[j]);
+        }
       }
       loss_sum += parts.data.item<double>();
       total_sum += tv;
       tokens += batch.rows * batch.T;
       segment_tokens += batch.rows * batch.T;
+    }
+    double local_micro = plan.local_micro_steps;
+    if (dp) {
+      auto sums = dist->all_reduce_sum({loss_sum, total_sum, nonfinite ? 1.0 : 0.0});
+      if (sums[2] > 0) {
+        if (!nonfinite) last_loss = NAN;
+        opt->zero_grad();
+        visits.counts().clear();
+        return false;
+      }
+      loss_sum = sums[0];
+      total_sum = sums[1];
+      local_micro *= dist->world_size();  // mean over every rank's micro-steps
+      dist->all_reduce_gradients(grad_params);
+      dist->all_reduce_counts(visits);  // before the moment-free update
+      visits.apply(*opt);
     }
     auto info = opt->step(step);
     opt->zero_grad();
@@ -278,7 +359,7 @@ struct Session {
       model->project_grades();
     }
     ++step;
-    last_loss = loss_sum / accum;
+    last_loss = loss_sum / local_micro;
     train_seconds += seconds_since(ts);
     StepRecord r;
     r.step = step;
@@ -294,8 +375,8 @@ struct Session {
                           {"loss", r.loss},         {"lr_scale", r.lr_scale},
                           {"tokens_per_s", r.tokens_per_s}, {"peak_mem_mib", r.peak_mem_mib},
                           {"wall_s", r.wall_s},     {"flops", r.flops}};
-    if (total_sum / accum != last_loss) rec["loss_total"] = total_sum / accum;
-    store.append_metric(rec);
+    if (total_sum / local_micro != last_loss) rec["loss_total"] = total_sum / local_micro;
+    if (writer()) store.append_metric(rec);
     if (obs) obs->on_step(r);
     return true;
   }
@@ -314,6 +395,7 @@ struct Session {
     f.analytic_mem_mib = cost.total_mib;
     f.wall_s = wall();
     f.message = message;
+    if (!writer()) return f;
     auto opt_num = [](double v) { return std::isfinite(v) && v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
     store.write_summary({{"status", status},
                          {"message", message},
@@ -329,6 +411,7 @@ struct Session {
                          {"peak_mem_mib", f.peak_mem_mib},
                          {"analytic_mem_mib", f.analytic_mem_mib},
                          {"memory_estimate", to_json(cost)},
+                         {"unigram_bpb", std::isfinite(unigram) ? nlohmann::json(unigram) : nlohmann::json(nullptr)},
                          {"wall_s", f.wall_s},
                          {"flops", cost.flops_per_token * static_cast<double>(tokens)},
                          {"device", cuda ? "cuda" : "cpu"},
@@ -338,14 +421,15 @@ struct Session {
 
   void run(bool resuming) {
     t0 = Clock::now();
-    store.write_summary({{"status", "running"}, {"pid", static_cast<long>(::getpid())}, {"name", config.name}});
+    if (!dist::launched_child())
+      store.write_summary({{"status", "running"}, {"pid", static_cast<long>(::getpid())}, {"name", config.name}});
     setup();
     if (resuming) {
       std::vector<std::string> skipped;
       CheckpointInfo ck = last_valid_checkpoint(store.dir(), &skipped);
       for (const auto& s : skipped) log("skipped checkpoint: " + s);
       load_checkpoint(ck);
-      std::string torn = store.truncate_metrics_after(ck.step);
+      std::string torn = writer() ? store.truncate_metrics_after(ck.step) : std::string();
       if (!torn.empty()) log(torn);
       log("resumed from step " + std::to_string(ck.step) + " (" + ck.weights_path + ")");
     }
@@ -354,7 +438,7 @@ struct Session {
     const auto& tc = config.train;
     model->train();
     while (step < tc.steps) {
-      if (cancel->load()) {
+      if (dist->any(cancel->load())) {  // all ranks stop at the same step
         if (list_checkpoints(store.dir()).empty() || list_checkpoints(store.dir()).back().step != step) save_checkpoint();
         if (obs) obs->on_finished(finish("cancelled", "cancelled at step " + std::to_string(step)));
         return;
@@ -366,7 +450,7 @@ struct Session {
                           ". Lower the learning rates (optim.*_lr) or check the data, then start again";
         auto ck = list_checkpoints(store.dir());
         if (ck.empty() || ck.back().step != step) save_checkpoint();
-        store.append_metric({{"step", step}, {"tokens", tokens}, {"loss", nullptr}, {"event", "diverged"}, {"message", msg}});
+        if (writer()) store.append_metric({{"step", step}, {"tokens", tokens}, {"loss", nullptr}, {"event", "diverged"}, {"message", msg}});
         if (obs) obs->on_finished(finish("diverged", msg));
         return;
       }
@@ -408,8 +492,10 @@ struct Trainer::Impl {
         // c10::Error messages carry a backtrace after the first line; keep the first line.
         if (auto nl = msg.find('\n'); nl != std::string::npos && dynamic_cast<const Error*>(&e) == nullptr)
           msg = msg.substr(0, nl);
+        if (s->dist) s->dist->abort("rank " + std::to_string(s->dist->rank()) + " failed: " + msg);
         try {
-          s->store.write_summary({{"status", "failed"}, {"message", msg}, {"name", s->config.name}, {"step", s->step}});
+          if (!dist::launched_child())
+            s->store.write_summary({{"status", "failed"}, {"message", msg}, {"name", s->config.name}, {"step", s->step}});
         } catch (...) {
         }
         if (s->obs) s->obs->on_error(msg);
@@ -435,7 +521,7 @@ void Trainer::start(const RunConfig& config, const std::string& run_dir, RunObse
   s->config = c;
   s->obs = observer;
   s->options = options;
-  s->store.create(c.to_json());
+  if (!dist::launched_child()) s->store.create(c.to_json());  // rank 0 alone writes the run folder
   impl_->launch(std::move(s), false);
 }
 

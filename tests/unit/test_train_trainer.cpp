@@ -2,6 +2,10 @@
 // their keys, cancel stops within one step, the NaN guard stops with a checkpoint, an in-process
 // cancel + resume reproduces the uninterrupted final loss, and checkpoints pass the stdlib
 // safetensors check and (with python3-torch) load into the PyTorch reference with equal logits.
+// Torch headers come before Qt's: Qt's `slots` macro breaks ATen's headers otherwise.
+#include "engine/model/checkpoint_tensors.h"
+#include "engine/model/gpt.h"
+
 #include <QtTest>
 #include <atomic>
 #include <cmath>
@@ -12,8 +16,6 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
-#include "engine/model/checkpoint_tensors.h"
-#include "engine/model/gpt.h"
 #include "engine/train/run_store.h"
 #include "engine/train/trainer.h"
 #include "tests/support/test_support.h"
