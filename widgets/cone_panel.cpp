@@ -1,0 +1,419 @@
+// ConePanel implementation: inputs are snapshotted into a job run by QtConcurrent; a generation
+// counter drops stale results and a dirty flag reruns once with the newest inputs.
+#include "widgets/cone_panel.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QButtonGroup>
+#include <QChart>
+#include <QChartView>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegend>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSlider>
+#include <QStyle>
+#include <QTimer>
+#include <QValueAxis>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "engine/grading/bootstrap.h"
+#include "engine/io/error.h"
+#include "widgets/widget_util.h"
+
+namespace gllm::gui {
+
+namespace {
+struct ConeJob {
+  int generation = 0;
+  grading::Profiles profiles;
+  std::vector<grading::Profiles> resamples;
+  std::vector<double> grades;
+  double lambda = 0, clip = 0;
+};
+
+ConeResult compute(const ConeJob& job) {
+  ConeResult r;
+  r.generation = job.generation;
+  try {
+    const grading::Profiles& p = job.profiles;
+    if (!p.has_levels()) throw Error("the profiles have no level structure; re-run `gllm profiles` with --levels");
+    if (static_cast<int>(job.grades.size()) != p.levels())
+      throw Error("the grading has " + std::to_string(job.grades.size()) + " level grades but the profiles have " +
+                  std::to_string(p.levels()) + " levels; set grading.levels to match");
+    r.report = grading::evaluate_cone_levels(p, job.grades, job.lambda, job.clip);
+    r.levelAlpha = p.level_alpha();
+    r.levelTau = p.level_tau();
+    grading::SelectOptions opt;
+    opt.lambda = job.lambda;
+    opt.clip = job.clip;
+    r.educated = grading::select_levels(p, opt);
+    const grading::Deletion del = grading::delete_degenerate(p);
+    if (del.any()) r.deletion = qs(del.summary());
+    if (!job.resamples.empty()) {
+      std::vector<double> q(static_cast<size_t>(p.d()));
+      const auto level = p.level_of_coordinate();
+      for (size_t j = 0; j < q.size(); ++j) q[j] = job.grades[static_cast<size_t>(level[j])];
+      const auto b = grading::bootstrap_from_resamples(p, job.resamples, q);
+      r.hasBootstrap = true;
+      r.bootstrapSignFraction = b.sign_fraction;
+      r.bootstrapResamples = b.resamples;
+    }
+  } catch (const std::exception& e) {
+    r.error = qs(e.what());
+  }
+  return r;
+}
+
+QSlider* makeSlider(QWidget* parent, int value) {
+  auto* s = new QSlider(Qt::Horizontal, parent);
+  s->setRange(5, 100);  // ν, μ ∈ [0.05, 1.00] in steps of 0.01
+  s->setValue(value);
+  return s;
+}
+}  // namespace
+
+ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
+  m_grades.assign(4, 0.0);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+
+  auto* src = new QGroupBox(tr("Profiles α̂ (target energy) and τ̂ (data variance)"), this);
+  auto* sg = new QGridLayout(src);
+  m_geoButton = new QRadioButton(tr("geometric (ν, μ) — Cor. 3"), src);
+  m_fileButton = new QRadioButton(tr("file from `gllm profiles`"), src);
+  m_geoButton->setChecked(true);
+  auto* group = new QButtonGroup(this);
+  group->addButton(m_geoButton);
+  group->addButton(m_fileButton);
+  m_nu = makeSlider(src, 60);
+  m_mu = makeSlider(src, 30);
+  m_nu->setObjectName(QStringLiteral("nu"));
+  m_mu->setObjectName(QStringLiteral("mu"));
+  m_nuLabel = new QLabel(src);
+  m_muLabel = new QLabel(src);
+  m_nuLabel->setMinimumWidth(70);
+  m_filePathEdit = new QLineEdit(src);
+  m_filePathEdit->setPlaceholderText(tr("profiles.json"));
+  auto* open = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open…"), src);
+  m_sourceError = new QLabel(src);
+  m_sourceError->setObjectName(QStringLiteral("fieldError"));
+  m_sourceError->setWordWrap(true);
+  m_sourceError->setVisible(false);
+  sg->addWidget(m_geoButton, 0, 0, 1, 3);
+  sg->addWidget(new QLabel(tr("ν (energy toward deep levels)"), src), 1, 0);
+  sg->addWidget(m_nu, 1, 1);
+  sg->addWidget(m_nuLabel, 1, 2);
+  sg->addWidget(new QLabel(tr("μ (variance decay)"), src), 2, 0);
+  sg->addWidget(m_mu, 2, 1);
+  sg->addWidget(m_muLabel, 2, 2);
+  sg->addWidget(m_fileButton, 3, 0, 1, 3);
+  auto* frow = new QHBoxLayout;
+  frow->addWidget(m_filePathEdit, 1);
+  frow->addWidget(open);
+  sg->addLayout(frow, 4, 0, 1, 3);
+  sg->addWidget(m_sourceError, 5, 0, 1, 3);
+  sg->setColumnStretch(1, 1);
+  layout->addWidget(src);
+
+  auto* res = new QGroupBox(tr("Certificate for the current grades"), this);
+  auto* rg = new QGridLayout(res);
+  rg->setVerticalSpacing(3);
+  m_badge = new QLabel(res);
+  m_badgeReason = new QLabel(res);
+  m_badgeReason->setObjectName(QStringLiteral("hint"));
+  m_badgeReason->setWordWrap(true);
+  auto* brow = new QHBoxLayout;
+  brow->addWidget(m_badge);
+  brow->addWidget(m_badgeReason, 1);
+  rg->addLayout(brow, 0, 0, 1, 4);
+  struct Row {
+    const char* key;
+    QString name;
+    QString tip;
+  };
+  const Row rows[] = {
+      {"certificate", tr("⟨q, α̂−τ̂⟩"), tr("First-order admissibility (Eq. 15): > 0 points into the cone Q₊")},
+      {"bootstrap", tr("sign stability"), tr("Fraction of bootstrap resamples keeping the sign (§7.2)")},
+      {"lambda_q", tr("Λ(q)"), tr("Sample-complexity ratio; < 1 means fewer tokens than uniform grades")},
+      {"gain", tr("predicted token gain"), tr("1/Λ(q): tokens of the uniform arm per token of this grading")},
+      {"bc", tr("BC(α̂, τ̂)"), tr("Bhattacharyya affinity Σ √(α_j τ_j)")},
+      {"lambda_star", tr("Λ* = BC²"), tr("Unclipped minimum of Λ")},
+      {"clip_bound", tr("C⁻²"), tr("Floor of Λ on the clip box (Prop. 10(iii))")},
+      {"lambda_c", tr("Λ*_C (educated)"), tr("Minimum of Λ on the clip box, at q*_C (Prop. 11)")},
+      {"gain_c", tr("gain at q*_C"), tr("1/Λ*_C")},
+      {"g_c", tr("g*_C = λ^{q*_C}"), tr("Per-level multipliers of the educated grading (g_0 = 1)")},
+  };
+  int i = 0;
+  for (const Row& r : rows) {
+    auto* name = new QLabel(r.name, res);
+    name->setObjectName(QStringLiteral("metricName"));
+    name->setToolTip(r.tip);
+    auto* value = new QLabel(QStringLiteral("—"), res);
+    value->setObjectName(QStringLiteral("metricValue"));
+    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    value->setToolTip(r.tip);
+    const int row = 1 + i / 2, col = (i % 2) * 2;
+    if (QString::fromLatin1(r.key) == QLatin1String("g_c")) {
+      rg->addWidget(name, 1 + (i + 1) / 2, 0);
+      rg->addWidget(value, 1 + (i + 1) / 2, 1, 1, 3);
+    } else {
+      rg->addWidget(name, row, col);
+      rg->addWidget(value, row, col + 1);
+    }
+    m_values.insert(QString::fromLatin1(r.key), value);
+    ++i;
+  }
+  rg->setColumnStretch(1, 1);
+  rg->setColumnStretch(3, 1);
+  m_educated = new QPushButton(QIcon(QStringLiteral(":/icons/cone.svg")), tr("Set to the educated q*_C"), res);
+  m_educated->setObjectName(QStringLiteral("primary"));
+  rg->addWidget(m_educated, 2 + (i + 1) / 2, 0, 1, 4);
+  layout->addWidget(res);
+
+  m_chart = new QChart;
+  m_chart->setTitle(tr("α̂ (target energy) vs τ̂ (data variance) per level"));
+  QFont tf = m_chart->titleFont();
+  tf.setBold(true);
+  tf.setPointSizeF(9);
+  m_chart->setTitleFont(tf);
+  m_chart->setMargins(QMargins(2, 2, 2, 2));
+  m_chart->legend()->setAlignment(Qt::AlignBottom);
+  auto* view = new QChartView(m_chart, this);
+  view->setRenderHint(QPainter::Antialiasing);
+  view->setMinimumHeight(190);
+  layout->addWidget(view, 1);
+  m_status = new QLabel(this);
+  m_status->setObjectName(QStringLiteral("hint"));
+  m_status->setWordWrap(true);
+  layout->addWidget(m_status);
+
+  m_watcher = new QFutureWatcher<ConeResult>(this);
+  connect(m_watcher, &QFutureWatcher<ConeResult>::finished, this, [this] {
+    applyResult(m_watcher->result());
+    if (m_dirty) startCompute();
+  });
+  connect(m_nu, &QSlider::valueChanged, this, [this] {
+    updateSliderLabels();
+    if (!m_fromFile) schedule();
+  });
+  connect(m_mu, &QSlider::valueChanged, this, [this] {
+    updateSliderLabels();
+    if (!m_fromFile) schedule();
+  });
+  connect(m_geoButton, &QRadioButton::toggled, this, [this](bool on) {
+    if (on) useGeometric();
+  });
+  connect(m_fileButton, &QRadioButton::toggled, this, [this](bool on) {
+    if (on && !m_filePathEdit->text().isEmpty()) loadProfilesFile(m_filePathEdit->text());
+  });
+  connect(open, &QPushButton::clicked, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open profiles"), QString(), tr("JSON (*.json)"));
+    if (!f.isEmpty()) loadProfilesFile(f);
+  });
+  connect(m_filePathEdit, &QLineEdit::editingFinished, this, [this] {
+    if (!m_filePathEdit->text().isEmpty() && m_filePathEdit->text() != m_filePath) loadProfilesFile(m_filePathEdit->text());
+  });
+  connect(m_educated, &QPushButton::clicked, this, [this] {
+    if (m_result.error.isEmpty() && !m_result.educated.level_grades.empty())
+      emit educatedRequested(m_result.educated.level_grades);
+  });
+  updateSliderLabels();
+  schedule();
+}
+
+double ConePanel::nu() const { return m_nu->value() / 100.0; }
+double ConePanel::mu() const { return m_mu->value() / 100.0; }
+
+void ConePanel::updateSliderLabels() {
+  m_nuLabel->setText(QStringLiteral("ν = %1").arg(nu(), 0, 'f', 2));
+  m_muLabel->setText(QStringLiteral("μ = %1").arg(mu(), 0, 'f', 2));
+}
+
+void ConePanel::setGrades(const std::vector<double>& levelGrades, double lambda, double clip) {
+  m_grades = levelGrades;
+  m_lambda = lambda;
+  m_clip = clip;
+  if (!m_fromFile) m_levels = static_cast<int>(levelGrades.size());
+  schedule();
+}
+
+void ConePanel::setGeometric(double nu, double mu) {
+  m_nu->setValue(int(std::lround(nu * 100)));
+  m_mu->setValue(int(std::lround(mu * 100)));
+  useGeometric();
+}
+
+void ConePanel::useGeometric() {
+  m_fromFile = false;
+  if (!m_geoButton->isChecked()) m_geoButton->setChecked(true);
+  m_sourceError->setVisible(false);
+  schedule();
+}
+
+QString ConePanel::loadProfilesFile(const QString& path) {
+  try {
+    auto f = std::make_shared<grading::ProfilesFile>(grading::load_profiles_file(ss(path)));
+    m_file = f;
+    m_filePath = path;
+    m_filePathEdit->setText(path);
+    m_fromFile = true;
+    if (!m_fileButton->isChecked()) {
+      m_fileButton->blockSignals(true);
+      m_fileButton->setChecked(true);
+      m_fileButton->blockSignals(false);
+    }
+    m_sourceError->setVisible(false);
+    schedule();
+    return {};
+  } catch (const std::exception& e) {
+    m_sourceError->setText(qs(e.what()));
+    m_sourceError->setVisible(true);
+    return qs(e.what());
+  }
+}
+
+grading::Profiles ConePanel::currentProfiles() const {
+  if (m_fromFile && m_file) return m_file->profiles;
+  return grading::geometric_profiles(nu(), mu(), std::max(1, static_cast<int>(m_grades.size())));
+}
+
+bool ConePanel::busy() const { return m_watcher->isRunning() || m_dirty; }
+
+void ConePanel::schedule() {
+  ++m_generation;
+  if (m_watcher->isRunning()) {
+    m_dirty = true;  // rerun with the newest inputs when the running job ends
+    return;
+  }
+  startCompute();
+}
+
+void ConePanel::startCompute() {
+  m_dirty = false;
+  ConeJob job;
+  job.generation = m_generation;
+  try {
+    job.profiles = currentProfiles();
+  } catch (const std::exception& e) {
+    ConeResult r;
+    r.generation = m_generation;
+    r.error = qs(e.what());
+    applyResult(r);
+    return;
+  }
+  if (m_fromFile && m_file) job.resamples = m_file->bootstrap;
+  job.grades = m_grades;
+  job.lambda = m_lambda;
+  job.clip = m_clip;
+  m_watcher->setFuture(QtConcurrent::run(compute, job));
+}
+
+bool ConePanel::waitForResult(int ms) {
+  QElapsedTimer t;
+  t.start();
+  while ((busy() || m_result.generation != m_generation) && t.elapsed() < ms) {
+    QEventLoop loop;
+    QTimer::singleShot(5, &loop, &QEventLoop::quit);
+    loop.exec();
+  }
+  return m_result.generation == m_generation && !busy();
+}
+
+QString ConePanel::badgeText() const { return m_badge->text(); }
+QString ConePanel::valueText(const QString& key) const {
+  auto* l = m_values.value(key, nullptr);
+  return l ? l->text() : QString();
+}
+
+void ConePanel::applyResult(const ConeResult& r) {
+  if (r.generation != m_generation) return;  // a newer edit is pending
+  m_result = r;
+  auto set = [this](const char* key, const QString& text) { m_values[QString::fromLatin1(key)]->setText(text); };
+  if (!r.error.isEmpty()) {
+    m_badge->setObjectName(QStringLiteral("badgeNotCertified"));
+    m_badge->setText(tr("no certificate"));
+    m_badgeReason->setText(r.error);
+    for (QLabel* l : m_values) l->setText(QStringLiteral("—"));
+    m_educated->setEnabled(false);
+  } else {
+    const auto& c = r.report;
+    const bool certified = c.in_cone && c.within_clip;
+    m_badge->setObjectName(certified ? QStringLiteral("badgeCertified") : QStringLiteral("badgeNotCertified"));
+    m_badge->setText(certified ? tr("✔ certified: q ∈ Q₊") : tr("✘ not certified"));
+    if (!c.within_clip) m_badgeReason->setText(tr("a grade lies outside [0, q_max = %1]").arg(c.q_max, 0, 'g', 4));
+    else if (c.in_cone) m_badgeReason->setText(tr("Λ(q) = %1 < 1: fewer tokens than uniform grades (Prop. 7)").arg(c.lambda_q, 0, 'g', 4));
+    else if (c.lambda_q == 1.0 || std::fabs(c.lambda_q - 1) < 1e-12) m_badgeReason->setText(tr("Λ(q) = 1: uniform grades, no gain"));
+    else m_badgeReason->setText(tr("Λ(q) = %1 ≥ 1: this grading needs more tokens than uniform").arg(c.lambda_q, 0, 'g', 4));
+    const QString sign = c.certificate_sign > 0 ? tr("(+, enters Q₊)") : c.certificate_sign < 0 ? tr("(−, leaves Q₊)") : tr("(0)");
+    set("certificate", formatNumber(c.certificate, 5) + QStringLiteral("  ") + sign);
+    set("bootstrap", r.hasBootstrap ? tr("%1 % of %2").arg(100 * r.bootstrapSignFraction, 0, 'f', 1).arg(r.bootstrapResamples)
+                                    : tr("n/a (no resamples)"));
+    set("lambda_q", formatNumber(c.lambda_q, 5));
+    set("gain", formatNumber(c.gain, 4) + QStringLiteral("×"));
+    set("bc", formatNumber(c.bc, 5));
+    set("lambda_star", formatNumber(c.lambda_star, 4));
+    set("clip_bound", formatNumber(c.clip_bound, 4));
+    set("lambda_c", formatNumber(r.educated.lambda_c, 4));
+    set("gain_c", formatNumber(r.educated.gain, 4) + QStringLiteral("×"));
+    QStringList g;
+    for (double v : r.educated.level_grades) g << QString::number(std::pow(c.lambda, v), 'f', 2);
+    set("g_c", QStringLiteral("(") + g.join(QStringLiteral(", ")) + QStringLiteral(")"));
+    m_educated->setEnabled(true);
+    m_educated->setText(tr("Set to the educated q*_C  (Λ*_C = %1, gain %2×)")
+                            .arg(r.educated.lambda_c, 0, 'f', 3).arg(r.educated.gain, 0, 'f', 2));
+  }
+  m_badge->style()->unpolish(m_badge);
+  m_badge->style()->polish(m_badge);
+
+  // α̂ vs τ̂ bars.
+  m_chart->removeAllSeries();
+  for (QAbstractAxis* a : m_chart->axes()) {
+    m_chart->removeAxis(a);
+    delete a;
+  }
+  if (!r.levelAlpha.empty()) {
+    auto* a = new QBarSet(tr("α̂ (a_l)"));
+    auto* s = new QBarSet(tr("τ̂ (s_l)"));
+    a->setColor(QColor(0x2f, 0x6f, 0xb2));
+    s->setColor(QColor(0xf2, 0x8e, 0x2b));
+    QStringList cats;
+    double top = 0;
+    for (size_t l = 0; l < r.levelAlpha.size(); ++l) {
+      *a << r.levelAlpha[l];
+      *s << r.levelTau[l];
+      top = std::max({top, r.levelAlpha[l], r.levelTau[l]});
+      cats << tr("level %1").arg(l);
+    }
+    auto* series = new QBarSeries;
+    series->append(a);
+    series->append(s);
+    m_chart->addSeries(series);
+    auto* ax = new QBarCategoryAxis;
+    ax->append(cats);
+    auto* ay = new QValueAxis;
+    ay->setRange(0, top * 1.1);
+    ay->setLabelFormat(QStringLiteral("%.2f"));
+    m_chart->addAxis(ax, Qt::AlignBottom);
+    m_chart->addAxis(ay, Qt::AlignLeft);
+    series->attachAxis(ax);
+    series->attachAxis(ay);
+  }
+  QString status = m_fromFile ? tr("Profiles: %1 (d = %2)").arg(m_filePath).arg(m_file ? m_file->profiles.d() : 0)
+                              : tr("Profiles: geometric ν = %1, μ = %2, L = %3").arg(nu(), 0, 'f', 2).arg(mu(), 0, 'f', 2).arg(m_grades.size());
+  status += tr(" · λ = %1, C = %2").arg(m_lambda, 0, 'g', 6).arg(m_clip, 0, 'g', 6);
+  if (!r.deletion.isEmpty()) status += QStringLiteral(" · ") + r.deletion;
+  m_status->setText(status);
+  emit resultReady();
+}
+
+}  // namespace gllm::gui

@@ -1,0 +1,230 @@
+// LauncherPanel implementation: the queue table is rebuilt from RunQueue on every change signal;
+// step updates only touch the progress cells so a streaming run stays cheap to display.
+#include "widgets/launcher_panel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "engine/config/run_config.h"
+#include "widgets/preset_form.h"
+#include "widgets/run_queue.h"
+#include "widgets/widget_util.h"
+
+namespace gllm::gui {
+
+LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
+    : QWidget(parent), m_queue(queue), m_form(form) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+  auto* row = new QHBoxLayout;
+  m_preset = new QComboBox(this);
+  m_preset->setObjectName(QStringLiteral("presetChoice"));
+  for (const auto& n : list_presets()) m_preset->addItem(qs(n));
+  m_seeds = new QLineEdit(QStringLiteral("42"), this);
+  m_seeds->setObjectName(QStringLiteral("seeds"));
+  m_seeds->setPlaceholderText(tr("e.g. 41, 42, 47 or 41-43"));
+  m_seeds->setToolTip(tr("One run per seed; the preset's train.seed is replaced."));
+  m_launch = new QPushButton(QIcon(QStringLiteral(":/icons/launch.svg")), tr("Launch"), this);
+  m_launch->setObjectName(QStringLiteral("primary"));
+  m_cancel = new QPushButton(QIcon(QStringLiteral(":/icons/cancel.svg")), tr("Cancel"), this);
+  m_resume = new QPushButton(QIcon(QStringLiteral(":/icons/resume.svg")), tr("Resume"), this);
+  m_remove = new QPushButton(tr("Remove"), this);
+  row->addWidget(new QLabel(tr("Preset"), this));
+  row->addWidget(m_preset, 1);
+  row->addWidget(new QLabel(tr("Seeds"), this));
+  row->addWidget(m_seeds, 1);
+  row->addWidget(m_launch);
+  row->addSpacing(8);
+  row->addWidget(m_cancel);
+  row->addWidget(m_resume);
+  row->addWidget(m_remove);
+  layout->addLayout(row);
+  m_seedError = new QLabel(this);
+  m_seedError->setObjectName(QStringLiteral("fieldError"));
+  m_seedError->setVisible(false);
+  layout->addWidget(m_seedError);
+
+  m_table = new QTableWidget(0, 7, this);
+  m_table->setHorizontalHeaderLabels({tr("Run"), tr("Seed"), tr("Status"), tr("Progress"), tr("val BPB"),
+                                      tr("held-out BPB"), tr("Folder / message")});
+  m_table->horizontalHeader()->setStretchLastSection(true);
+  m_table->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Fixed);
+  m_table->setColumnWidth(0, 150);
+  m_table->setColumnWidth(1, 50);
+  m_table->setColumnWidth(2, 90);
+  m_table->setColumnWidth(3, 150);
+  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_table->setAlternatingRowColors(true);
+  m_table->verticalHeader()->setVisible(false);
+  m_table->verticalHeader()->setDefaultSectionSize(24);
+  layout->addWidget(m_table, 1);
+  m_status = new QLabel(this);
+  m_status->setObjectName(QStringLiteral("hint"));
+  m_status->setText(tr("Queue file: %1").arg(m_queue->queueFile()));
+  layout->addWidget(m_status);
+
+  connect(m_preset, &QComboBox::activated, this, [this] { choosePreset(m_preset->currentText()); });
+  connect(m_launch, &QPushButton::clicked, this, [this] { launch(); });
+  connect(m_cancel, &QPushButton::clicked, this, [this] { m_queue->cancel(selectedId()); });
+  connect(m_resume, &QPushButton::clicked, this, [this] { m_queue->resume(selectedId()); });
+  connect(m_remove, &QPushButton::clicked, this, [this] { m_queue->remove(selectedId()); });
+  connect(m_table, &QTableWidget::itemSelectionChanged, this, &LauncherPanel::updateButtons);
+  connect(m_queue, &RunQueue::changed, this, &LauncherPanel::refreshTable);
+  connect(m_queue, &RunQueue::step, this, [this](const QString& id, const StepRecord& r) {
+    for (int i = 0; i < m_table->rowCount(); ++i) {
+      if (m_table->item(i, 0)->data(Qt::UserRole).toString() != id) continue;
+      if (auto* bar = qobject_cast<QProgressBar*>(m_table->cellWidget(i, 3))) {
+        bar->setMaximum(int(std::max<int64_t>(1, r.total_steps)));
+        bar->setValue(int(r.step));
+        bar->setFormat(QStringLiteral("%1 / %2").arg(r.step).arg(r.total_steps));
+      }
+    }
+  });
+  const int idx = m_preset->findText(QStringLiteral("tiny-cpu"));
+  if (idx >= 0) m_preset->setCurrentIndex(idx);
+  refreshTable();
+}
+
+QString LauncherPanel::choosePreset(const QString& nameOrPath) {
+  try {
+    m_form->setConfig(RunConfig::load(resolve_preset_path(ss(nameOrPath))));
+    const int i = m_preset->findText(nameOrPath);
+    if (i >= 0) m_preset->setCurrentIndex(i);
+    m_status->setText(tr("Loaded preset %1").arg(nameOrPath));
+    return {};
+  } catch (const Error& e) {
+    m_status->setText(qs(e.what()));
+    return qs(e.what());
+  }
+}
+
+bool LauncherPanel::parseSeeds(QList<int>* seeds, QString* why) const {
+  seeds->clear();
+  const QStringList parts = m_seeds->text().split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
+  if (parts.isEmpty()) {
+    *why = tr("give at least one seed, e.g. 42 or 41, 42, 47");
+    return false;
+  }
+  static const QRegularExpression range(QStringLiteral("^(\\d+)-(\\d+)$"));
+  for (const QString& p : parts) {
+    auto m = range.match(p);
+    if (m.hasMatch()) {
+      const long long a = m.captured(1).toLongLong(), b = m.captured(2).toLongLong();
+      if (b < a || b - a > 99 || b > 2147483647) {
+        *why = tr("'%1' is not a range of at most 100 seeds (write low-high)").arg(p);
+        return false;
+      }
+      for (long long s = a; s <= b; ++s) seeds->append(int(s));
+      continue;
+    }
+    bool ok = false;
+    const long long s = p.toLongLong(&ok);
+    if (!ok || s < 0 || s > 2147483647) {
+      *why = tr("'%1' is not a seed; seeds are whole numbers in [0, 2147483647]").arg(p);
+      return false;
+    }
+    if (seeds->contains(int(s))) {
+      *why = tr("seed %1 is listed twice").arg(s);
+      return false;
+    }
+    seeds->append(int(s));
+  }
+  return true;
+}
+
+void LauncherPanel::setSeedsText(const QString& text) { m_seeds->setText(text); }
+
+QString LauncherPanel::seedError() const { return m_seedError->isHidden() ? QString() : m_seedError->text(); }
+
+QString LauncherPanel::launch() {
+  QList<int> seeds;
+  QString why;
+  if (!parseSeeds(&seeds, &why)) {
+    m_seedError->setText(why);
+    m_seedError->setVisible(true);
+    m_seeds->setProperty("invalid", true);
+    return why;
+  }
+  m_seedError->setVisible(false);
+  m_seeds->setProperty("invalid", false);
+  try {
+    const QStringList ids = m_queue->enqueue(m_form->config(), seeds);
+    m_status->setText(tr("Queued %1 run(s) of %2").arg(ids.size()).arg(qs(m_form->config().name)));
+    if (!ids.isEmpty()) selectId(ids.first());
+    return {};
+  } catch (const Error& e) {
+    m_status->setText(qs(e.what()));
+    return qs(e.what());
+  }
+}
+
+QString LauncherPanel::selectedId() const {
+  const auto rows = m_table->selectionModel()->selectedRows();
+  if (rows.isEmpty()) return {};
+  return m_table->item(rows.first().row(), 0)->data(Qt::UserRole).toString();
+}
+
+void LauncherPanel::selectId(const QString& id) {
+  for (int i = 0; i < m_table->rowCount(); ++i)
+    if (m_table->item(i, 0)->data(Qt::UserRole).toString() == id) m_table->selectRow(i);
+}
+
+void LauncherPanel::refreshTable() {
+  const QString selected = selectedId();
+  const auto& entries = m_queue->entries();
+  m_table->setRowCount(entries.size());
+  for (int i = 0; i < entries.size(); ++i) {
+    const QueueEntry& e = entries[i];
+    auto* name = new QTableWidgetItem(e.name);
+    name->setData(Qt::UserRole, e.id);
+    name->setToolTip(tr("queue id %1").arg(e.id));
+    m_table->setItem(i, 0, name);
+    m_table->setItem(i, 1, new QTableWidgetItem(QString::number(e.seed)));
+    auto* st = new QTableWidgetItem(e.status);
+    QColor c(0x33, 0x47, 0x5b);
+    if (e.status == QLatin1String("running")) c = QColor(0x2f, 0x6f, 0xb2);
+    else if (e.status == QLatin1String("completed")) c = QColor(0x2e, 0x9d, 0x57);
+    else if (e.status == QLatin1String("failed") || e.status == QLatin1String("diverged")) c = QColor(0xc9, 0x30, 0x2c);
+    else if (e.status == QLatin1String("interrupted") || e.status == QLatin1String("cancelled")) c = QColor(0xb9, 0x7a, 0x1c);
+    st->setForeground(c);
+    QFont f = st->font();
+    f.setBold(true);
+    st->setFont(f);
+    m_table->setItem(i, 2, st);
+    auto* bar = qobject_cast<QProgressBar*>(m_table->cellWidget(i, 3));
+    if (!bar) {
+      bar = new QProgressBar(m_table);
+      m_table->setCellWidget(i, 3, bar);
+    }
+    bar->setMaximum(int(std::max<qint64>(1, e.totalSteps)));
+    bar->setValue(int(std::min(e.step, e.totalSteps)));
+    bar->setFormat(QStringLiteral("%1 / %2").arg(e.step).arg(e.totalSteps));
+    m_table->setItem(i, 4, new QTableWidgetItem(e.valBpb >= 0 ? QString::number(e.valBpb, 'f', 4) : QStringLiteral("—")));
+    m_table->setItem(i, 5, new QTableWidgetItem(e.heldoutBpb >= 0 ? QString::number(e.heldoutBpb, 'f', 4) : QStringLiteral("—")));
+    auto* msg = new QTableWidgetItem(e.message.isEmpty() ? e.runDir : e.message);
+    msg->setToolTip(e.runDir + (e.message.isEmpty() ? QString() : QStringLiteral("\n") + e.message));
+    m_table->setItem(i, 6, msg);
+  }
+  if (!selected.isEmpty()) selectId(selected);
+  if (!m_queue->lastError().isEmpty()) m_status->setText(m_queue->lastError());
+  updateButtons();
+}
+
+void LauncherPanel::updateButtons() {
+  const QueueEntry* e = m_queue->entry(selectedId());
+  m_cancel->setEnabled(e && (e->status == QLatin1String("running") || e->status == QLatin1String("queued")));
+  m_resume->setEnabled(e && e->resumable());
+  m_remove->setEnabled(e && e->status != QLatin1String("running"));
+}
+
+}  // namespace gllm::gui

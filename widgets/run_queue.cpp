@@ -1,0 +1,278 @@
+// RunQueue implementation: one Trainer at a time; the bridge's queued signals update the entry,
+// the file is rewritten atomically on every state change (not on every step).
+#include "widgets/run_queue.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QUuid>
+
+#include "engine/io/atomic_file.h"
+#include "engine/io/error.h"
+#include "engine/train/trainer.h"
+#include "widgets/run_bridge.h"
+#include "widgets/widget_util.h"
+
+namespace gllm::gui {
+
+RunQueue::RunQueue(QString queueFile, QString runsParent, QObject* parent)
+    : QObject(parent), m_file(std::move(queueFile)), m_runsParent(std::move(runsParent)) {
+  RunBridge::registerTypes();
+  load();
+}
+
+RunQueue::~RunQueue() {
+  if (m_trainer) {
+    m_trainer->cancel();
+    m_trainer->wait();
+  }
+}
+
+QueueEntry* RunQueue::find(const QString& id) {
+  for (auto& e : m_entries)
+    if (e.id == id) return &e;
+  return nullptr;
+}
+
+const QueueEntry* RunQueue::entry(const QString& id) const {
+  for (const auto& e : m_entries)
+    if (e.id == id) return &e;
+  return nullptr;
+}
+
+void RunQueue::load() {
+  m_entries.clear();
+  if (!QFileInfo::exists(m_file)) return;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(ss(m_file)));
+    for (const auto& o : j.at("entries")) {
+      QueueEntry e;
+      e.id = qs(o.value("id", ""));
+      e.name = qs(o.value("name", ""));
+      e.seed = o.value("seed", 0);
+      e.config = o.value("config", nlohmann::json::object());
+      e.status = qs(o.value("status", "queued"));
+      e.runDir = qs(o.value("run_dir", ""));
+      e.step = o.value("step", int64_t(0));
+      e.totalSteps = o.value("total_steps", int64_t(0));
+      e.valBpb = o.value("val_bpb", -1.0);
+      e.heldoutBpb = o.value("heldout_bpb", -1.0);
+      e.message = qs(o.value("message", ""));
+      // The app stopped while this ran: its folder holds checkpoints to resume from.
+      if (e.status == QLatin1String("running")) {
+        e.status = QStringLiteral("interrupted");
+        e.message = tr("the workbench stopped during this run; Resume continues from its last checkpoint");
+      }
+      if (!e.id.isEmpty()) m_entries.push_back(e);
+    }
+  } catch (const std::exception& ex) {
+    m_lastError = tr("could not read the queue %1: %2 (the file was left as is; fix or delete it)").arg(m_file, ex.what());
+  }
+}
+
+void RunQueue::save() {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& e : m_entries) {
+    arr.push_back({{"id", ss(e.id)},
+                   {"name", ss(e.name)},
+                   {"seed", e.seed},
+                   {"config", e.config},
+                   {"status", ss(e.status)},
+                   {"run_dir", ss(e.runDir)},
+                   {"step", e.step},
+                   {"total_steps", e.totalSteps},
+                   {"val_bpb", e.valBpb},
+                   {"heldout_bpb", e.heldoutBpb},
+                   {"message", ss(e.message)}});
+  }
+  try {
+    const QString dir = QFileInfo(m_file).absolutePath();
+    QDir().mkpath(dir);
+    write_file_atomic(ss(m_file), nlohmann::json({{"format", "gllm-queue/1"}, {"entries", arr}}).dump(2) + "\n");
+  } catch (const Error& e) {
+    m_lastError = qs(e.what());
+  }
+}
+
+QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds) {
+  QStringList ids;
+  std::vector<QueueEntry> made;
+  for (int seed : seeds) {
+    RunConfig c = config;
+    set_config_value(c, "train.seed", seed);  // validates; throws ConfigError with the range
+    QueueEntry e;
+    e.id = QUuid::createUuid().toString(QUuid::WithoutBraces).left(8);
+    e.name = qs(c.name);
+    e.seed = seed;
+    e.config = c.to_json();
+    e.totalSteps = c.train.steps;
+    made.push_back(e);
+  }
+  for (auto& e : made) {
+    ids << e.id;
+    m_entries.push_back(e);
+  }
+  save();
+  emit changed();
+  if (m_autoStart) startNext();
+  return ids;
+}
+
+bool RunQueue::remove(const QString& id) {
+  if (id == m_runningId) return false;
+  for (int i = 0; i < m_entries.size(); ++i) {
+    if (m_entries[i].id == id) {
+      m_entries.removeAt(i);
+      save();
+      emit changed();
+      return true;
+    }
+  }
+  return false;
+}
+
+bool RunQueue::cancel(const QString& id) {
+  QueueEntry* e = find(id);
+  if (!e) return false;
+  if (id == m_runningId && m_trainer) {
+    e->message = tr("cancelling…");
+    m_trainer->cancel();  // the worker reports on_finished("cancelled") within one step
+    emit changed();
+    return true;
+  }
+  if (e->status == QLatin1String("queued")) {
+    e->status = QStringLiteral("cancelled");
+    e->message = e->runDir.isEmpty() ? tr("cancelled before it started") : e->message;
+    save();
+    emit changed();
+    return true;
+  }
+  return false;
+}
+
+bool RunQueue::resume(const QString& id) {
+  QueueEntry* e = find(id);
+  if (!e || !e->resumable()) return false;
+  e->status = QStringLiteral("queued");
+  e->message = tr("resume from %1").arg(e->runDir);
+  save();
+  emit changed();
+  if (m_autoStart) startNext();
+  return true;
+}
+
+void RunQueue::setAutoStart(bool on) {
+  m_autoStart = on;
+  if (on) startNext();
+}
+
+void RunQueue::startNext() {
+  if (!m_runningId.isEmpty()) return;
+  for (auto& e : m_entries) {
+    if (e.status == QLatin1String("queued")) {
+      launch(e);
+      return;
+    }
+  }
+}
+
+void RunQueue::launch(QueueEntry& e) {
+  m_trainer = std::make_unique<Trainer>();
+  delete m_bridge;
+  m_bridge = new RunBridge(this);
+  const QString id = e.id;
+  connect(m_bridge, &RunBridge::started, this, [this, id](const QString& dir, qint64, qint64 total) {
+    if (QueueEntry* x = find(id)) {
+      x->runDir = dir;
+      x->totalSteps = total;
+      save();
+      emit runStarted(id, dir);
+      emit changed();
+    }
+  }, Qt::QueuedConnection);
+  connect(m_bridge, &RunBridge::step, this, [this, id](const StepRecord& r) {
+    if (QueueEntry* x = find(id)) {
+      x->step = r.step;
+      x->totalSteps = r.total_steps;
+    }
+    emit step(id, r);
+  }, Qt::QueuedConnection);
+  connect(m_bridge, &RunBridge::eval, this, [this, id](const EvalRecord& r) {
+    if (QueueEntry* x = find(id)) (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
+    emit eval(id, r);
+    emit changed();
+  }, Qt::QueuedConnection);
+  connect(m_bridge, &RunBridge::checkpoint, this, [this, id](const CheckpointRecord& r) { emit checkpoint(id, r); },
+          Qt::QueuedConnection);
+  connect(m_bridge, &RunBridge::log, this, [this, id](const QString& line) { emit log(id, line); }, Qt::QueuedConnection);
+  connect(m_bridge, &RunBridge::finished, this, [this, id](const FinishedRecord& r) {
+    if (QueueEntry* x = find(id)) {
+      x->step = r.step;
+      if (r.val_bpb >= 0) x->valBpb = r.val_bpb;
+      if (r.heldout_bpb >= 0) x->heldoutBpb = r.heldout_bpb;
+    }
+    finish(id, qs(r.status), qs(r.message));
+  }, Qt::QueuedConnection);
+  connect(m_bridge, &RunBridge::error, this, [this, id](const QString& msg) { finish(id, QStringLiteral("failed"), msg); },
+          Qt::QueuedConnection);
+
+  m_runningId = id;
+  const bool resuming = !e.runDir.isEmpty();
+  e.status = QStringLiteral("running");
+  e.message.clear();
+  try {
+    if (resuming) {
+      m_trainer->resume(ss(e.runDir), m_bridge);
+    } else {
+      QDir().mkpath(m_runsParent);
+      const RunConfig c = RunConfig::from_json(e.config);
+      const std::string dir = new_run_dir(ss(m_runsParent), ss(e.name) + "-s" + std::to_string(e.seed));
+      e.runDir = qs(dir);
+      m_trainer->start(c, dir, m_bridge);
+    }
+  } catch (const Error& ex) {
+    m_trainer.reset();
+    m_runningId.clear();
+    e.status = QStringLiteral("failed");
+    e.message = qs(ex.what());
+    save();
+    emit changed();
+    emit runFinished(id, e.status);
+    if (m_autoStart) QMetaObject::invokeMethod(this, &RunQueue::startNext, Qt::QueuedConnection);
+    return;
+  }
+  save();
+  emit changed();
+}
+
+void RunQueue::finish(const QString& id, const QString& status, const QString& message) {
+  if (id != m_runningId) return;
+  if (m_trainer) m_trainer->wait();  // the worker has reported its last event; joining is quick
+  m_trainer.reset();
+  m_runningId.clear();
+  if (QueueEntry* x = find(id)) {
+    x->status = status;
+    x->message = message;
+  }
+  save();
+  emit changed();
+  emit runFinished(id, status);
+  if (m_autoStart) QMetaObject::invokeMethod(this, &RunQueue::startNext, Qt::QueuedConnection);
+}
+
+bool RunQueue::waitIdle(int ms) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < ms) {
+    bool busy = !m_runningId.isEmpty();
+    if (!busy && m_autoStart)
+      for (const auto& e : m_entries) busy = busy || e.status == QLatin1String("queued");
+    if (!busy) return true;
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  }
+  return false;
+}
+
+}  // namespace gllm::gui

@@ -1,0 +1,89 @@
+// RunQueue: the launcher's queue of runs (preset config × seed), executed one at a time on engine
+// worker threads through the Trainer facade, persisted as JSON (atomic writes) across restarts.
+#pragma once
+#include <QObject>
+#include <QString>
+#include <QVector>
+#include <map>
+#include <memory>
+
+#include "engine/config/run_config.h"
+#include "engine/train/events.h"
+
+namespace gllm {
+class Trainer;
+}
+
+namespace gllm::gui {
+
+class RunBridge;
+
+struct QueueEntry {
+  QString id;          // stable identifier
+  QString name;        // config name (the preset / arm)
+  int seed = 0;
+  nlohmann::json config;  // the resolved RunConfig (seed applied)
+  QString status = QStringLiteral("queued");  // queued|running|completed|cancelled|diverged|failed|interrupted
+  QString runDir;      // set once started
+  qint64 step = 0, totalSteps = 0;
+  double valBpb = -1, heldoutBpb = -1;
+  QString message;
+  bool resumable() const {
+    return !runDir.isEmpty() && (status == QLatin1String("cancelled") || status == QLatin1String("interrupted") ||
+                                 status == QLatin1String("failed"));
+  }
+};
+
+class RunQueue : public QObject {
+  Q_OBJECT
+ public:
+  // `queueFile` holds the queue; `runsParent` receives new run folders.
+  RunQueue(QString queueFile, QString runsParent, QObject* parent = nullptr);
+  ~RunQueue() override;
+
+  // Adds one entry per seed (the config's train.seed replaced); returns their ids. Throws
+  // gllm::ConfigError when a seed is out of range.
+  QStringList enqueue(const RunConfig& config, const QList<int>& seeds);
+  bool remove(const QString& id);        // not while running
+  bool cancel(const QString& id);        // running → asks the trainer to stop; queued → cancelled
+  bool resume(const QString& id);        // re-queues a resumable entry (continues its run folder)
+  void setAutoStart(bool on);            // start queued entries as soon as nothing runs (default on)
+  bool autoStart() const { return m_autoStart; }
+  void startNext();                      // starts the first queued entry if nothing runs
+
+  const QVector<QueueEntry>& entries() const { return m_entries; }
+  const QueueEntry* entry(const QString& id) const;
+  QString runningId() const { return m_runningId; }
+  QString queueFile() const { return m_file; }
+  QString lastError() const { return m_lastError; }
+  // Re-reads the file (done by the constructor). Entries that were running become "interrupted".
+  void load();
+  void save();
+  // Blocks (processing events) until nothing runs or `ms` passes; for tests and shutdown.
+  bool waitIdle(int ms);
+
+ signals:
+  void changed();
+  void runStarted(const QString& id, const QString& runDir);
+  void step(const QString& id, const gllm::StepRecord& r);
+  void eval(const QString& id, const gllm::EvalRecord& r);
+  void checkpoint(const QString& id, const gllm::CheckpointRecord& r);
+  void runFinished(const QString& id, const QString& status);
+  void log(const QString& id, const QString& line);
+
+ private:
+  QueueEntry* find(const QString& id);
+  void launch(QueueEntry& e);
+  void finish(const QString& id, const QString& status, const QString& message);
+
+  QString m_file, m_runsParent;
+  QVector<QueueEntry> m_entries;
+  QString m_runningId;
+  std::unique_ptr<Trainer> m_trainer;
+  RunBridge* m_bridge = nullptr;
+  bool m_autoStart = true;
+  bool m_resumeNext = false;
+  QString m_lastError;
+};
+
+}  // namespace gllm::gui
