@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "app/gllm/command_registry.h"
+#include "engine/grading/bootstrap.h"
 #include "engine/grading/cone.h"
 #include "engine/grading/profiles.h"
 #include "engine/grading/select.h"
@@ -107,6 +108,15 @@ void run(const ConeArgs& a) {
     out["converged"] = s.converged;
     out["deleted"] = s.deleted;
     out["deletion"] = del.summary();
+    if (!f.bootstrap.empty()) {
+      // §7.2: sign stability of the given grades (else of q*_C) and the BC interval.
+      const auto& q = a.grades.empty() ? s.q : a.grades;
+      auto b = bootstrap_from_resamples(p, f.bootstrap, q);
+      out["bootstrap"] = {{"resamples", b.resamples}, {"grades", a.grades.empty() ? "educated" : "given"},
+                          {"sign_fraction", b.sign_fraction}, {"bc_low", b.bc_low}, {"bc_high", b.bc_high},
+                          {"certificate_low", b.certificate_low}, {"certificate_high", b.certificate_high},
+                          {"level", b.level}};
+    }
     if (p.has_levels()) {
       auto sl = select_levels(p, o);
       auto lp = p.level_profiles();
@@ -141,6 +151,10 @@ void run(const ConeArgs& a) {
     std::cout << "g*_C per level     " << vec(out["level_optimum"]["g_c"].get<std::vector<double>>(), 2)
               << " (level program, Λ = " << out["level_optimum"]["lambda_c"].get<double>() << ")\n";
   if (out.contains("deletion")) std::cout << out["deletion"].get<std::string>() << "\n";
+  if (out.contains("bootstrap"))
+    std::cout << "bootstrap (" << out["bootstrap"]["resamples"].get<int>() << " resamples): sign kept in "
+              << 100 * out["bootstrap"]["sign_fraction"].get<double>() << "%, BC 95% interval ["
+              << out["bootstrap"]["bc_low"].get<double>() << ", " << out["bootstrap"]["bc_high"].get<double>() << "]\n";
   for (const char* key : {"grades_report", "level_grades_report"}) {
     if (!out.contains(key)) continue;
     auto& r = out[key];

@@ -15,7 +15,7 @@ struct ConeReport {
   double bc = 1;            // BC(α, τ) = Σ √(α_j τ_j)
   double lambda_star = 1;   // Λ* = BC² = min_q Λ (unclipped, Prop. 7(iii))
   double certificate = 0;   // ⟨q, α − τ⟩ (Eq. 15, first-order admissibility)
-  int certificate_sign = 0; // sign of the certificate (0 when |·| ≤ 1e-12·(1+‖q‖₁))
+  int certificate_sign = 0; // sign; 0 when |·| ≤ 1e-12·(1 + Σ|q_j|(α_j+τ_j))·√(d+1) (rounding)
   std::vector<double> gradient;  // ∇_q log Λ = 2 log λ (τ^{(u)} − α^{(u)}), per coordinate (or level)
   double clip_bound = 1;    // C⁻², the floor of Λ on the clip box (Prop. 10(iii))
   double clipped_floor = 1; // max(BC², C⁻²): the Prop. 10(iii) lower bound on Λ*_C

@@ -101,7 +101,9 @@ class TestCliGrading : public QObject {
                       {"level_dims", {2, 2}},
                       {"alpha", {0.1, 0.2, 0.3, 0.4}},
                       {"tau", {0.4, 0.3, 0.2, 0.1}},
-                      {"pos_grades", {0, 0, 1, 1}}};
+                      {"pos_grades", {0, 0, 1, 1}},
+                      {"bootstrap", {{{"alpha", {0.1, 0.2, 0.3, 0.4}}, {"tau", {0.4, 0.3, 0.2, 0.1}}},
+                                     {{"alpha", {0.4, 0.3, 0.2, 0.1}}, {"tau", {0.1, 0.2, 0.3, 0.4}}}}}};
     gllm::write_file_atomic(prof, pj.dump());
     auto c = ok_json({"cone", "--profiles", prof, "--clip", "2", "--lambda", "1.1", "--grades", "0,1,2,3",
                       "--level-grades", "0,2", "--json"});
@@ -113,6 +115,10 @@ class TestCliGrading : public QObject {
     QVERIFY(c["grades_report"]["in_cone"].get<bool>());
     QVERIFY(std::abs(c["level_grades_report"]["certificate"].get<double>() - 2 * 0.4) < 1e-12);
     QCOMPARE(c["level_optimum"]["g_c"].size(), size_t(2));
+    // Bootstrap over the two resamples: the second flips the sign of ⟨q, α−τ⟩ for q = (0,1,2,3).
+    QCOMPARE(c["bootstrap"]["resamples"].get<int>(), 2);
+    QCOMPARE(c["bootstrap"]["sign_fraction"].get<double>(), 0.5);
+    QVERIFY(std::abs(c["bootstrap"]["bc_low"].get<double>() - bc) < 1e-12);
 
     std::string out = dir.filePath("ladder.json").toStdString();
     auto r = run_cli({"ladder", "--profiles", prof, "--clip", "2", "--seed", "3", "--out", out});
