@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include "engine/io/error.h"
+#include "engine/io/paths.h"
 #include "engine/train/run_store.h"
 #include "widgets/widget_util.h"
 

@@ -9,6 +9,15 @@ class QDockWidget;
 namespace gllm::gui {
 
 class PresetForm;
+class GradeEditor;
+class ConePanel;
+class MonitorPanel;
+class HeatmapPanel;
+class LauncherPanel;
+class InspectorPanel;
+class ComparePanel;
+class AttentionCostPanel;
+class RunQueue;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -19,6 +28,9 @@ class MainWindow : public QMainWindow {
   // Makes the named panel visible and raises it over tabbed neighbours; false for unknown names.
   bool showPanel(const QString& name);
   QWidget* panel(const QString& name) const;
+  // Opens a run folder: its metrics in the monitor, its newest checkpoint in the inspector and
+  // the heatmaps. Returns "" or the reason.
+  QString openRun(const QString& dir);
   QDockWidget* dock(const QString& name) const { return m_docks.value(name, nullptr); }
 
   // Lays the window out at `size`, raises `panel` if given, and saves a grab() as PNG. Works
@@ -38,7 +50,18 @@ class MainWindow : public QMainWindow {
 
   QMap<QString, QDockWidget*> m_docks;
   QStringList m_order;
+  void loadCheckpointGrades(const QString& source, const QString& weightsPath);
   PresetForm* m_presetForm = nullptr;
+  GradeEditor* m_grades = nullptr;
+  ConePanel* m_cone = nullptr;
+  MonitorPanel* m_monitor = nullptr;
+  HeatmapPanel* m_heatmaps = nullptr;
+  LauncherPanel* m_launcher = nullptr;
+  InspectorPanel* m_inspector = nullptr;
+  ComparePanel* m_compare = nullptr;
+  AttentionCostPanel* m_attention = nullptr;
+  RunQueue* m_queue = nullptr;
+  bool m_syncing = false;
 };
 
 }  // namespace gllm::gui

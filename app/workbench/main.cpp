@@ -35,11 +35,17 @@ int main(int argc, char** argv) {
   parser.addOption(shotOpt);
   parser.addOption(panelOpt);
   parser.addOption(sizeOpt);
+  parser.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("Run folders to open (metrics, newest checkpoint)."),
+                               QStringLiteral("[RUN...]"));
   parser.process(app);
 
   gllm::gui::MainWindow::applyStyle();
   try {
     gllm::gui::MainWindow window;
+    for (const QString& run : parser.positionalArguments()) {
+      const QString err = window.openRun(run);
+      if (!err.isEmpty()) QTextStream(stderr) << "gllm-workbench: " << run << ": " << err << "\n";
+    }
     if (parser.isSet(shotOpt)) {
       QSize size(1440, 900);
       const QStringList wh = parser.value(sizeOpt).split('x');

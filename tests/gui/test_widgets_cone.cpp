@@ -1,0 +1,116 @@
+// GUI test of the grade editor and the cone panel: edits are refused at the field with the reason,
+// and the panel's numbers equal the engine's evaluate_cone_levels / select_levels for the same inputs.
+#include <QtTest>
+#include <cmath>
+
+#include "engine/grading/cone.h"
+#include "engine/grading/select.h"
+#include "widgets/cone_panel.h"
+#include "widgets/grade_editor.h"
+
+using namespace gllm;
+using namespace gllm::gui;
+
+class TestCone : public QObject {
+  Q_OBJECT
+ private slots:
+  void gradeEditorRefusals() {
+    GradeEditor ed;
+    RunConfig c;
+    ed.setConfig(c);
+    const double qmax = std::log(2.0) / std::log(std::exp(1.0 / c.model.head_dim()));
+    QVERIFY(std::fabs(ed.qMax() - qmax) < 1e-9);
+    QVERIFY(ed.setLevelGradeText(1, "3").isEmpty());
+    QCOMPARE(ed.levelGrades()[1], 3.0);
+    QVERIFY(ed.setLevelGradeText(2, "-1").contains(">= 0") || !ed.levelError().isEmpty());
+    QCOMPARE(ed.levelGrades()[2], 0.0);
+    const QString over = ed.setLevelGradeText(2, QString::number(qmax + 1));
+    QVERIFY2(over.contains("q_max"), qPrintable(over));
+    QCOMPARE(ed.levelGrades()[2], 0.0);
+    QVERIFY(!ed.levelError().isEmpty());
+    // Lowering the clip below a grade's multiplier is refused with the reason.
+    QVERIFY(ed.setLevelGradeText(3, QString::number(0.9 * qmax)).isEmpty());
+    const QString clip = ed.setClipText("1.1");
+    QVERIFY2(clip.contains("lower that grade"), qPrintable(clip));
+    QCOMPARE(ed.clip(), 2.0);
+    QVERIFY(!ed.setClipText("0.5").isEmpty());
+    QVERIFY(!ed.clipError().isEmpty());
+    QVERIFY(!ed.setLambdaText("0.8").isEmpty());
+    QVERIFY(ed.setClipText("4").isEmpty());
+    QCOMPARE(ed.clip(), 4.0);
+    QVERIFY(!ed.setHeadGradeText(0, 0, 0, "abc").isEmpty());
+    QVERIFY(ed.setHeadGradeText(0, 1, 2, "1.5").isEmpty());
+    QCOMPARE(ed.headGrades().at(0, 1, 2), 1.5);
+    // Save / load of the grading part round-trips.
+    QTemporaryDir dir;
+    const QString f = dir.filePath("grading.json");
+    QVERIFY(ed.saveGradingFile(f).isEmpty());
+    GradeEditor other;
+    other.setConfig(RunConfig{});
+    QVERIFY(other.loadGradingFile(f).isEmpty());
+    QCOMPARE(other.clip(), 4.0);
+    QCOMPARE(other.levelGrades(), ed.levelGrades());
+  }
+  void coneMatchesEngine() {
+    ConePanel panel;
+    panel.setGeometric(0.6, 0.3);
+    const double lambda = std::exp(1.0 / 32.0);
+    const std::vector<double> v{0.0, 3.0, 10.0, 12.0};
+    panel.setGrades(v, lambda, 2.0);
+    QVERIFY(panel.waitForResult(10000));
+    const ConeResult& r = panel.result();
+    QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+    const auto p = grading::geometric_profiles(0.6, 0.3, 4);
+    const auto ref = grading::evaluate_cone_levels(p, v, lambda, 2.0);
+    QCOMPARE(r.report.lambda_q, ref.lambda_q);
+    QCOMPARE(r.report.certificate, ref.certificate);
+    QCOMPARE(r.report.bc, ref.bc);
+    QCOMPARE(r.report.lambda_star, ref.lambda_star);
+    QCOMPARE(r.report.clip_bound, 0.25);
+    QCOMPARE(r.report.in_cone, ref.in_cone);
+    grading::SelectOptions opt;
+    opt.lambda = lambda;
+    opt.clip = 2.0;
+    const auto sel = grading::select_levels(p, opt);
+    QCOMPARE(r.educated.lambda_c, sel.lambda_c);
+    // Seed 000 Table 3, row (0.6, 0.3): Λ* = 0.459, Λ*_C = 0.531, gain 1.88.
+    QCOMPARE(QString::number(r.report.lambda_star, 'f', 3), QStringLiteral("0.459"));
+    QCOMPARE(QString::number(r.educated.lambda_c, 'f', 3), QStringLiteral("0.531"));
+    QCOMPARE(QString::number(r.educated.gain, 'f', 2), QStringLiteral("1.88"));
+    QVERIFY(panel.badgeText().contains(ref.in_cone ? "certified" : "not certified"));
+    QVERIFY(panel.valueText("lambda_c").startsWith("0.531"));
+    // "Set to the educated q*_C" hands the optimum to the grade editor.
+    QSignalSpy spy(&panel, &ConePanel::educatedRequested);
+    auto* button = panel.findChild<QPushButton*>(QStringLiteral("primary"));
+    QVERIFY(button);
+    QTest::mouseClick(button, Qt::LeftButton);
+    QCOMPARE(spy.count(), 1);
+    const auto q = spy.first().first().value<std::vector<double>>();
+    QCOMPARE(q.size(), size_t(4));
+    // Uniform grades: Λ = 1, not certified.
+    panel.setGrades({0, 0, 0, 0}, lambda, 2.0);
+    QVERIFY(panel.waitForResult(10000));
+    QCOMPARE(panel.result().report.lambda_q, 1.0);
+    QVERIFY(panel.badgeText().contains("not certified"));
+  }
+  void burstOfEditsEndsOnTheLatest() {
+    ConePanel panel;
+    const double lambda = std::exp(1.0 / 32.0);
+    for (int i = 0; i < 50; ++i) panel.setGrades({0.0, 0.1 * i, 0.2 * i, 0.2 * i}, lambda, 2.0);
+    QVERIFY(panel.waitForResult(10000));
+    const auto ref = grading::evaluate_cone_levels(panel.currentProfiles(), {0.0, 4.9, 9.8, 9.8}, lambda, 2.0);
+    QCOMPARE(panel.result().report.lambda_q, ref.lambda_q);
+  }
+  void badProfilesFileIsRefused() {
+    ConePanel panel;
+    QTemporaryDir dir;
+    QFile f(dir.filePath("bad.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"d\": 2, \"alpha\": [0.5, -0.5], \"tau\": [0.5, 0.5]}");
+    f.close();
+    QVERIFY(!panel.loadProfilesFile(f.fileName()).isEmpty());
+  }
+};
+
+QTEST_MAIN(TestCone)
+#include "test_widgets_cone.moc"
