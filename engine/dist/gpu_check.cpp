@@ -44,7 +44,8 @@ RunConfig check_config(int64_t T) {
   c.model.n_embd = 64;
   c.model.n_head = 2;
   c.model.sequence_len = T;
-  c.model.vocab_size = 256;
+  c.model.vocab_size = 320;
+  c.data.vocab_size = 320;
   c.model.oe_m = 61;
   c.model.window_pattern = "SL";
   c.grading.attention = true;

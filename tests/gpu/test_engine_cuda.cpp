@@ -1,0 +1,77 @@
+// The GPU checks of `gllm check gpu` as a test: on a CUDA device every check must pass; without one
+// the CUDA cases skip, and the checks still run once against the CPU as a self-test.
+#include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+
+#include <QtTest>
+
+#include "engine/dist/device.h"
+#include "engine/dist/gpu_check.h"
+#include "engine/io/error.h"
+
+class TestEngineCuda : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { torch::set_num_threads(2); }
+
+  // The checks' own logic on the CPU: every comparison is CPU against CPU, so all must pass,
+  // and the CUDA-only ones say they were skipped.
+  void checks_self_test_on_cpu() {
+    gllm::dist::GpuCheckOptions o;
+    o.device = "cpu";
+    auto rep = gllm::dist::run_gpu_checks(o);
+    QVERIFY(rep.skipped.empty());
+    QCOMPARE(rep.checks.size(), size_t(5));
+    for (const auto& c : rep.checks) {
+      qInfo("%s: %s %s", c.name.c_str(), c.status.c_str(), c.detail.c_str());
+      QVERIFY2(c.status != "fail", (c.name + ": " + c.detail).c_str());
+    }
+    QCOMPARE(rep.checks[4].status, std::string("skipped"));
+    QVERIFY(rep.to_json()["passed"].get<bool>());
+  }
+
+  void device_selection() {
+    QCOMPARE(gllm::dist::select_device("cpu").type(), torch::kCPU);
+    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::dist::select_device("tpu"));
+    if (gllm::dist::cuda_available()) {
+      QVERIFY(gllm::dist::select_device("auto").is_cuda());
+      QVERIFY(gllm::dist::select_device("cuda", 0).is_cuda());
+    } else {
+      QCOMPARE(gllm::dist::select_device("auto").type(), torch::kCPU);
+      try {
+        gllm::dist::select_device("cuda");
+        QFAIL("cuda without a device must throw");
+      } catch (const gllm::Error& e) {
+        QVERIFY2(std::string(e.what()).find("set train.device") != std::string::npos, e.what());
+      }
+    }
+    gllm::dist::AutocastScope none(torch::kCPU, "bf16");
+    QVERIFY(!none.active());
+  }
+
+  void cuda_checks() {
+    if (!gllm::dist::cuda_available()) QSKIP("no CUDA device");
+    auto rep = gllm::dist::run_gpu_checks();
+    QVERIFY(rep.skipped.empty());
+    for (const auto& c : rep.checks) {
+      qInfo("%s: %s %s", c.name.c_str(), c.status.c_str(), c.detail.c_str());
+      QVERIFY2(c.status != "fail", (c.name + ": " + c.detail).c_str());
+    }
+  }
+
+  void bf16_autocast_scope_on_cuda() {
+    if (!gllm::dist::cuda_available()) QSKIP("no CUDA device");
+    auto a = torch::randn({64, 64}, torch::kCUDA), b = torch::randn({64, 64}, torch::kCUDA);
+    {
+      gllm::dist::AutocastScope ac(torch::Device(torch::kCUDA), "bf16");
+      QVERIFY(ac.active());
+      QCOMPARE(torch::matmul(a, b).scalar_type(), torch::kBFloat16);
+    }
+    QCOMPARE(torch::matmul(a, b).scalar_type(), torch::kFloat32);  // restored
+    auto m = gllm::dist::cuda_memory(0);
+    QVERIFY(m.available);
+    QVERIFY(m.peak_allocated >= m.allocated && m.allocated > 0);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestEngineCuda)
+#include "test_engine_cuda.moc"
