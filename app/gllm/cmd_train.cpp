@@ -6,6 +6,8 @@
 #include "app/gllm/command_registry.h"
 #include "app/gllm/run_progress.h"
 #include "engine/config/run_config.h"
+#include "engine/dist/launcher.h"
+#include "engine/dist/process_group.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
@@ -26,6 +28,7 @@ struct TrainOpts {
   std::string out;
   bool json = false;
   bool quiet = false;
+  int nproc = 1;
 };
 
 void apply_overrides(gllm::RunConfig& c, const TrainOpts& o) {
@@ -141,9 +144,15 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
   cmd->add_option("--out", o->out, "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
   cmd->add_flag("--json", o->json, "Print the outcome as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress bar");
+  cmd->add_option("--nproc", o->nproc,
+                  "Data-parallel processes on this machine (c10d: Gloo on CPU, NCCL on CUDA). The global batch stays "
+                  "device_batch x grad_accum: each process computes grad_accum/N micro-steps (grad_accum must be a "
+                  "multiple of N), so N processes reproduce a one-process run; only rank 0 writes the run folder")
+      ->check(CLI::Range(1, 1024));
   cmd->callback([o] {
     if (!o->sweep.empty()) {
       if (!o->preset.empty()) throw gllm::Error("give either a preset or --sweep FILE, not both");
+      if (o->nproc > 1) throw gllm::Error("--nproc applies to one run; run the sweep's arms one at a time with --nproc");
       run_sweep(*o);
       return;
     }
@@ -151,7 +160,24 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
     gllm::RunConfig c = gllm::RunConfig::load(gllm::resolve_preset_path(o->preset));
     apply_overrides(*&c, *o);
     std::string dir = o->out.empty() ? gllm::new_run_dir(gllm::runs_dir(), c.name) : o->out;
-    auto f = train_one(c, dir, o->quiet);
+    gllm::FinishedRecord f;
+    if (o->nproc > 1 && !gllm::dist::launched_child()) {
+      // Refuse an impossible split before starting anything.
+      gllm::dist::plan_batch(c.train.device_batch, c.train.grad_accum, o->nproc, 0);
+      // Ranks 1..N-1: this program on the resolved config, writing nothing but their logs.
+      gllm::dist::Launcher launcher(o->nproc, {"train", "@DIR@/config.json", "--out", dir, "--quiet"},
+                                    {{"config.json", c.to_json().dump(2)}});
+      try {
+        f = train_one(c, dir, o->quiet);
+      } catch (const gllm::Error& e) {
+        std::string others = launcher.wait_children(15);
+        throw gllm::Error(std::string(e.what()) + (others.empty() ? "" : "\n" + others));
+      }
+      std::string others = launcher.wait_children(f.status == "completed" ? 300 : 15);
+      if (!others.empty() && f.status == "completed") throw gllm::Error("rank 0 completed but " + others);
+    } else {
+      f = train_one(c, dir, o->quiet);
+    }
     if (o->json) {
       gllm::cli::print_json(gllm::cli::to_json(f));
     } else {

@@ -47,12 +47,10 @@ DistOptions options_from_env();
 // Which share of a step's global batch a rank computes. The global batch is the one-process batch,
 // device_batch × grad_accum rows, whatever the number of ranks ("same global batch" semantics: N
 // processes reproduce a one-process run). Every rank reads the same micro-batches in the same order
-// (so loader state and checkpoints are rank-independent) and
-//   - when grad_accum is a multiple of N, rank r computes micro-steps r, r+N, … whole;
-//   - else, when device_batch is a multiple of N, every micro-step's rows split into N equal slices;
-//   - else the plan is refused (a clear error naming both numbers).
-// Each rank scales its loss by 1/local_micro_steps; the averaged gradients then equal the
-// one-process gradient of the mean micro-step loss.
+// (so loader state and checkpoints are rank-independent), and rank r computes micro-steps r, r+N, …
+// whole; grad_accum must be a multiple of N (else a clear error naming the numbers). Each rank scales
+// its loss by 1/local_micro_steps; the averaged gradients then equal the one-process gradient of the
+// mean micro-step loss. (split_rows, a per-row split, is reserved and never planned at present.)
 struct BatchPlan {
   int world_size = 1, rank = 0;
   int grad_accum = 1, device_batch = 1;

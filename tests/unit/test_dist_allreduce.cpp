@@ -66,12 +66,7 @@ class TestDistAllreduce : public QObject {
     QVERIFY(!p.split_rows);
     QCOMPARE(p.local_micro_steps, 2);
     QVERIFY(p.owns(1) && p.owns(4) && !p.owns(0) && !p.owns(2));
-    auto q = gllm::dist::plan_batch(4, 1, 2, 1);  // row split
-    QVERIFY(q.split_rows);
-    QCOMPARE(q.local_micro_steps, 1);
-    QCOMPARE(q.row_begin, int64_t(2));
-    QCOMPARE(q.row_end, int64_t(4));
-    QVERIFY(q.owns(0));
+    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::dist::plan_batch(4, 1, 2, 1));  // no row split
     auto one = gllm::dist::plan_batch(3, 5, 1, 0);
     QCOMPARE(one.local_micro_steps, 5);
     QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::dist::plan_batch(3, 5, 2, 0));
