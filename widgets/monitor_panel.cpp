@@ -161,6 +161,7 @@ void MonitorPanel::addPoint(const QString& run, const QString& metric, const Met
 
 QString MonitorPanel::loadMetricsFile(const QString& run, const QString& path) {
   MetricsFile mf;
+  if (!QFile::exists(path)) return tr("%1 does not exist; open a run folder that has a metrics.jsonl").arg(path);
   try {
     mf = read_metrics(ss(path));
   } catch (const Error& e) {

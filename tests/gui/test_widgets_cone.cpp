@@ -1,5 +1,6 @@
 // GUI test of the grade editor and the cone panel: edits are refused at the field with the reason,
 // and the panel's numbers equal the engine's evaluate_cone_levels / select_levels for the same inputs.
+#include <QPushButton>
 #include <QtTest>
 #include <cmath>
 

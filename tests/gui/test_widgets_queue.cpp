@@ -1,5 +1,6 @@
 // GUI test of the run queue and launcher: seeds are parsed and refused with reasons, the queue is
 // written atomically and survives re-creation (an app restart); a running entry comes back resumable.
+#include <QTableWidget>
 #include <QtTest>
 
 #include "engine/config/run_config.h"
