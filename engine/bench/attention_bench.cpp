@@ -109,6 +109,14 @@ nlohmann::json compiled_check(const AttentionBenchOptions& o, const std::functio
   mo.seed = gc.train.seed;
   GPT graded(gc, mo);
   GPT standard(sc, mo);
+  {
+    // A fresh model has zero output projections (c_proj, mlp c_proj): the blocks would add nothing
+    // and the logit check would hold trivially. Give every all-zero matrix small random values.
+    torch::NoGradGuard ng;
+    auto wg = at::make_generator<at::CPUGeneratorImpl>(11);
+    for (auto& p : graded->parameters())
+      if (p.dim() == 2 && p.abs().max().item<double>() == 0) p.uniform_(-0.05, 0.05, wg);
+  }
   GPT compiled = compile_to_standard(graded);
   graded->eval();
   standard->eval();
