@@ -19,6 +19,7 @@ const char* group_description(const std::string& group) {
   static const std::map<std::string, const char*> d = {
       {"bench", "Benchmarks that print ratios measured side by side in one run"},
       {"stats", "Statistics over runs and seeds"},
+      {"check", "Self-checks of the engine on this machine (GPU paths)"},
   };
   auto it = d.find(group);
   return it == d.end() ? "" : it->second;
