@@ -17,6 +17,7 @@ endif()
 set(GLLM_TORCH_HAS_CUDA OFF)
 if(TARGET torch_cuda OR CUDA_FOUND)
   set(GLLM_TORCH_HAS_CUDA ON)
+  add_compile_definitions(GLLM_WITH_CUDA=1)  # CUDA allocator statistics and NCCL paths
 endif()
 
 if(GLLM_BUILD_GUI OR GLLM_BUILD_TESTS)

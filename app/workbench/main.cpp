@@ -1,19 +1,76 @@
 // gllm-workbench: the Qt 6 desktop workbench. `--screenshot FILE.png [--panel NAME]` renders the
-// main window offscreen (≥ 1280×800) and exits, for documentation and tests.
+// main window offscreen (≥ 1280×800); `--plot RUN --out DIR` writes a run's curves as PNG/SVG/CSV.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
 #include <QTextStream>
 
 #include "engine/config/run_config.h"
 #include "engine/engine_info.h"
 #include "engine/io/error.h"
 #include "widgets/main_window.h"
+#include "widgets/monitor_panel.h"
+
+namespace {
+
+// Headless plots of one run's curves (loss, BPB, tokens/s, peak memory) against steps and tokens.
+int plotRun(const QString& run, const QString& outDir) {
+  QTextStream err(stderr);
+  if (!QDir().mkpath(outDir)) {
+    err << "gllm-workbench: cannot create " << outDir << "; check the path is writable\n";
+    return 1;
+  }
+  gllm::gui::MonitorPanel monitor;
+  monitor.resize(1400, 900);
+  const QString name = QFileInfo(run).fileName();
+  const QString loadErr = monitor.loadMetricsFile(name, QDir(run).filePath(QStringLiteral("metrics.jsonl")));
+  if (!loadErr.isEmpty()) {
+    err << "gllm-workbench: " << loadErr << "\n";
+    return 1;
+  }
+  QStringList written;
+  const struct {
+    gllm::gui::MonitorPanel::XAxis axis;
+    const char* file;
+  } views[] = {{gllm::gui::MonitorPanel::XAxis::Step, "curves-by-step"},
+               {gllm::gui::MonitorPanel::XAxis::Tokens, "curves-by-tokens"}};
+  for (const auto& v : views) {
+    monitor.setXAxis(v.axis);
+    monitor.redrawNow();
+    // No event loop runs here: delete the replaced axes and let the charts lay out before grabbing.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+    QCoreApplication::processEvents();
+    for (const QString& ext : {QStringLiteral("png"), QStringLiteral("svg")}) {
+      const QString path = QDir(outDir).filePath(QString::fromLatin1(v.file) + "." + ext);
+      const QString e = ext == "png" ? monitor.exportPng(path) : monitor.exportSvg(path);
+      if (!e.isEmpty()) {
+        err << "gllm-workbench: " << e << "\n";
+        return 1;
+      }
+      written << path;
+    }
+  }
+  const QString csv = QDir(outDir).filePath(QStringLiteral("curves.csv"));
+  const QString e = monitor.exportCsv(csv);
+  if (!e.isEmpty()) {
+    err << "gllm-workbench: " << e << "\n";
+    return 1;
+  }
+  written << csv;
+  for (const QString& w : written) QTextStream(stdout) << "wrote " << w << "\n";
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // A screenshot needs no display: pick the offscreen platform before QApplication exists.
   bool screenshot = false;
   for (int i = 1; i < argc; ++i)
-    if (QByteArray(argv[i]) == "--screenshot" || QByteArray(argv[i]).startsWith("--screenshot=")) screenshot = true;
+    if (QByteArray(argv[i]) == "--screenshot" || QByteArray(argv[i]).startsWith("--screenshot=") ||
+        QByteArray(argv[i]) == "--plot" || QByteArray(argv[i]).startsWith("--plot="))
+      screenshot = true;
   if (screenshot && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   if (screenshot) qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
 
@@ -32,6 +89,12 @@ int main(int argc, char** argv) {
                               QStringLiteral("NAME"));
   QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot, WxH (at least 1280x800)."),
                              QStringLiteral("WxH"), QStringLiteral("1440x900"));
+  QCommandLineOption plotOpt(QStringLiteral("plot"), QStringLiteral("Write the curves of run folder RUN as PNG, SVG and CSV (to --out) and exit."),
+                             QStringLiteral("RUN"));
+  QCommandLineOption outOpt(QStringLiteral("out"), QStringLiteral("Folder for --plot output (default RUN/plots)."),
+                            QStringLiteral("DIR"));
+  parser.addOption(plotOpt);
+  parser.addOption(outOpt);
   parser.addOption(shotOpt);
   parser.addOption(panelOpt);
   parser.addOption(sizeOpt);
@@ -40,6 +103,10 @@ int main(int argc, char** argv) {
   parser.process(app);
 
   gllm::gui::MainWindow::applyStyle();
+  if (parser.isSet(plotOpt)) {
+    const QString run = parser.value(plotOpt);
+    return plotRun(run, parser.isSet(outOpt) ? parser.value(outOpt) : QDir(run).filePath(QStringLiteral("plots")));
+  }
   try {
     gllm::gui::MainWindow window;
     for (const QString& run : parser.positionalArguments()) {

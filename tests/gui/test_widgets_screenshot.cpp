@@ -2,6 +2,7 @@
 // 1280×800; an unknown panel is refused with the list of panels.
 #include <QtTest>
 
+#include "tests/support/test_support.h"
 #include "widgets/main_window.h"
 
 using namespace gllm::gui;
@@ -26,7 +27,7 @@ class TestScreenshot : public QObject {
     QVERIFY(w.saveScreenshot(dir.filePath("x.png"), "nope").contains("unknown panel"));
   }
   void cliWritesPng() {
-    const QString exe = QStringLiteral(GLLM_WORKBENCH_PATH);
+    const QString exe = QString::fromStdString(gllm::test::workbench_path());
     if (exe.isEmpty() || !QFile::exists(exe)) QSKIP("gllm-workbench not built");
     QTemporaryDir dir;
     QProcess p;
@@ -38,6 +39,39 @@ class TestScreenshot : public QObject {
     QCOMPARE(p.exitCode(), 0);
     QImage img(dir.filePath("w.png"));
     QVERIFY(img.width() >= 1280 && img.height() >= 800);
+  }
+  void cliWritesRunPlots() {
+    // `--plot RUN --out DIR`: what scripts/start.sh writes after a headless run.
+    const QString exe = QString::fromStdString(gllm::test::workbench_path());
+    if (exe.isEmpty() || !QFile::exists(exe)) QSKIP("gllm-workbench not built");
+    QTemporaryDir dir;
+    QDir().mkpath(dir.filePath("run"));
+    QFile metrics(dir.filePath("run/metrics.jsonl"));
+    QVERIFY(metrics.open(QIODevice::WriteOnly));
+    for (int step = 1; step <= 20; ++step)
+      metrics.write(QStringLiteral("{\"step\":%1,\"tokens\":%2,\"loss\":%3,\"tokens_per_s\":1000,\"peak_mem_mib\":300}\n")
+                        .arg(step).arg(step * 2048).arg(9.0 - 0.2 * step).toUtf8());
+    metrics.write("{\"step\":20,\"tokens\":40960,\"val_bpb\":2.3}\n");
+    metrics.close();
+    QProcess p;
+    p.start(exe, {"--plot", dir.filePath("run"), "--out", dir.filePath("plots")});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    for (const char* f : {"curves-by-step.png", "curves-by-tokens.png"}) {
+      QImage img(dir.filePath(QStringLiteral("plots/") + f));
+      QVERIFY2(!img.isNull() && img.width() > 400, f);
+    }
+    // The two views really differ (the x axis is redrawn in tokens).
+    QVERIFY(QImage(dir.filePath("plots/curves-by-step.png")) != QImage(dir.filePath("plots/curves-by-tokens.png")));
+    QFile csv(dir.filePath("plots/curves.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QVERIFY(csv.readAll().count('\n') >= 21);  // header + 20 loss points at least
+    // A folder without metrics is refused with a message, not a crash.
+    QProcess bad;
+    bad.start(exe, {"--plot", dir.filePath("nothing-here"), "--out", dir.filePath("p2")});
+    QVERIFY(bad.waitForFinished(60000));
+    QVERIFY(bad.exitCode() != 0);
+    QVERIFY(bad.readAllStandardError().contains("metrics.jsonl"));
   }
 };
 

@@ -69,7 +69,7 @@ class TestTrainResume : public QObject {
       auto e = QProcessEnvironment::systemEnvironment();
       e.insert("GLLM_DATA", QString::fromStdString(path("cache")));
       p.setProcessEnvironment(e);
-      p.start(GLLM_CLI_PATH, {"train", QString::fromStdString(cfg_), "--out", QString::fromStdString(dir), "--quiet"});
+      p.start(QString::fromStdString(gllm::test::cli_path()), {"train", QString::fromStdString(cfg_), "--out", QString::fromStdString(dir), "--quiet"});
       QVERIFY(p.waitForStarted());
       while (last_step(dir) < kill_at && p.state() == QProcess::Running)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -47,6 +47,8 @@ std::string python_script(const std::string& name) {
   return std::string(GLLM_TESTS_DIR) + "/python/" + name;
 }
 std::string torch_python() { return GLLM_TORCH_PYTHON; }
+std::string cli_path() { return GLLM_CLI_PATH; }
+std::string workbench_path() { return GLLM_WORKBENCH_PATH; }
 std::string plain_python() { return GLLM_PLAIN_PYTHON; }
 
 }  // namespace gllm::test

@@ -25,6 +25,8 @@ std::string fixture(const std::string& name);   // tests/fixtures/<name>
 std::string python_script(const std::string& name);  // tests/python/<name>
 // Python interpreter that has torch (empty when none: tests that need it QSKIP).
 std::string torch_python();
+std::string cli_path();        // the built `gllm`
+std::string workbench_path();  // the built `gllm-workbench` (empty without the GUI)
 std::string plain_python();
 
 }  // namespace gllm::test
