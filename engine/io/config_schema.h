@@ -27,6 +27,18 @@ struct FieldInfo {
   std::vector<std::string> choices;  // for Choice
 };
 
+inline FieldInfo make_info(const char* key, FieldKind kind, const char* help,
+                           double lo = -std::numeric_limits<double>::infinity(),
+                           double hi = std::numeric_limits<double>::infinity()) {
+  FieldInfo info;
+  info.path = key;
+  info.kind = kind;
+  info.help = help;
+  info.min = lo;
+  info.max = hi;
+  return info;
+}
+
 template <class T>
 class Schema {
  public:
@@ -42,7 +54,7 @@ class Schema {
 
   Schema& flag(const char* key, bool T::*m, const char* help) {
     Field f;
-    f.info = {key, FieldKind::Bool, help};
+    f.info = make_info(key, FieldKind::Bool, help);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m](T& o, const nlohmann::json& j, const std::string& path) {
       if (!j.is_boolean()) throw ConfigError(path, "expected true or false, got " + j.dump());
@@ -55,7 +67,7 @@ class Schema {
   template <class I>
   Schema& integer(const char* key, I T::*m, double lo, double hi, const char* help) {
     Field f;
-    f.info = {key, FieldKind::Int, help, lo, hi};
+    f.info = make_info(key, FieldKind::Int, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, lo, hi](T& o, const nlohmann::json& j, const std::string& path) {
       o.*m = static_cast<I>(check_integer(j, lo, hi, path));
@@ -66,7 +78,7 @@ class Schema {
 
   Schema& real(const char* key, double T::*m, double lo, double hi, const char* help) {
     Field f;
-    f.info = {key, FieldKind::Real, help, lo, hi};
+    f.info = make_info(key, FieldKind::Real, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, lo, hi](T& o, const nlohmann::json& j, const std::string& path) {
       o.*m = check_real(j, lo, hi, path);
@@ -77,7 +89,7 @@ class Schema {
 
   Schema& text(const char* key, std::string T::*m, const char* help) {
     Field f;
-    f.info = {key, FieldKind::String, help};
+    f.info = make_info(key, FieldKind::String, help);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m](T& o, const nlohmann::json& j, const std::string& path) {
       if (!j.is_string()) throw ConfigError(path, "expected a string, got " + j.dump());
@@ -90,7 +102,7 @@ class Schema {
   Schema& choice(const char* key, std::string T::*m, std::vector<std::string> allowed,
                  const char* help) {
     Field f;
-    f.info = {key, FieldKind::Choice, help};
+    f.info = make_info(key, FieldKind::Choice, help);
     f.info.choices = allowed;
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, allowed](T& o, const nlohmann::json& j, const std::string& path) {
@@ -110,7 +122,7 @@ class Schema {
   template <class I>
   Schema& integers(const char* key, std::vector<I> T::*m, double lo, double hi, const char* help) {
     Field f;
-    f.info = {key, FieldKind::IntList, help, lo, hi};
+    f.info = make_info(key, FieldKind::IntList, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, lo, hi](T& o, const nlohmann::json& j, const std::string& path) {
       if (!j.is_array()) throw ConfigError(path, "expected a list of integers, got " + j.dump());
@@ -125,7 +137,7 @@ class Schema {
 
   Schema& reals(const char* key, std::vector<double> T::*m, double lo, double hi, const char* help) {
     Field f;
-    f.info = {key, FieldKind::RealList, help, lo, hi};
+    f.info = make_info(key, FieldKind::RealList, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, lo, hi](T& o, const nlohmann::json& j, const std::string& path) {
       if (!j.is_array()) throw ConfigError(path, "expected a list of numbers, got " + j.dump());
@@ -142,7 +154,7 @@ class Schema {
   template <class S>
   Schema& section(const char* key, S T::*m, const Schema<S>& sub, const char* help) {
     Field f;
-    f.info = {key, FieldKind::Section, help};
+    f.info = make_info(key, FieldKind::Section, help);
     const Schema<S>* subp = &sub;
     f.get = [m, subp](const T& o) { return subp->to_json(o.*m); };
     f.set = [m, subp](T& o, const nlohmann::json& j, const std::string& path) {
