@@ -7,18 +7,13 @@
 #include <limits>
 #include <sstream>
 
+#include "engine/grading/number_text.h"
 #include "engine/io/error.h"
 
 namespace gllm::grading {
 
 namespace {
 
-std::string fmt(double x) {
-  std::ostringstream os;
-  os.precision(10);
-  os << x;
-  return os.str();
-}
 
 void check_grades(const std::vector<double>& q, size_t n, const char* what) {
   if (q.size() != n)
@@ -69,9 +64,9 @@ ConeReport evaluate_raw(const std::vector<double>& alpha, const std::vector<doub
 
 void validate_base_and_clip(double lambda, double clip) {
   if (!std::isfinite(lambda) || lambda <= 1)
-    throw Error("grading base λ = " + fmt(lambda) + " must be a finite number > 1 (the paper uses e^{1/d_k})");
+    throw Error("grading base λ = " + number_text(lambda) + " must be a finite number > 1 (the paper uses e^{1/d_k})");
   if (!std::isfinite(clip) || clip <= 1)
-    throw Error("clip C = " + fmt(clip) + " must be a finite number > 1 (the paper uses C = 2; sweep 1.5, 2, 4)");
+    throw Error("clip C = " + number_text(clip) + " must be a finite number > 1 (the paper uses C = 2; sweep 1.5, 2, 4)");
 }
 
 double q_max_for(double lambda, double clip) {

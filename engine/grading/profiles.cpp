@@ -8,18 +8,13 @@
 #include <sstream>
 
 #include "engine/io/atomic_file.h"
+#include "engine/grading/number_text.h"
 #include "engine/io/error.h"
 
 namespace gllm::grading {
 
 namespace {
 
-std::string fmt(double x) {
-  std::ostringstream os;
-  os.precision(10);
-  os << x;
-  return os.str();
-}
 
 std::string list_indices(const std::vector<int>& v, size_t max_shown = 12) {
   std::ostringstream os;
@@ -89,12 +84,12 @@ void validate_distribution(const std::vector<double>& p, const std::string& what
     if (!std::isfinite(p[j]))
       throw Error(what + "[" + std::to_string(j) + "] is not finite; profiles must be finite numbers ≥ 0");
     if (p[j] < 0)
-      throw Error(what + "[" + std::to_string(j) + "] = " + fmt(p[j]) +
+      throw Error(what + "[" + std::to_string(j) + "] = " + number_text(p[j]) +
                   " is negative; profiles are energies/variances and must be ≥ 0");
     sum += p[j];
   }
   if (std::abs(sum - 1.0) > tol)
-    throw Error(what + " sums to " + fmt(sum) + ", not 1; normalise it (divide by its sum) before use");
+    throw Error(what + " sums to " + number_text(sum) + ", not 1; normalise it (divide by its sum) before use");
 }
 
 void validate(const Profiles& p) {
@@ -118,7 +113,7 @@ std::vector<double> normalized(const std::vector<double>& v, const std::string& 
   double sum = 0;
   for (size_t j = 0; j < v.size(); ++j) {
     if (!std::isfinite(v[j]) || v[j] < 0)
-      throw Error(what + "[" + std::to_string(j) + "] = " + fmt(v[j]) + " is not a finite number ≥ 0");
+      throw Error(what + "[" + std::to_string(j) + "] = " + number_text(v[j]) + " is not a finite number ≥ 0");
     sum += v[j];
   }
   if (!(sum > 0)) throw Error(what + " has no positive entry; it cannot be normalised to a probability vector");
@@ -174,7 +169,7 @@ Deletion delete_degenerate(const Profiles& p, double zero_tol) {
 
 static void check_geometric(double x, const char* name, int levels) {
   if (!std::isfinite(x) || x <= 0)
-    throw Error(std::string(name) + " = " + fmt(x) + " must be a finite number > 0 (Cor. 3 ratio; the paper uses values in (0, 1))");
+    throw Error(std::string(name) + " = " + number_text(x) + " must be a finite number > 0 (Cor. 3 ratio; the paper uses values in (0, 1))");
   if (levels < 1) throw Error("levels = " + std::to_string(levels) + "; give L ≥ 1");
 }
 
@@ -314,8 +309,8 @@ ProfilesFile profiles_from_json(const nlohmann::json& j) {
                   " entries for " + std::to_string(expect.size()) + " levels");
     for (size_t l = 0; l < got.size(); ++l)
       if (std::abs(got[l] - expect[l]) > 1e-6)
-        throw Error(std::string("profiles file: \"") + key + "\"[" + std::to_string(l) + "] = " + fmt(got[l]) +
-                    " disagrees with the sum over the level's coordinates (" + fmt(expect[l]) +
+        throw Error(std::string("profiles file: \"") + key + "\"[" + std::to_string(l) + "] = " + number_text(got[l]) +
+                    " disagrees with the sum over the level's coordinates (" + number_text(expect[l]) +
                     "); regenerate the file");
   };
   if (f.profiles.has_levels()) {
@@ -328,8 +323,8 @@ ProfilesFile profiles_from_json(const nlohmann::json& j) {
     if (!j["bc"].is_number()) throw Error("profiles file: \"bc\" must be a number");
     double bc = bhattacharyya(f.profiles.alpha, f.profiles.tau);
     if (std::abs(j["bc"].get<double>() - bc) > 1e-6)
-      throw Error("profiles file: \"bc\" = " + fmt(j["bc"].get<double>()) + " disagrees with BC(alpha, tau) = " +
-                  fmt(bc) + "; regenerate the file");
+      throw Error("profiles file: \"bc\" = " + number_text(j["bc"].get<double>()) + " disagrees with BC(alpha, tau) = " +
+                  number_text(bc) + "; regenerate the file");
   }
   if (j.contains("targets")) {
     if (!j["targets"].is_object()) throw Error("profiles file: \"targets\" must be an object name → {alpha, bc}");
