@@ -101,7 +101,9 @@ CudaMemory cuda_memory(int device_index) {
 #ifdef GLLM_DIST_CUDA_ALLOCATOR
   if (cuda_available()) {
     auto s = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
-    const size_t all = static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE);
+    // StatType::AGGREGATE (all pools) is index 0 in every release; the enum itself moved from
+    // c10::cuda::CUDACachingAllocator (1.13) to c10::CachingAllocator (2.x), so it is not named here.
+    const size_t all = 0;
     m.available = true;
     m.allocated = s.allocated_bytes[all].current;
     m.peak_allocated = s.allocated_bytes[all].peak;
