@@ -14,6 +14,7 @@
 #include "engine/io/error.h"
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/param_count.h"
+#include "engine/model/softcap_loss.h"
 
 namespace gllm {
 
@@ -449,7 +450,7 @@ torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
   return torch::matmul(torch::cat(outs, -1), Pm.t().to(x.scalar_type()));  // (B, T, d)
 }
 
-torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
+torch::Tensor GPTImpl::head_logits(const torch::Tensor& idx) {
   TORCH_CHECK(idx.dim() == 2, "GPT expects token ids of shape (B, T)");
   auto& P = *parts_;
   auto x = embed(idx);  // (B, T, d)
@@ -461,10 +462,40 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   }
   auto logits = P.lm_head(rms_norm(x));  // (B, T, V)
   if (logits.scalar_type() != torch::kDouble) logits = logits.to(torch::kFloat);
+  return logits;
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
+  const auto& P = *parts_;
+  auto logits = head_logits(idx);  // (B, T, V)
   const double cap = config_.model.softcap;
   if (cap > 0) logits = cap * torch::tanh(logits / cap);
   if (P.logit_bias.defined()) logits = logits + P.logit_bias.to(logits.scalar_type());
   return logits;
+}
+
+torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted) {
+  const auto& P = *parts_;
+  // The constant added after the cap: the compiled logit bias, minus the matched tilt q_out·log λ_out.
+  torch::Tensor bias;  // (V) or undefined
+  if (P.logit_bias.defined()) bias = P.logit_bias.to(torch::kFloat);
+  if (tilted && P.output_grades.defined()) {
+    auto tilt = (P.output_grades * std::log(out_lambda_)).to(torch::kFloat);  // (V)
+    bias = bias.defined() ? bias - tilt : -tilt;
+  }
+  auto raw = head_logits(idx);  // (B, T, V)
+  auto flat = raw.view({-1, raw.size(-1)});  // (B·T, V)
+  if (softcapped_nll_supports(flat)) {
+    if (bias.defined() && bias.device() != flat.device()) bias = bias.to(flat.device());
+    return softcapped_nll(flat, targets.reshape({-1}), config_.model.softcap, bias).view(targets.sizes());  // (B, T)
+  }
+  const double cap = config_.model.softcap;
+  auto logits = cap > 0 ? cap * torch::tanh(raw / cap) : raw;  // (B, T, V)
+  if (bias.defined()) logits = logits + bias.to(logits.scalar_type());
+  auto logp = torch::log_softmax(logits, -1);
+  auto tgt = targets.clamp_min(0).to(torch::kLong);
+  auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (B, T)
+  return nll * (targets >= 0).to(nll.scalar_type());
 }
 
 torch::Tensor GPTImpl::orth_penalty() const {
@@ -478,11 +509,9 @@ torch::Tensor GPTImpl::orth_penalty() const {
 LossParts GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {
   auto& P = *parts_;
   const auto& g = config_.grading;
-  auto logits = forward(idx);  // (B, T, V)
-  auto logp = torch::log_softmax(logits, -1);
+  auto nll = target_nats(idx, targets, /*tilted=*/false);  // (B, T), 0 where target < 0
   auto valid = targets >= 0;
   auto tgt = targets.clamp_min(0).to(torch::kLong);
-  auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (B, T)
   auto vmask = valid.to(nll.scalar_type());
   LossParts out;
   if (P.output_grades.defined()) {
@@ -520,10 +549,7 @@ torch::Tensor GPTImpl::eval_logits(const torch::Tensor& idx) {
 }
 
 torch::Tensor GPTImpl::per_target_nats(const torch::Tensor& idx, const torch::Tensor& targets) {
-  auto logp = torch::log_softmax(eval_logits(idx), -1);  // (B, T, V)
-  auto tgt = targets.clamp_min(0).to(torch::kLong);
-  auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (B, T)
-  return nll * (targets >= 0).to(nll.scalar_type());
+  return target_nats(idx, targets, /*tilted=*/true);
 }
 
 std::vector<TaggedParameter> GPTImpl::tagged_parameters() const {

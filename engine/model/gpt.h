@@ -145,6 +145,10 @@ class GPTImpl : public torch::nn::Module {
   std::shared_ptr<Parts> parts_;
 
   torch::Tensor embed(const torch::Tensor& idx);  // x0 before the first block, (B, T, d)
+  torch::Tensor head_logits(const torch::Tensor& idx);  // lm_head output before the cap, (B, T, V) fp32
+  // −log P(y) per position, (B, T), 0 where target < 0; tilted: under the matched tilt. CPU fp32
+  // goes through the fused soft-capped cross-entropy (softcap_loss.h), the rest through ATen ops.
+  torch::Tensor target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted);
   torch::Tensor attention(int layer, const torch::Tensor& x, const torch::Tensor& idx);
   torch::Tensor mlp(int layer, const torch::Tensor& x);
   torch::Tensor grading_matrix() const;  // G = Σ_l P_l M_{q_l} P_lᵀ, (d, d)
