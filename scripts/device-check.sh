@@ -3,7 +3,7 @@
 # machine's Python torch package (deps and corpus from .deps/, made by scripts/device-deps.sh on Debian), then runs
 # `gllm version`, the GPU checks (those of tests/gpu/test_engine_cuda), a short DEPTH-6 run (tokens/s, MFU, peak VRAM,
 # BPB trend), a 2-process smoke run and compile-to-standard of the run's checkpoint. The whole script keeps to
-# GLLM_DEVICE_BUDGET_S seconds (default 520); give the device call about 560: bash scripts/device-check.sh, carry .deps.
+# GLLM_DEVICE_BUDGET_S seconds (default 520), so one command with a 560 s limit runs it all: bash scripts/device-check.sh
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/device-logs}

@@ -39,7 +39,7 @@ fi
 du -sh "$deps/root" "$deps/data"
 size_mib=$(du -sm "$deps" | cut -f1)
 if [ "$size_mib" -gt 48 ]; then
-  echo "device-deps: .deps is ${size_mib} MiB; with the working tree it must stay under the 64 MiB a device call carries" >&2
+  echo "device-deps: .deps is ${size_mib} MiB; with the working tree it must stay under the 64 MiB that travel to the GPU machine" >&2
   exit 1
 fi
 echo "device-deps: ready in $deps (${size_mib} MiB; carry it with the working tree: carry=[\".deps\"])"
