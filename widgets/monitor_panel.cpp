@@ -1,5 +1,5 @@
 // MonitorPanel implementation: data are appended to per-run vectors; a single-shot 40 ms timer
-// rebuilds the series (QLineSeries::replace) so bursts of records cost one redraw.
+// refreshes long-lived series with decimated points (QXYSeries::replace), one redraw per burst.
 #include "widgets/monitor_panel.h"
 
 #include <QBarCategoryAxis>
@@ -25,6 +25,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #ifdef GLLM_HAVE_QT_SVG
 #include <QSvgGenerator>
 #endif
@@ -109,7 +110,7 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     c.chart->setTitle(d.title);
     c.chart->setMargins(QMargins(4, 4, 4, 4));
     c.chart->setBackgroundRoundness(4);
-    c.chart->legend()->setAlignment(Qt::AlignBottom);
+    c.chart->legend()->setAlignment(Qt::AlignBottom);  // always shown: showing it again would show hidden markers
     c.chart->legend()->setFont(QFont(font().family(), 8));
     QFont tf = c.chart->titleFont();
     tf.setBold(true);
@@ -131,7 +132,7 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
           [this] { setXAxis(XAxis(m_xCombo->currentData().toInt())); });
   connect(m_logY, &QCheckBox::toggled, this, &MonitorPanel::setLogY);
   connect(m_logX, &QCheckBox::toggled, this, &MonitorPanel::setLogX);
-  connect(m_showRaw, &QCheckBox::toggled, this, [this] { scheduleRedraw(); });
+  connect(m_showRaw, &QCheckBox::toggled, this, [this] { invalidate(); });
   connect(m_smoothSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
   connect(png, &QPushButton::clicked, this, [this] {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export charts as PNG"), QStringLiteral("monitor.png"), tr("PNG (*.png)"));
@@ -168,6 +169,7 @@ QString MonitorPanel::loadMetricsFile(const QString& run, const QString& path) {
     return qs(e.what());
   }
   m_data.remove(run);
+  m_ema.remove(run);
   if (!m_runOrder.contains(run)) m_runOrder << run;
   auto num = [](const nlohmann::json& r, const char* k) {
     auto it = r.find(k);
@@ -194,20 +196,22 @@ QString MonitorPanel::loadMetricsFile(const QString& run, const QString& path) {
       m_data[run][key].push_back(p);
     }
   }
-  scheduleRedraw();
+  invalidate();
   return mf.torn_tail ? qs(mf.warning) : QString();
 }
 
 void MonitorPanel::removeRun(const QString& run) {
   m_data.remove(run);
+  m_ema.remove(run);
   m_runOrder.removeAll(run);
-  scheduleRedraw();
+  invalidate();
 }
 
 void MonitorPanel::clear() {
   m_data.clear();
+  m_ema.clear();
   m_runOrder.clear();
-  scheduleRedraw();
+  invalidate();
 }
 
 QStringList MonitorPanel::runs() const { return m_runOrder; }
@@ -223,17 +227,17 @@ void MonitorPanel::setXAxis(XAxis x) {
   m_xAxis = x;
   const int i = m_xCombo->findData(int(x));
   if (m_xCombo->currentIndex() != i) m_xCombo->setCurrentIndex(i);
-  scheduleRedraw();
+  invalidate();
 }
 
 void MonitorPanel::setLogY(bool on) {
   if (m_logY->isChecked() != on) m_logY->setChecked(on);
-  scheduleRedraw();
+  invalidate();
 }
 
 void MonitorPanel::setLogX(bool on) {
   if (m_logX->isChecked() != on) m_logX->setChecked(on);
-  scheduleRedraw();
+  invalidate();
 }
 
 void MonitorPanel::setSmoothing(double w) {
@@ -241,7 +245,7 @@ void MonitorPanel::setSmoothing(double w) {
   m_smoothLabel->setText(QString::number(m_smoothing, 'f', 2));
   const int s = int(std::lround(m_smoothing * 100));
   if (m_smoothSlider->value() != s && s <= 99) m_smoothSlider->setValue(s);
-  scheduleRedraw();
+  invalidate();
 }
 
 std::vector<double> MonitorPanel::ema(const std::vector<double>& x, double w) {
@@ -255,15 +259,65 @@ std::vector<double> MonitorPanel::ema(const std::vector<double>& x, double w) {
   return out;
 }
 
-std::vector<double> MonitorPanel::smoothed(const QString& run, const QString& metric) const {
+const std::vector<double>& MonitorPanel::emaOf(const QString& run, const QString& metric) const {
   const auto& pts = points(run, metric);
-  std::vector<double> x(pts.size());
-  for (size_t i = 0; i < pts.size(); ++i) x[i] = pts[i].value;
-  return ema(x, m_smoothing);
+  EmaCache& c = m_ema[run][metric];
+  if (c.w != m_smoothing || c.out.size() > pts.size()) c = EmaCache{m_smoothing, 0, 1, {}};
+  // The same recurrence as ema(), continued from the cached state over the new points only.
+  const double w = c.w;
+  c.out.reserve(pts.size());
+  for (size_t i = c.out.size(); i < pts.size(); ++i) {
+    c.s = w * c.s + (1 - w) * pts[i].value;
+    c.wt *= w;
+    c.out.push_back(w > 0 ? c.s / (1 - c.wt) : pts[i].value);
+  }
+  return c.out;
+}
+
+std::vector<double> MonitorPanel::smoothed(const QString& run, const QString& metric) const { return emaOf(run, metric); }
+
+QList<QPointF> MonitorPanel::decimate(const QList<QPointF>& pts, int buckets, double x0, double x1, bool logX) {
+  if (buckets < 1 || pts.size() <= 2 * qsizetype(buckets) || !(x1 > x0)) return pts;
+  QList<QPointF> out;
+  out.reserve(2 * buckets + 3);
+  const double scale = buckets / (x1 - x0);
+  qsizetype lo = -1, hi = -1;  // indices of the current bucket's minimum and maximum
+  long long bucket = std::numeric_limits<long long>::min();
+  auto flush = [&] {
+    if (lo < 0) return;
+    if (lo == hi) out.append(pts[lo]);
+    else if (lo < hi) out << pts[lo] << pts[hi];
+    else out << pts[hi] << pts[lo];
+  };
+  for (qsizetype i = 0; i < pts.size(); ++i) {
+    const double x = logX ? std::log10(pts[i].x()) : pts[i].x();
+    const long long b = (long long)std::floor(std::clamp((x - x0) * scale, -1.0, double(buckets)));
+    if (b != bucket) {
+      flush();
+      bucket = b;
+      lo = hi = i;
+      continue;
+    }
+    if (pts[i].y() < pts[lo].y()) lo = i;
+    if (pts[i].y() > pts[hi].y()) hi = i;
+  }
+  flush();
+  if (out.last() != pts.last()) out.append(pts.last());  // the newest value is always drawn exactly
+  return out;
 }
 
 void MonitorPanel::scheduleRedraw() {
   if (!m_timer->isActive()) m_timer->start();
+}
+
+void MonitorPanel::invalidate() {
+  ++m_generation;
+  scheduleRedraw();
+}
+
+void MonitorPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  scheduleRedraw();  // charts whose width changed decimate again
 }
 
 bool MonitorPanel::redrawPending() const { return m_timer->isActive(); }
@@ -281,69 +335,140 @@ QColor MonitorPanel::runColor(const QString& run) const { return seriesColor(std
 
 void MonitorPanel::redrawNow() {
   m_timer->stop();
-  for (Chart& c : m_charts) rebuildChart(c);
+  for (Chart& c : m_charts) updateChart(c);
   ++m_redraws;
 }
 
-void MonitorPanel::rebuildChart(Chart& c) {
-  QChart* chart = c.chart;
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) {
-    chart->removeAxis(a);
-    delete a;
-  }
+void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
+  QFont f = font();
+  f.setPointSizeF(8);
+  f.setBold(false);
+  auto make = [&](bool log, bool horizontal) -> QAbstractAxis* {
+    QAbstractAxis* a;
+    if (log) {
+      auto* l = new QLogValueAxis;
+      l->setBase(10);
+      l->setLabelFormat(QStringLiteral("%.3g"));
+      if (!horizontal) l->setMinorTickCount(8);
+      a = l;
+    } else {
+      auto* v = new QValueAxis;
+      v->setTickCount(5);
+      v->setLabelFormat(horizontal ? QStringLiteral("%.3g") : QStringLiteral("%.4g"));
+      a = v;
+    }
+    a->setTitleFont(f);
+    a->setLabelsFont(f);
+    if (!horizontal) a->setTitleText(c.yTitle);
+    return a;
+  };
+  auto swap = [&](QAbstractAxis*& slot, bool log, bool horizontal) {
+    const bool isLog = slot && slot->type() == QAbstractAxis::AxisTypeLogValue;
+    if (slot && isLog == log) return;
+    QAbstractAxis* a = make(log, horizontal);
+    c.chart->addAxis(a, horizontal ? Qt::AlignBottom : Qt::AlignLeft);
+    for (const Curve& cv : c.curves) {
+      for (QLineSeries* s : {cv.raw, cv.main}) {
+        if (slot) s->detachAxis(slot);
+        s->attachAxis(a);
+      }
+    }
+    if (slot) {
+      c.chart->removeAxis(slot);
+      delete slot;
+    }
+    slot = a;
+  };
+  swap(c.ax, logX, true);
+  swap(c.ay, logY, false);
+}
+
+void MonitorPanel::updateChart(Chart& c) {
   const bool logX = m_logX->isChecked(), logY = m_logY->isChecked(), raw = m_showRaw->isChecked();
+  const bool rawShown = raw && m_smoothing > 0;
+  const int width = c.view->width();
+  size_t total = 0;
+  for (const QString& metric : c.metrics)
+    for (const QString& run : m_runOrder) total += points(run, metric).size();
+  if (c.drawnGeneration == m_generation && c.drawnPoints == total && c.drawnWidth == width && c.ax) return;
+  c.drawnGeneration = m_generation;
+  c.drawnPoints = total;
+  c.drawnWidth = width;
+
+  ensureAxes(c, logX, logY);
+  // Series of runs or metrics that are gone.
+  for (auto it = c.curves.begin(); it != c.curves.end();) {
+    const QString run = it.key().section('\n', 0, 0), metric = it.key().section('\n', 1);
+    if (!points(run, metric).empty()) {
+      ++it;
+      continue;
+    }
+    for (QLineSeries* s : {it->raw, it->main}) {
+      c.chart->removeSeries(s);
+      delete s;
+    }
+    it = c.curves.erase(it);
+  }
+
+  struct Pending {
+    Curve* curve;
+    QList<QPointF> rawPts, emaPts;
+  };
+  std::vector<Pending> pending;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
-  std::vector<QLineSeries*> made;
   for (int mi = 0; mi < c.metrics.size(); ++mi) {
     const QString& metric = c.metrics[mi];
     for (const QString& run : m_runOrder) {
       const auto& pts = points(run, metric);
       if (pts.empty()) continue;
-      const std::vector<double> sm = smoothed(run, metric);
-      QList<QPointF> rawPts, emaPts;
-      rawPts.reserve(int(pts.size()));
-      emaPts.reserve(int(pts.size()));
+      const QString key = run + '\n' + metric;
+      auto it = c.curves.find(key);
+      if (it == c.curves.end()) {
+        // A new run or metric: its two series are made once and kept.
+        const QColor col = runColor(run);
+        const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
+        const QString name = c.metrics.size() > 1 ? run + QStringLiteral(" · ") + metricLabel(metric) : run;
+        Curve cv;
+        cv.raw = new QLineSeries;
+        cv.raw->setName(name + tr(" (raw)"));
+        QColor light = col;
+        light.setAlpha(70);
+        cv.raw->setPen(QPen(light, 1.0, style));
+        cv.main = new QLineSeries;
+        cv.main->setName(name);
+        cv.main->setPen(QPen(col, 2.0, style));
+        for (QLineSeries* s : {cv.raw, cv.main}) {
+          c.chart->addSeries(s);
+          s->attachAxis(c.ax);
+          s->attachAxis(c.ay);
+        }
+        const auto markers = c.chart->legend()->markers(cv.raw);  // the legend names the smoothed curve only
+        for (QLegendMarker* m : markers) m->setVisible(false);
+        it = c.curves.insert(key, cv);
+      }
+      const std::vector<double>& sm = emaOf(run, metric);
+      Pending p{&it.value(), {}, {}};
+      p.rawPts.reserve(qsizetype(pts.size()));
+      p.emaPts.reserve(qsizetype(pts.size()));
       for (size_t i = 0; i < pts.size(); ++i) {
         const double x = xOf(pts[i]);
         if (!std::isfinite(x) || (logX && x <= 0)) continue;
         const double y = pts[i].value, ys = sm[i];
         if (std::isfinite(y) && !(logY && y <= 0)) {
-          rawPts.append(QPointF(x, y));
+          p.rawPts.append(QPointF(x, y));
           if (raw) ymin = std::min(ymin, y), ymax = std::max(ymax, y);
         }
         if (std::isfinite(ys) && !(logY && ys <= 0)) {
-          emaPts.append(QPointF(x, ys));
+          p.emaPts.append(QPointF(x, ys));
           ymin = std::min(ymin, ys);
           ymax = std::max(ymax, ys);
         }
         xmin = std::min(xmin, x);
         xmax = std::max(xmax, x);
       }
-      QColor col = runColor(run);
-      const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
-      const QString name = c.metrics.size() > 1 ? run + QStringLiteral(" · ") + metricLabel(metric) : run;
-      if (raw && m_smoothing > 0) {
-        auto* s = new QLineSeries;
-        s->setName(name + tr(" (raw)"));
-        QColor light = col;
-        light.setAlpha(70);
-        s->setPen(QPen(light, 1.0, style));
-        s->replace(rawPts);
-        chart->addSeries(s);
-        made.push_back(s);
-        if (!chart->legend()->markers(s).isEmpty()) chart->legend()->markers(s).first()->setVisible(false);
-      }
-      auto* s = new QLineSeries;
-      s->setName(name);
-      s->setPen(QPen(col, 2.0, style));
-      s->replace(m_smoothing > 0 ? emaPts : rawPts);
-      chart->addSeries(s);
-      made.push_back(s);
+      pending.push_back(std::move(p));
     }
   }
-  QAbstractAxis* ax;
-  QAbstractAxis* ay;
   if (!std::isfinite(xmin)) xmin = logX ? 1 : 0, xmax = logX ? 10 : 1;
   if (!std::isfinite(ymin)) ymin = logY ? 1 : 0, ymax = logY ? 10 : 1;
   if (xmax <= xmin) xmax = xmin + (logX ? xmin : 1);
@@ -352,56 +477,55 @@ void MonitorPanel::rebuildChart(Chart& c) {
     ymin = logY ? ymin / 1.1 : ymin - pad;
     ymax = logY ? ymax * 1.1 : ymax + pad;
   }
-  if (logX) {
-    auto* a = new QLogValueAxis;
-    a->setBase(10);
-    a->setLabelFormat(QStringLiteral("%.3g"));
-    a->setRange(xmin, xmax);
-    ax = a;
-  } else {
-    auto* a = new QValueAxis;
-    a->setRange(xmin, xmax);
-    a->setLabelFormat(m_xAxis == XAxis::Step ? QStringLiteral("%.0f") : QStringLiteral("%.3g"));
-    a->setTickCount(5);
-    ax = a;
+
+  // About one bucket per pixel of the plot (the view's width before the first layout).
+  const int plotWidth = int(c.chart->plotArea().width());
+  const int buckets = std::max(64, plotWidth > 32 ? plotWidth : width - 60);
+  const double x0 = logX ? std::log10(xmin) : xmin, x1 = logX ? std::log10(xmax) : xmax;
+  for (Pending& p : pending) {
+    Curve& cv = *p.curve;
+    if (cv.raw->isVisible() != rawShown) {
+      cv.raw->setVisible(rawShown);
+      const auto markers = c.chart->legend()->markers(cv.raw);  // showing a series shows its marker
+      for (QLegendMarker* m : markers) m->setVisible(false);
+    }
+    cv.raw->replace(rawShown ? decimate(p.rawPts, buckets, x0, x1, logX) : QList<QPointF>());
+    cv.main->replace(decimate(m_smoothing > 0 ? p.emaPts : p.rawPts, buckets, x0, x1, logX));
   }
-  if (logY) {
-    auto* a = new QLogValueAxis;
-    a->setBase(10);
-    a->setLabelFormat(QStringLiteral("%.3g"));
-    a->setMinorTickCount(8);
+
+  if (auto* a = qobject_cast<QLogValueAxis*>(c.ax)) {
+    a->setRange(xmin, xmax);
+  } else if (auto* v = qobject_cast<QValueAxis*>(c.ax)) {
+    v->setRange(xmin, xmax);
+    const QString fmt = m_xAxis == XAxis::Step ? QStringLiteral("%.0f") : QStringLiteral("%.3g");
+    if (v->labelFormat() != fmt) v->setLabelFormat(fmt);
+  }
+  if (auto* a = qobject_cast<QLogValueAxis*>(c.ay)) {
     a->setRange(ymin, ymax);
-    ay = a;
-  } else {
-    auto* a = new QValueAxis;
+  } else if (auto* v = qobject_cast<QValueAxis*>(c.ay)) {
     const double pad = (ymax - ymin) * 0.04;
-    a->setRange(ymin - pad, ymax + pad);
-    a->setLabelFormat(QStringLiteral("%.4g"));
-    a->setTickCount(5);
-    ay = a;
+    v->setRange(ymin - pad, ymax + pad);
   }
-  ax->setTitleText(m_xCombo->currentText());
-  ay->setTitleText(c.yTitle);
-  QFont f = ax->titleFont();
-  f.setPointSizeF(8);
-  f.setBold(false);
-  ax->setTitleFont(f);
-  ay->setTitleFont(f);
-  ax->setLabelsFont(f);
-  ay->setLabelsFont(f);
-  chart->addAxis(ax, Qt::AlignBottom);
-  chart->addAxis(ay, Qt::AlignLeft);
-  for (QLineSeries* s : made) {
-    s->attachAxis(ax);
-    s->attachAxis(ay);
-  }
-  chart->legend()->setVisible(!made.empty());
+  if (c.ax->titleText() != m_xCombo->currentText()) c.ax->setTitleText(m_xCombo->currentText());
 }
 
 int MonitorPanel::seriesCount(const QString& metric) const {
-  for (const Chart& c : m_charts)
-    if (c.metrics.contains(metric)) return int(c.chart->series().size());
+  for (const Chart& c : m_charts) {
+    if (!c.metrics.contains(metric)) continue;
+    int n = 0;
+    for (QAbstractSeries* s : c.chart->series()) n += s->isVisible() ? 1 : 0;
+    return n;
+  }
   return 0;
+}
+
+int MonitorPanel::drawnPointCount(const QString& metric) const {
+  int n = 0;
+  for (const Chart& c : m_charts)
+    if (c.metrics.contains(metric))
+      for (QAbstractSeries* s : c.chart->series())
+        if (auto* l = qobject_cast<QLineSeries*>(s); l && l->isVisible()) n += int(l->count());
+  return n;
 }
 
 QChart* MonitorPanel::chartFor(const QString& metric) const {

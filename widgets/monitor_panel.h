@@ -1,7 +1,9 @@
 // MonitorPanel: Qt Charts of training loss, validation/held-out BPB, tokens/s and peak memory for
 // several runs at once; x = step, tokens, FLOPs or wall time; log axes; raw + EMA; PNG/SVG/CSV export.
 #pragma once
+#include <QList>
 #include <QMap>
+#include <QPointF>
 #include <QString>
 #include <QWidget>
 #include <vector>
@@ -15,6 +17,7 @@ class QLabel;
 class QTimer;
 class QLineSeries;
 class QGridLayout;
+class QAbstractAxis;
 
 namespace gllm::gui {
 
@@ -52,9 +55,14 @@ class MonitorPanel : public QWidget {
   // EMA smoothing weight w ∈ [0, 0.999]: s_t = w s_{t−1} + (1 − w) x_t, debiased by 1 − w^t.
   void setSmoothing(double w);
   double smoothing() const { return m_smoothing; }
-  // The smoothed sequence the charts draw for a run's metric (same length as points()).
+  // The smoothed sequence the charts draw for a run's metric (same length as points()); kept
+  // per run and metric and extended incrementally as points arrive.
   std::vector<double> smoothed(const QString& run, const QString& metric) const;
   static std::vector<double> ema(const std::vector<double>& x, double w);
+  // Reduces a curve to at most two points per horizontal bucket (its minimum and maximum, in
+  // their original order) plus the curve's last point, so spikes survive; `buckets` spans
+  // [x0, x1] (pass log10 coordinates for a log axis). Curves of ≤ 2·buckets points are kept as is.
+  static QList<QPointF> decimate(const QList<QPointF>& pts, int buckets, double x0, double x1, bool logX);
 
   // Exports: the four charts as one PNG or SVG, and every point as CSV
   // (run,metric,step,tokens,flops,wall_s,value,ema). Return "" or the reason for failure.
@@ -66,25 +74,53 @@ class MonitorPanel : public QWidget {
   bool redrawPending() const;
   // Series shown in the chart of `metric` now (raw + EMA per run), for tests.
   int seriesCount(const QString& metric) const;
+  // Points the chart of `metric` draws now in total (after decimation), for tests.
+  int drawnPointCount(const QString& metric) const;
   QChart* chartFor(const QString& metric) const;
 
  public slots:
   void redrawNow();
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  // The two series of one run's metric: raw (faint, legend marker hidden) and the drawn curve.
+  struct Curve {
+    QLineSeries* raw = nullptr;
+    QLineSeries* main = nullptr;
+  };
+  // Series and axes live as long as the chart; a redraw replaces their points and ranges only.
   struct Chart {
     QString title;
     QStringList metrics;
     QChart* chart = nullptr;
     QChartView* view = nullptr;
     QString yTitle;
+    QAbstractAxis* ax = nullptr;
+    QAbstractAxis* ay = nullptr;
+    QMap<QString, Curve> curves;  // run + '\n' + metric → series
+    // What the last redraw drew; an unchanged chart is skipped.
+    quint64 drawnGeneration = ~quint64(0);
+    size_t drawnPoints = 0;
+    int drawnWidth = -1;
+  };
+  // The EMA of one run's metric so far, with the state to extend it by new points.
+  struct EmaCache {
+    double w = -1, s = 0, wt = 1;
+    std::vector<double> out;
   };
   void scheduleRedraw();
-  void rebuildChart(Chart& c);
+  void invalidate();  // something other than appended points changed: every chart redraws
+  void updateChart(Chart& c);
+  void ensureAxes(Chart& c, bool logX, bool logY);
+  const std::vector<double>& emaOf(const QString& run, const QString& metric) const;
   double xOf(const MetricPoint& p) const;
   QColor runColor(const QString& run) const;
 
   QMap<QString, QMap<QString, std::vector<MetricPoint>>> m_data;  // run → metric → points
+  mutable QMap<QString, QMap<QString, EmaCache>> m_ema;            // run → metric → EMA
+  quint64 m_generation = 0;
   QStringList m_runOrder;
   QMap<QString, double> m_flopsPerToken;
   std::vector<Chart> m_charts;

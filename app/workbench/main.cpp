@@ -38,7 +38,7 @@ int plotRun(const QString& run, const QString& outDir) {
   for (const auto& v : views) {
     monitor.setXAxis(v.axis);
     monitor.redrawNow();
-    // No event loop runs here: delete the replaced axes and let the charts lay out before grabbing.
+    // No event loop runs here: let the charts lay out (and delete any replaced axis) before grabbing.
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
     QCoreApplication::processEvents();
     for (const QString& ext : {QStringLiteral("png"), QStringLiteral("svg")}) {

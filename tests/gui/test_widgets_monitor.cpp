@@ -1,9 +1,12 @@
 // GUI test of the chart monitor: EMA against an independent loop, coalesced redraws, true log
-// axes, several runs overlaid, and PNG / SVG / CSV exports read back and checked.
+// axes, several runs overlaid, long-lived decimated series, and PNG / SVG / CSV exports read back.
 #include <QtTest>
 #include <QChart>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QValueAxis>
 #include <cmath>
 
 #include "widgets/monitor_panel.h"
@@ -60,6 +63,119 @@ class TestMonitor : public QObject {
     auto* s = qobject_cast<QLineSeries*>(m.chartFor("loss")->series().last());
     QVERIFY(s);
     QCOMPARE(s->points().last().x(), 2000.0 * 1000.0);
+  }
+  void decimationKeepsSpikesAndEnds() {
+    QList<QPointF> pts;
+    for (int i = 0; i < 10000; ++i) pts.append(QPointF(i, std::sin(0.01 * i) + (i == 4321 ? 50 : 0) - (i == 777 ? 20 : 0)));
+    const QList<QPointF> d = MonitorPanel::decimate(pts, 100, 0, 9999, false);
+    QVERIFY2(d.size() <= 2 * 101 + 1, qPrintable(QString::number(d.size())));
+    QVERIFY(d.size() >= 100);
+    QCOMPARE(d.first(), pts.first());
+    QCOMPARE(d.last(), pts.last());
+    bool high = false, low = false;
+    for (qsizetype i = 0; i < d.size(); ++i) {
+      high = high || d[i] == pts[4321];
+      low = low || d[i] == pts[777];
+      if (i > 0) QVERIFY(d[i].x() > d[i - 1].x());  // original order kept
+    }
+    QVERIFY(high && low);
+    // Every bucket keeps its extremes: the decimated curve spans the same y range as the input.
+    double ymin = INFINITY, ymax = -INFINITY;
+    for (const QPointF& p : d) ymin = std::min(ymin, p.y()), ymax = std::max(ymax, p.y());
+    QCOMPARE(ymax, pts[4321].y());
+    QCOMPARE(ymin, pts[777].y());
+    // Short curves are drawn as they are; log x buckets in decades.
+    QCOMPARE(MonitorPanel::decimate(pts.mid(0, 150), 100, 0, 149, false), pts.mid(0, 150));
+    QList<QPointF> logPts;
+    for (int i = 1; i <= 10000; ++i) logPts.append(QPointF(i, 1.0 / i));
+    const QList<QPointF> dl = MonitorPanel::decimate(logPts, 50, 0, 4, true);
+    QVERIFY(dl.size() <= 2 * 51 + 1);
+    QCOMPARE(dl[1], logPts[1]);  // the first decade is sparse: its points survive one by one
+  }
+  void redrawsKeepSeriesAlive() {
+    MonitorPanel m;
+    m.resize(900, 600);
+    m.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&m));
+    for (int i = 1; i <= 5000; ++i) m.addPoint("a", "loss", {double(i), 10.0 * i, NAN, 0.1 * i, i == 2500 ? 40.0 : 4.0 - i * 1e-4});
+    m.redrawNow();
+    QChart* c = m.chartFor("loss");
+    const QList<QAbstractSeries*> series = c->series();
+    QCOMPARE(series.size(), 2);
+    auto* raw = qobject_cast<QLineSeries*>(series[0]);
+    auto* main = qobject_cast<QLineSeries*>(series[1]);
+    QVERIFY(raw && main);
+    QVERIFY2(raw->count() < 2500, qPrintable(QString::number(raw->count())));
+    QCOMPARE(m.drawnPointCount("loss"), int(raw->count() + main->count()));
+    bool spike = false;
+    for (const QPointF& p : raw->points()) spike = spike || p.y() == 40.0;
+    QVERIFY(spike);
+    QCOMPARE(main->points().last().x(), 5000.0);
+    QCOMPARE(main->points().last().y(), m.smoothed("a", "loss").back());
+    // The raw curve has no legend entry; the smoothed one has.
+    QVERIFY(!c->legend()->markers(raw).first()->isVisible());
+    QVERIFY(c->legend()->markers(main).first()->isVisible());
+    QVERIFY(!c->legend()->markers(raw).first()->isVisible());
+    QTest::qWait(60);  // still so once the legend is laid out
+    QVERIFY(c->legend()->markers(main).first()->isVisible());
+    QVERIFY(!c->legend()->markers(raw).first()->isVisible());
+    QAbstractAxis* x = c->axes(Qt::Horizontal).first();
+    QAbstractAxis* y = c->axes(Qt::Vertical).first();
+    // More points: the same series and axes, new data.
+    for (int i = 5001; i <= 5100; ++i) m.addPoint("a", "loss", {double(i), 10.0 * i, NAN, 0.1 * i, 3.0});
+    QTRY_VERIFY(!m.redrawPending());
+    QCOMPARE(c->series(), series);
+    QCOMPARE(c->axes(Qt::Horizontal).first(), x);
+    QCOMPARE(c->axes(Qt::Vertical).first(), y);
+    QCOMPARE(main->points().last().x(), 5100.0);
+    QCOMPARE(qobject_cast<QValueAxis*>(x)->max(), 5100.0);
+    // The incremental EMA equals the batch EMA of the same values, also after the weight changes.
+    for (double w : {0.6, 0.9}) {
+      m.setSmoothing(w);
+      m.redrawNow();
+      std::vector<double> v;
+      for (const auto& p : m.points("a", "loss")) v.push_back(p.value);
+      const auto batch = MonitorPanel::ema(v, w);
+      const auto inc = m.smoothed("a", "loss");
+      QCOMPARE(inc.size(), batch.size());
+      for (size_t i = 0; i < inc.size(); ++i) QVERIFY(std::fabs(inc[i] - batch[i]) < 1e-12);
+    }
+    // Log y and back: the axes change kind, the series stay and follow.
+    m.setLogY(true);
+    m.redrawNow();
+    auto* logY = qobject_cast<QLogValueAxis*>(c->axes(Qt::Vertical).first());
+    QVERIFY(logY);
+    QCOMPARE(c->series(), series);
+    QVERIFY(main->attachedAxes().contains(logY));
+    QVERIFY(raw->attachedAxes().contains(logY));
+    m.setLogY(false);
+    m.setXAxis(MonitorPanel::XAxis::Wall);
+    m.redrawNow();
+    QVERIFY(qobject_cast<QValueAxis*>(c->axes(Qt::Vertical).first()));
+    QCOMPARE(c->axes(Qt::Vertical).size(), 1);
+    QCOMPARE(c->axes(Qt::Horizontal).size(), 1);
+    QCOMPARE(main->points().last().x(), 510.0);
+    QCOMPARE(c->axes(Qt::Horizontal).first()->titleText(), QStringLiteral("wall time (s)"));
+    // No smoothing: only the raw curve is drawn (one series); with smoothing the raw one returns
+    // without a legend entry.
+    m.setSmoothing(0);
+    m.redrawNow();
+    QCOMPARE(m.seriesCount("loss"), 1);
+    QCOMPARE(main->points().last().y(), 3.0);
+    m.setSmoothing(0.5);
+    m.redrawNow();
+    QCOMPARE(m.seriesCount("loss"), 2);
+    QTest::qWait(60);
+    QVERIFY(c->legend()->markers(main).first()->isVisible());
+    QVERIFY(!c->legend()->markers(raw).first()->isVisible());
+    // A removed run takes its series with it.
+    m.addPoint("b", "loss", {1, 10, NAN, 0.1, 2.0});
+    m.redrawNow();
+    QCOMPARE(m.seriesCount("loss"), 4);
+    m.removeRun("a");
+    m.redrawNow();
+    QCOMPARE(m.seriesCount("loss"), 2);
+    QCOMPARE(qobject_cast<QLineSeries*>(c->series().last())->name(), QStringLiteral("b"));
   }
   void exportsAreReadable() {
     MonitorPanel m;

@@ -79,12 +79,18 @@ class TestNeverFrozen : public QObject {
     worker.join();
     QTRY_VERIFY(!monitor.redrawPending());
     tick.stop();
-    qInfo("never-frozen: %d steps streamed in %lld ms, %d redraws, longest GUI stall %lld ms (target < 50 ms)",
-          steps, clock.elapsed(), monitor.redrawCount(), longest);
+    const int drawn = monitor.drawnPointCount("loss");
+    qInfo("never-frozen: %d steps streamed in %lld ms, %d redraws, longest GUI stall %lld ms (target < 50 ms), "
+          "%d of %d loss points drawn",
+          steps, clock.elapsed(), monitor.redrawCount(), longest, drawn, 2 * total);
     QCOMPARE(steps, total);
     QCOMPARE(monitor.points("stream", "loss").size(), size_t(total));
     QCOMPARE(monitor.points("stream", "val_bpb").size(), size_t(total / 100));
-    QVERIFY2(longest < 2000, "the GUI thread stalled for more than 2 s");
+    // Redraws stay cheap because long curves are drawn at about one min/max pair per pixel.
+    QVERIFY2(drawn > 0 && drawn < total, qPrintable(QString("%1 loss points drawn for %2 steps").arg(drawn).arg(total)));
+    // The target is < 50 ms; a loaded CI machine may miss it, but a quarter-second stall means the
+    // redraw path is broken again (it rebuilt every series and axis: 125–570 ms).
+    QVERIFY2(longest < 250, qPrintable(QString("the GUI thread stalled for %1 ms while streaming").arg(longest)));
   }
 };
 
