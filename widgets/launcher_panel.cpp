@@ -34,14 +34,20 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   m_seeds->setToolTip(tr("One run per seed; the preset's train.seed is replaced."));
   m_launch = new QPushButton(QIcon(QStringLiteral(":/icons/launch.svg")), tr("Launch"), this);
   m_launch->setObjectName(QStringLiteral("primary"));
+  m_launch->setToolTip(tr("Add one run per seed and start the queue: runs start one after another."));
+  m_enqueue = new QPushButton(tr("Queue"), this);
+  m_enqueue->setToolTip(tr("Add one run per seed without starting; Launch or Resume starts the queue."));
   m_cancel = new QPushButton(QIcon(QStringLiteral(":/icons/cancel.svg")), tr("Cancel"), this);
+  m_cancel->setToolTip(tr("Stop the selected run after its current step (it keeps a checkpoint) or drop a queued one."));
   m_resume = new QPushButton(QIcon(QStringLiteral(":/icons/resume.svg")), tr("Resume"), this);
+  m_resume->setToolTip(tr("Continue the selected cancelled or interrupted run from its last checkpoint."));
   m_remove = new QPushButton(tr("Remove"), this);
   row->addWidget(new QLabel(tr("Preset"), this));
   row->addWidget(m_preset, 1);
   row->addWidget(new QLabel(tr("Seeds"), this));
   row->addWidget(m_seeds, 1);
   row->addWidget(m_launch);
+  row->addWidget(m_enqueue);
   row->addSpacing(8);
   row->addWidget(m_cancel);
   row->addWidget(m_resume);
@@ -74,9 +80,10 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   layout->addWidget(m_status);
 
   connect(m_preset, &QComboBox::activated, this, [this] { choosePreset(m_preset->currentText()); });
-  connect(m_launch, &QPushButton::clicked, this, [this] { launch(); });
+  connect(m_launch, &QPushButton::clicked, this, [this] { launch(true); });
+  connect(m_enqueue, &QPushButton::clicked, this, [this] { launch(false); });
   connect(m_cancel, &QPushButton::clicked, this, [this] { m_queue->cancel(selectedId()); });
-  connect(m_resume, &QPushButton::clicked, this, [this] { m_queue->resume(selectedId()); });
+  connect(m_resume, &QPushButton::clicked, this, [this] { resumeSelected(); });
   connect(m_remove, &QPushButton::clicked, this, [this] { m_queue->remove(selectedId()); });
   connect(m_table, &QTableWidget::itemSelectionChanged, this, &LauncherPanel::updateButtons);
   connect(m_queue, &RunQueue::changed, this, &LauncherPanel::refreshTable);
@@ -146,7 +153,7 @@ void LauncherPanel::setSeedsText(const QString& text) { m_seeds->setText(text); 
 
 QString LauncherPanel::seedError() const { return m_seedError->isHidden() ? QString() : m_seedError->text(); }
 
-QString LauncherPanel::launch() {
+QString LauncherPanel::launch(bool start) {
   QList<int> seeds;
   QString why;
   if (!parseSeeds(&seeds, &why)) {
@@ -161,11 +168,25 @@ QString LauncherPanel::launch() {
     const QStringList ids = m_queue->enqueue(m_form->config(), seeds);
     m_status->setText(tr("Queued %1 run(s) of %2").arg(ids.size()).arg(qs(m_form->config().name)));
     if (!ids.isEmpty()) selectId(ids.first());
+    if (start) m_queue->setAutoStart(true);
     return {};
   } catch (const Error& e) {
     m_status->setText(qs(e.what()));
     return qs(e.what());
   }
+}
+
+QString LauncherPanel::resumeSelected() {
+  const QueueEntry* e = m_queue->entry(selectedId());
+  if (!e) return tr("select a cancelled or interrupted run to resume");
+  if (!m_queue->resume(e->id)) {
+    const QString why = tr("%1 is %2; only cancelled, interrupted or failed runs with a folder resume").arg(e->name, e->status);
+    m_status->setText(why);
+    return why;
+  }
+  m_queue->setAutoStart(true);
+  m_status->setText(tr("Resuming %1 from %2").arg(e->name, e->runDir));
+  return {};
 }
 
 QString LauncherPanel::selectedId() const {

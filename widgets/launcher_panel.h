@@ -1,5 +1,5 @@
-// LauncherPanel: choose a preset, edit it in the generated form, pick seeds, and launch, cancel,
-// resume or remove runs in the persistent queue; shows each entry's progress and results.
+// LauncherPanel: choose a preset, edit it in the generated form, pick seeds, and launch, queue,
+// cancel, resume or remove runs in the persistent queue; shows each entry's progress and results.
 #pragma once
 #include <QWidget>
 
@@ -24,8 +24,14 @@ class LauncherPanel : public QWidget {
   // Parses the seed field ("42, 43, 47" or "41-43"); false with the reason when it cannot.
   bool parseSeeds(QList<int>* seeds, QString* why) const;
   void setSeedsText(const QString& text);
-  // Adds the form's config once per seed; returns "" or the refusal (also shown under the field).
-  QString launch();
+  // Adds the form's config once per seed and, when `start`, runs the queue (entries start one
+  // after another; Launch does this, Queue does not). Returns "" or the refusal (also shown
+  // under the field).
+  QString launch(bool start = true);
+  // Continues the selected cancelled or interrupted run from its last checkpoint and runs the
+  // queue (the Resume button). Returns "" or why it cannot.
+  QString resumeSelected();
+  RunQueue* queue() const { return m_queue; }
   QString seedError() const;
   QTableWidget* table() const { return m_table; }
   QString selectedId() const;
@@ -43,6 +49,7 @@ class LauncherPanel : public QWidget {
   QLabel* m_status = nullptr;
   QTableWidget* m_table = nullptr;
   QPushButton* m_launch = nullptr;
+  QPushButton* m_enqueue = nullptr;
   QPushButton* m_cancel = nullptr;
   QPushButton* m_resume = nullptr;
   QPushButton* m_remove = nullptr;

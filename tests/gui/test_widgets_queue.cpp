@@ -27,14 +27,19 @@ class TestQueue : public QObject {
       form.setConfig(c);
       LauncherPanel launcher(&q, &form);
       launcher.setSeedsText("41, x");
-      QVERIFY(launcher.launch().contains("not a seed"));
+      QVERIFY(launcher.launch(false).contains("not a seed"));
       QVERIFY(!launcher.seedError().isEmpty());
       QCOMPARE(q.entries().size(), 0);
       launcher.setSeedsText("41-43");
-      QVERIFY(launcher.launch().isEmpty());
+      QVERIFY(launcher.launch(false).isEmpty());  // Queue: added, not started
       QCOMPARE(q.entries().size(), 3);
       QCOMPARE(launcher.table()->rowCount(), 3);
       for (const auto& e : q.entries()) ids << e.id;
+      for (const auto& e : q.entries()) QCOMPARE(e.status, QStringLiteral("queued"));
+      QVERIFY(q.runningId().isEmpty());
+      QVERIFY(!q.autoStart());
+      launcher.selectId(ids[0]);
+      QVERIFY(launcher.resumeSelected().contains("only cancelled"));  // a queued entry has nothing to resume
       QVERIFY(q.cancel(ids[2]));
       QCOMPARE(q.entry(ids[2])->status, QStringLiteral("cancelled"));
     }
