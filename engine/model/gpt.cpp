@@ -56,7 +56,7 @@ bool GPTImpl::has_value_embed(int layer) const {
 }
 
 GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
-    : config_(config), parts_(std::make_shared<Parts>()) {
+    : config_(config), parts_(std::make_shared<Parts>()), logit_workspace_(std::make_shared<LogitWorkspace>()) {
   const auto& m = config_.model;
   const auto& g = config_.grading;
   ModelConfig::schema();  // (validation happened when the config was read)
@@ -450,7 +450,7 @@ torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
   return torch::matmul(torch::cat(outs, -1), Pm.t().to(x.scalar_type()));  // (B, T, d)
 }
 
-torch::Tensor GPTImpl::head_logits(const torch::Tensor& idx) {
+torch::Tensor GPTImpl::final_hidden(const torch::Tensor& idx) {
   TORCH_CHECK(idx.dim() == 2, "GPT expects token ids of shape (B, T)");
   auto& P = *parts_;
   auto x = embed(idx);  // (B, T, d)
@@ -460,7 +460,11 @@ torch::Tensor GPTImpl::head_logits(const torch::Tensor& idx) {
     x = x + attention(i, rms_norm(x), idx);
     x = x + mlp(i, rms_norm(x));
   }
-  auto logits = P.lm_head(rms_norm(x));  // (B, T, V)
+  return rms_norm(x);  // (B, T, d)
+}
+
+torch::Tensor GPTImpl::head_logits(const torch::Tensor& idx) {
+  auto logits = parts_->lm_head(final_hidden(idx));  // (B, T, V)
   if (logits.scalar_type() != torch::kDouble) logits = logits.to(torch::kFloat);
   return logits;
 }
@@ -475,7 +479,7 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
 }
 
 torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted) {
-  const auto& P = *parts_;
+  auto& P = *parts_;
   // The constant added after the cap: the compiled logit bias, minus the matched tilt q_out·log λ_out.
   torch::Tensor bias;  // (V) or undefined
   if (P.logit_bias.defined()) bias = P.logit_bias.to(torch::kFloat);
@@ -483,12 +487,15 @@ torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor
     auto tilt = (P.output_grades * std::log(out_lambda_)).to(torch::kFloat);  // (V)
     bias = bias.defined() ? bias - tilt : -tilt;
   }
-  auto raw = head_logits(idx);  // (B, T, V)
-  auto flat = raw.view({-1, raw.size(-1)});  // (B·T, V)
-  if (softcapped_nll_supports(flat)) {
-    if (bias.defined() && bias.device() != flat.device()) bias = bias.to(flat.device());
-    return softcapped_nll(flat, targets.reshape({-1}), config_.model.softcap, bias).view(targets.sizes());  // (B, T)
+  auto hidden = final_hidden(idx);                      // (B, T, d)
+  auto flat = hidden.reshape({-1, hidden.size(-1)});     // (B·T, d)
+  const auto& W = P.lm_head->weight;                     // (V, d)
+  if (softcapped_nll_supports(flat) && softcapped_nll_supports(W)) {
+    auto nats = linear_softcapped_nll(flat, W, targets.reshape({-1}), config_.model.softcap, bias, *logit_workspace_);
+    return nats.view(targets.sizes());  // (B, T)
   }
+  auto raw = P.lm_head(hidden);  // (B, T, V)
+  if (raw.scalar_type() != torch::kDouble) raw = raw.to(torch::kFloat);
   const double cap = config_.model.softcap;
   auto logits = cap > 0 ? cap * torch::tanh(raw / cap) : raw;  // (B, T, V)
   if (bias.defined()) logits = logits + bias.to(logits.scalar_type());

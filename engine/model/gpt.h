@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/config/run_config.h"
+#include "engine/model/softcap_loss.h"
 
 namespace gllm {
 
@@ -143,9 +144,11 @@ class GPTImpl : public torch::nn::Module {
   std::vector<int> windows_;
   std::vector<int64_t> level_dims_;
   std::shared_ptr<Parts> parts_;
+  std::shared_ptr<LogitWorkspace> logit_workspace_;  // the fused loss's (B·T, V) buffer, reused across steps
 
   torch::Tensor embed(const torch::Tensor& idx);  // x0 before the first block, (B, T, d)
-  torch::Tensor head_logits(const torch::Tensor& idx);  // lm_head output before the cap, (B, T, V) fp32
+  torch::Tensor final_hidden(const torch::Tensor& idx);  // normed input of lm_head, (B, T, d)
+  torch::Tensor head_logits(const torch::Tensor& idx);   // lm_head output before the cap, (B, T, V) fp32
   // −log P(y) per position, (B, T), 0 where target < 0; tilted: under the matched tilt. CPU fp32
   // goes through the fused soft-capped cross-entropy (softcap_loss.h), the rest through ATen ops.
   torch::Tensor target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted);

@@ -1,5 +1,5 @@
 // Fused soft-capped cross-entropy on the CPU: one row of V logits stays in cache while it is capped,
-// reduced and differentiated; the row kernels are cloned for AVX2+FMA and picked at load time.
+// reduced and differentiated; the row kernels have AVX2+FMA forms picked from the CPU at load time.
 #include "engine/model/softcap_loss.h"
 
 #include <ATen/Parallel.h>
@@ -11,21 +11,20 @@
 #include <limits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "engine/io/error.h"
 
 namespace gllm {
 
 namespace {
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define GLLM_ROW_KERNEL __attribute__((target_clones("arch=haswell", "default")))
-#else
-#define GLLM_ROW_KERNEL
-#endif
 #define GLLM_ALWAYS_INLINE inline __attribute__((always_inline))
 
 // exp(x) to about 1 ulp for x in [−87, 88] (Cody–Waite reduction to r ∈ [−ln2/2, ln2/2], degree-5
-// minimax polynomial, 2^n through the exponent bits). Straight-line code so loops vectorise.
+// minimax polynomial, 2^n through the exponent bits).
 GLLM_ALWAYS_INLINE float exp_approx(float x) {
   x = std::min(std::max(x, -87.0f), 88.0f);
   const float n = std::floor(x * 1.44269504088896341f + 0.5f);
@@ -45,84 +44,174 @@ GLLM_ALWAYS_INLINE float exp_approx(float x) {
 }
 
 // tanh(y): odd polynomial below |y| = 0.625, 1 − 2/(e^{2|y|} + 1) above (|y| clamped at 9, where
-// tanh is 1 in float32); both computed and one selected, so loops vectorise.
+// tanh is 1 in float32).
 GLLM_ALWAYS_INLINE float tanh_approx(float y) {
   const float a = std::fabs(y);
-  const float e = exp_approx(2.0f * std::min(a, 9.0f));
-  const float large = 1.0f - 2.0f / (e + 1.0f);
   const float s = a * a;
-  const float small =
-      ((((-5.70498872745e-3f * s + 2.06390887954e-2f) * s - 5.37397155531e-2f) * s + 1.33314422036e-1f) * s -
-       3.33332819422e-1f) * s * a + a;
-  return std::copysign(a < 0.625f ? small : large, y);
+  if (a < 0.625f)
+    return std::copysign(
+        ((((-5.70498872745e-3f * s + 2.06390887954e-2f) * s - 5.37397155531e-2f) * s + 1.33314422036e-1f) * s -
+         3.33332819422e-1f) * s * a + a,
+        y);
+  const float e = exp_approx(2.0f * std::min(a, 9.0f));
+  return std::copysign(1.0f - 2.0f / (e + 1.0f), y);
 }
 
-constexpr int kLanes = 16;  // independent accumulators: two AVX2 registers
-
-// Capped pass 1: t_j = tanh(x_j / c); returns max_j (c·t_j + b_j).
-GLLM_ROW_KERNEL float cap_row(const float* __restrict x, float* __restrict t, const float* __restrict b,
-                              int64_t V, float cap) {
+// The row kernels. Each has a scalar form and, on x86-64, an AVX2+FMA form of the same formulas
+// eight lanes at a time, chosen once at load time from the CPU's feature bits.
+//   cap_row:      t_j = tanh(x_j / c), returns max_j (c·t_j + b_j)          (capped pass 1)
+//   max_row:      returns max_j (x_j + b_j)                                  (uncapped pass 1)
+//   sum_exp_row:  returns Σ_j exp(a·t_j + b_j − shift)                       (pass 2)
+//   grad_row:     dx_j = g · exp(a·t_j + b_j − lse) · (capped ? 1 − t_j² : 1)  (backward)
+float cap_row_scalar(const float* x, float* t, const float* b, int64_t V, float cap, int64_t from = 0,
+                     float m = -std::numeric_limits<float>::infinity()) {
   const float inv = 1.0f / cap;
-  float acc[kLanes];
-  std::fill(acc, acc + kLanes, -std::numeric_limits<float>::infinity());
-  int64_t j = 0;
-  for (; j + kLanes <= V; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) {
-      const float tj = tanh_approx(x[j + k] * inv);
-      t[j + k] = tj;
-      acc[k] = std::max(acc[k], cap * tj + b[j + k]);
-    }
-  float m = *std::max_element(acc, acc + kLanes);
-  for (; j < V; ++j) {
+  for (int64_t j = from; j < V; ++j) {
     t[j] = tanh_approx(x[j] * inv);
     m = std::max(m, cap * t[j] + b[j]);
   }
   return m;
 }
-
-// Uncapped pass 1: max_j (x_j + b_j).
-GLLM_ROW_KERNEL float max_row(const float* __restrict x, const float* __restrict b, int64_t V) {
-  float acc[kLanes];
-  std::fill(acc, acc + kLanes, -std::numeric_limits<float>::infinity());
-  int64_t j = 0;
-  for (; j + kLanes <= V; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] = std::max(acc[k], x[j + k] + b[j + k]);
-  float m = *std::max_element(acc, acc + kLanes);
-  for (; j < V; ++j) m = std::max(m, x[j] + b[j]);
+float max_row_scalar(const float* x, const float* b, int64_t V, int64_t from = 0,
+                     float m = -std::numeric_limits<float>::infinity()) {
+  for (int64_t j = from; j < V; ++j) m = std::max(m, x[j] + b[j]);
   return m;
 }
-
-// Pass 2: Σ_j exp(a·t_j + b_j − shift), accumulated in float lanes and summed in double.
-GLLM_ROW_KERNEL double sum_exp_row(const float* __restrict t, const float* __restrict b, int64_t V, float a,
-                                   float shift) {
-  float acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= V; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) acc[k] += exp_approx(a * t[j + k] + b[j + k] - shift);
+double sum_exp_row_scalar(const float* t, const float* b, int64_t V, float a, float shift, int64_t from = 0) {
   double s = 0;
-  for (int k = 0; k < kLanes; ++k) s += acc[k];
-  for (; j < V; ++j) s += exp_approx(a * t[j] + b[j] - shift);
+  for (int64_t j = from; j < V; ++j) s += exp_approx(a * t[j] + b[j] - shift);
   return s;
 }
-
-// Backward of a capped row: dx_j = g · softmax_j · (1 − t_j²) (the target term is added after).
-GLLM_ROW_KERNEL void grad_cap_row(const float* __restrict t, const float* __restrict b, float* __restrict dx,
-                                  int64_t V, float cap, float lse, float g) {
-  for (int64_t j = 0; j < V; ++j) {
-    const float tj = t[j];
-    dx[j] = g * exp_approx(cap * tj + b[j] - lse) * (1.0f - tj * tj);
+void grad_row_scalar(const float* t, const float* b, float* dx, int64_t V, float a, bool capped, float lse, float g,
+                     int64_t from = 0) {
+  for (int64_t j = from; j < V; ++j) {
+    const float p = g * exp_approx(a * t[j] + b[j] - lse);
+    dx[j] = capped ? p * (1.0f - t[j] * t[j]) : p;
   }
 }
 
-// Backward of an uncapped row: dx_j = g · softmax_j.
-GLLM_ROW_KERNEL void grad_plain_row(const float* __restrict x, const float* __restrict b, float* __restrict dx,
-                                    int64_t V, float lse, float g) {
-  for (int64_t j = 0; j < V; ++j) dx[j] = g * exp_approx(x[j] + b[j] - lse);
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GLLM_AVX2 __attribute__((target("avx2,fma")))
+
+GLLM_AVX2 inline __m256 exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+  const __m256 n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 e = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(e, _mm256_castsi256_ps(bits));
+}
+
+GLLM_AVX2 inline __m256 tanh8(__m256 y) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 a = _mm256_andnot_ps(sign, y);
+  const __m256 e = exp8(_mm256_mul_ps(_mm256_set1_ps(2.0f), _mm256_min_ps(a, _mm256_set1_ps(9.0f))));
+  const __m256 large =
+      _mm256_sub_ps(_mm256_set1_ps(1.0f), _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+  const __m256 s = _mm256_mul_ps(a, a);
+  __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(2.06390887954e-2f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-5.37397155531e-2f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.33314422036e-1f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.33332819422e-1f));
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, s), a, a);
+  const __m256 r = _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+  return _mm256_or_ps(r, _mm256_and_ps(y, sign));
+}
+
+GLLM_AVX2 inline float hmax8(__m256 v) {
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, v);
+  return *std::max_element(lanes, lanes + 8);
+}
+
+GLLM_AVX2 float cap_row_avx2(const float* x, float* t, const float* b, int64_t V, float cap) {
+  const __m256 inv = _mm256_set1_ps(1.0f / cap), c = _mm256_set1_ps(cap);
+  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j + 8 <= V; j += 8) {
+    const __m256 tj = tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv));
+    _mm256_storeu_ps(t + j, tj);
+    m = _mm256_max_ps(m, _mm256_fmadd_ps(c, tj, _mm256_loadu_ps(b + j)));
+  }
+  return cap_row_scalar(x, t, b, V, cap, j, hmax8(m));
+}
+
+GLLM_AVX2 float max_row_avx2(const float* x, const float* b, int64_t V) {
+  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j + 8 <= V; j += 8) m = _mm256_max_ps(m, _mm256_add_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(b + j)));
+  return max_row_scalar(x, b, V, j, hmax8(m));
+}
+
+GLLM_AVX2 double sum_exp_row_avx2(const float* t, const float* b, int64_t V, float a, float shift) {
+  const __m256 av = _mm256_set1_ps(a), sh = _mm256_set1_ps(shift);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= V; j += 16) {
+    acc0 = _mm256_add_ps(acc0, exp8(_mm256_sub_ps(_mm256_fmadd_ps(av, _mm256_loadu_ps(t + j), _mm256_loadu_ps(b + j)), sh)));
+    acc1 = _mm256_add_ps(
+        acc1, exp8(_mm256_sub_ps(_mm256_fmadd_ps(av, _mm256_loadu_ps(t + j + 8), _mm256_loadu_ps(b + j + 8)), sh)));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(acc0, acc1));
+  double s = 0;
+  for (float v : lanes) s += v;
+  return s + sum_exp_row_scalar(t, b, V, a, shift, j);
+}
+
+GLLM_AVX2 void grad_row_avx2(const float* t, const float* b, float* dx, int64_t V, float a, bool capped, float lse,
+                             float g) {
+  const __m256 av = _mm256_set1_ps(a), l = _mm256_set1_ps(lse), gv = _mm256_set1_ps(g), one = _mm256_set1_ps(1.0f);
+  int64_t j = 0;
+  for (; j + 8 <= V; j += 8) {
+    const __m256 tj = _mm256_loadu_ps(t + j);
+    __m256 p = _mm256_mul_ps(gv, exp8(_mm256_sub_ps(_mm256_fmadd_ps(av, tj, _mm256_loadu_ps(b + j)), l)));
+    if (capped) p = _mm256_mul_ps(p, _mm256_fnmadd_ps(tj, tj, one));
+    _mm256_storeu_ps(dx + j, p);
+  }
+  grad_row_scalar(t, b, dx, V, a, capped, lse, g, j);
+}
+
+// __builtin_cpu_init: the feature bits are read during static initialisation, before main.
+const bool kHaveAvx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+#endif
+
+float cap_row(const float* x, float* t, const float* b, int64_t V, float cap) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kHaveAvx2) return cap_row_avx2(x, t, b, V, cap);
+#endif
+  return cap_row_scalar(x, t, b, V, cap);
+}
+float max_row(const float* x, const float* b, int64_t V) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kHaveAvx2) return max_row_avx2(x, b, V);
+#endif
+  return max_row_scalar(x, b, V);
+}
+double sum_exp_row(const float* t, const float* b, int64_t V, float a, float shift) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kHaveAvx2) return sum_exp_row_avx2(t, b, V, a, shift);
+#endif
+  return sum_exp_row_scalar(t, b, V, a, shift);
+}
+void grad_row(const float* t, const float* b, float* dx, int64_t V, float a, bool capped, float lse, float g) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kHaveAvx2) return grad_row_avx2(t, b, dx, V, a, capped, lse, g);
+#endif
+  grad_row_scalar(t, b, dx, V, a, capped, lse, g);
 }
 
 struct Rows {
   const float* x = nullptr;  // (N, V) raw logits
-  float* t = nullptr;        // (N, V) tanh(x/c) when kept for backward; null: per-thread scratch
+  float* t = nullptr;        // (N, V) where tanh(x/c) goes (may be x itself); null: per-thread scratch
   const float* b = nullptr;  // (V)
   const int64_t* y = nullptr;
   float* lse = nullptr;  // (N)
@@ -131,14 +220,16 @@ struct Rows {
   float cap = 0;  // ≤ 0: no cap
 };
 
-void check_targets(const int64_t* y, int64_t N, int64_t V) {
-  for (int64_t i = 0; i < N; ++i)
-    if (y[i] >= V)
-      throw Error("target token id " + std::to_string(y[i]) + " is outside the vocabulary of " + std::to_string(V) +
+void check_targets(const torch::Tensor& y, int64_t V) {
+  const int64_t* p = y.data_ptr<int64_t>();
+  for (int64_t i = 0; i < y.numel(); ++i)
+    if (p[i] >= V)
+      throw Error("target token id " + std::to_string(p[i]) + " is outside the vocabulary of " + std::to_string(V) +
                   "; the data was tokenized with a larger tokenizer than the model's (retokenize, or set "
                   "model.vocab_size to the tokenizer's size)");
 }
 
+// Pass 1 and 2 of every row: lse_i and nll_i; capped rows leave tanh(x/c) in r.t.
 void forward_rows(const Rows& r) {
   const bool capped = r.cap > 0;
   at::parallel_for(0, r.N, 4, [&](int64_t begin, int64_t end) {
@@ -163,21 +254,46 @@ void forward_rows(const Rows& r) {
   });
 }
 
+// d nats_i / d x_ij · g_i for every row from the kept t (tanh(x/c), or x uncapped); dx may be t.
+void backward_rows(const torch::Tensor& kept, const torch::Tensor& bias, const torch::Tensor& y,
+                   const torch::Tensor& lse, const torch::Tensor& g, float cap, float* dx) {
+  const int64_t N = kept.size(0), V = kept.size(1);
+  const float* t = kept.data_ptr<float>();
+  const float* b = bias.data_ptr<float>();
+  const int64_t* yy = y.data_ptr<int64_t>();
+  const float* ls = lse.data_ptr<float>();
+  const float* gg = g.data_ptr<float>();
+  const bool capped = cap > 0;
+  at::parallel_for(0, N, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float* di = dx + i * V;
+      const float* ti = t + i * V;
+      const int64_t target = yy[i];
+      if (target < 0) {
+        std::fill(di, di + V, 0.0f);
+        continue;
+      }
+      const float t_target = ti[target];  // read before the row is overwritten in place
+      grad_row(ti, b, di, V, capped ? cap : 1.0f, capped, ls[i], gg[i]);
+      di[target] -= capped ? gg[i] * (1.0f - t_target * t_target) : gg[i];
+    }
+  });
+}
+
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// nats from logits x (N, V): the capped table goes to a new buffer (x may be used elsewhere).
 class SoftcapNll : public torch::autograd::Function<SoftcapNll> {
  public:
-  // x (N, V) fp32, y (N) int64, bias (V) fp32 → nats (N)
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& y, double cap,
                                const torch::Tensor& bias) {
     const int64_t N = x.size(0), V = x.size(1);
     auto lse = torch::empty({N}, x.options());  // (N)
     auto nll = torch::empty({N}, x.options());  // (N)
     torch::Tensor kept = cap > 0 ? torch::empty_like(x) : x;  // (N, V) tanh(x/c), or x itself
-    Rows r{x.data_ptr<float>(), cap > 0 ? kept.data_ptr<float>() : nullptr, bias.data_ptr<float>(),
-           y.data_ptr<int64_t>(), lse.data_ptr<float>(), nll.data_ptr<float>(), N, V, static_cast<float>(cap)};
-    forward_rows(r);
+    forward_rows({x.data_ptr<float>(), cap > 0 ? kept.data_ptr<float>() : nullptr, bias.data_ptr<float>(),
+                  y.data_ptr<int64_t>(), lse.data_ptr<float>(), nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
     ctx->save_for_backward({kept, y, lse, bias});
     ctx->saved_data["cap"] = cap;
     return nll;
@@ -185,46 +301,75 @@ class SoftcapNll : public torch::autograd::Function<SoftcapNll> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto saved = ctx->get_saved_variables();
-    const auto& kept = saved[0];  // (N, V)
-    const auto& y = saved[1];     // (N)
-    const auto& lse = saved[2];   // (N)
-    const auto& bias = saved[3];  // (V)
-    const float cap = static_cast<float>(ctx->saved_data["cap"].toDouble());
     auto g = grads[0].to(torch::kFloat).contiguous();  // (N)
-    const int64_t N = kept.size(0), V = kept.size(1);
-    auto dx = torch::empty({N, V}, kept.options());  // (N, V)
-    const float* t = kept.data_ptr<float>();
-    const float* b = bias.data_ptr<float>();
-    const int64_t* yy = y.data_ptr<int64_t>();
-    const float* ls = lse.data_ptr<float>();
-    const float* gg = g.data_ptr<float>();
-    float* d = dx.data_ptr<float>();
-    at::parallel_for(0, N, 4, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        float* di = d + i * V;
-        const float* ti = t + i * V;
-        const int64_t target = yy[i];
-        if (target < 0) {
-          std::fill(di, di + V, 0.0f);
-          continue;
-        }
-        if (cap > 0) {
-          grad_cap_row(ti, b, di, V, cap, ls[i], gg[i]);
-          di[target] -= gg[i] * (1.0f - ti[target] * ti[target]);
-        } else {
-          grad_plain_row(ti, b, di, V, ls[i], gg[i]);
-          di[target] -= gg[i];
-        }
-      }
-    });
+    auto dx = torch::empty_like(saved[0]);            // (N, V)
+    backward_rows(saved[0], saved[3], saved[1], saved[2], g, static_cast<float>(ctx->saved_data["cap"].toDouble()),
+                  dx.data_ptr<float>());
     return {dx, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
+// nats from the final hidden states h (N, d) and the output layer W (V, d): the logits, their
+// capped table and their gradient share one (N, V) workspace buffer, overwritten in place.
+class LinearSoftcapNll : public torch::autograd::Function<LinearSoftcapNll> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& h, const torch::Tensor& W,
+                               const torch::Tensor& y, double cap, const torch::Tensor& bias, torch::Tensor buffer) {
+    const int64_t N = h.size(0), V = W.size(0);
+    at::mm_out(buffer, h, W.t());               // (N, V) logits
+    auto lse = torch::empty({N}, h.options());  // (N)
+    auto nll = torch::empty({N}, h.options());  // (N)
+    float* x = buffer.data_ptr<float>();
+    forward_rows({x, cap > 0 ? x : nullptr, bias.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(),
+                  nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
+    ctx->save_for_backward({h, W, buffer, y, lse, bias});
+    ctx->saved_data["cap"] = cap;
+    return nll;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const auto &h = saved[0], &W = saved[1], &buffer = saved[2];
+    auto g = grads[0].to(torch::kFloat).contiguous();  // (N)
+    // The kept table becomes d loss / d logits row by row (a second backward would find it spent).
+    backward_rows(buffer, saved[5], saved[3], saved[4], g, static_cast<float>(ctx->saved_data["cap"].toDouble()),
+                  buffer.data_ptr<float>());
+    torch::Tensor dh, dW;
+    if (ctx->needs_input_grad(0)) dh = torch::mm(buffer, W);      // (N, d)
+    if (ctx->needs_input_grad(1)) dW = torch::mm(buffer.t(), h);  // (V, d)
+    return {dh, dW, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// Targets as contiguous int64 (N) and the bias as contiguous fp32 (V), zeros when absent.
+std::pair<torch::Tensor, torch::Tensor> prepare(const torch::Tensor& targets, const torch::Tensor& bias, int64_t N,
+                                                int64_t V, const torch::TensorOptions& opts) {
+  if (targets.numel() != N)
+    throw Error("internal: the fused cross-entropy got " + std::to_string(targets.numel()) + " targets for " +
+                std::to_string(N) + " rows");
+  auto y = targets.reshape({N}).to(torch::kLong).contiguous();  // (N)
+  auto b = bias.defined() ? bias.to(opts.device()).to(torch::kFloat).contiguous() : torch::zeros({V}, opts);  // (V)
+  if (b.numel() != V)
+    throw Error("internal: the fused cross-entropy bias has " + std::to_string(b.numel()) + " entries for V = " +
+                std::to_string(V));
+  check_targets(y, V);
+  return {y, b};
+}
+
 }  // namespace
 
-bool softcapped_nll_supports(const torch::Tensor& logits) {
-  return logits.device().is_cpu() && logits.scalar_type() == torch::kFloat && logits.dim() == 2;
+torch::Tensor LogitWorkspace::take(int64_t rows, int64_t cols, const torch::TensorOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const bool fits = buffer_.defined() && buffer_.size(0) == rows && buffer_.size(1) == cols &&
+                    buffer_.device() == options.device() && buffer_.scalar_type() == torch::kFloat;
+  // A pending graph (forward done, backward not yet) still holds the storage: give a fresh one.
+  // (Saved inputs keep the tensor itself, views keep the storage: both counts must be ours alone.)
+  if (!fits || buffer_.use_count() > 1 || buffer_.storage().use_count() > 1) buffer_ = torch::empty({rows, cols}, options.dtype(torch::kFloat));
+  return buffer_;
+}
+
+bool softcapped_nll_supports(const torch::Tensor& t) {
+  return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.dim() == 2;
 }
 
 torch::Tensor softcapped_nll(const torch::Tensor& logits, const torch::Tensor& targets, double cap,
@@ -232,21 +377,35 @@ torch::Tensor softcapped_nll(const torch::Tensor& logits, const torch::Tensor& t
   if (!softcapped_nll_supports(logits))
     throw Error("internal: softcapped_nll takes CPU fp32 logits of shape (N, V); use the ATen path for others");
   const int64_t N = logits.size(0), V = logits.size(1);
-  if (targets.numel() != N)
-    throw Error("internal: softcapped_nll got " + std::to_string(targets.numel()) + " targets for " +
-                std::to_string(N) + " rows");
-  auto x = logits.contiguous();                                        // (N, V)
-  auto y = targets.reshape({N}).to(torch::kLong).contiguous();         // (N)
-  auto b = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::zeros({V}, x.options());  // (V)
-  if (b.numel() != V) throw Error("internal: softcapped_nll bias has " + std::to_string(b.numel()) + " entries for V = " + std::to_string(V));
-  check_targets(y.data_ptr<int64_t>(), N, V);
+  auto x = logits.contiguous();  // (N, V)
+  auto [y, b] = prepare(targets, bias, N, V, x.options());
   if (torch::GradMode::is_enabled() && x.requires_grad()) return SoftcapNll::apply(x, y, cap, b);
-  // Evaluation: no graph, no kept tanh table; rows are capped into per-thread scratch.
+  // Evaluation: no graph, no kept table; rows are capped into per-thread scratch.
   auto lse = torch::empty({N}, x.options());  // (N)
   auto nll = torch::empty({N}, x.options());  // (N)
-  Rows r{x.data_ptr<float>(), nullptr, b.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(),
-         nll.data_ptr<float>(), N, V, static_cast<float>(cap)};
-  forward_rows(r);
+  forward_rows({x.data_ptr<float>(), nullptr, b.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(),
+                nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
+  return nll;
+}
+
+torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& weight,
+                                    const torch::Tensor& targets, double cap, const torch::Tensor& bias,
+                                    LogitWorkspace& workspace) {
+  if (!softcapped_nll_supports(hidden) || !softcapped_nll_supports(weight) || hidden.size(1) != weight.size(1))
+    throw Error("internal: linear_softcapped_nll takes CPU fp32 hidden (N, d) and weight (V, d)");
+  const int64_t N = hidden.size(0), V = weight.size(0);
+  auto h = hidden.contiguous();  // (N, d)
+  auto [y, b] = prepare(targets, bias, N, V, h.options());
+  auto buffer = workspace.take(N, V, h.options());  // (N, V)
+  if (torch::GradMode::is_enabled() && (h.requires_grad() || weight.requires_grad()))
+    return LinearSoftcapNll::apply(h, weight, y, cap, b, buffer);
+  torch::NoGradGuard no_grad;
+  at::mm_out(buffer, h, weight.t());  // (N, V) logits, capped in place
+  auto lse = torch::empty({N}, h.options());  // (N)
+  auto nll = torch::empty({N}, h.options());  // (N)
+  float* x = buffer.data_ptr<float>();
+  forward_rows({x, cap > 0 ? x : nullptr, b.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(),
+                nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
   return nll;
 }
 

@@ -4,6 +4,8 @@
 // LibTorch header: engine .cpp files and tests only (see DESIGN.md).
 #include <torch/torch.h>
 
+#include <mutex>
+
 namespace gllm {
 
 // logits (N, V) fp32 before the cap; targets (N) int64, rows with target < 0 give 0 and no gradient;
@@ -13,7 +15,26 @@ namespace gllm {
 torch::Tensor softcapped_nll(const torch::Tensor& logits, const torch::Tensor& targets, double cap,
                              const torch::Tensor& bias = {});
 
-// Whether softcapped_nll handles tensors like these (CPU, fp32).
-bool softcapped_nll_supports(const torch::Tensor& logits);
+// Whether the fused functions handle a tensor like this (CPU, fp32, 2-D).
+bool softcapped_nll_supports(const torch::Tensor& t);
+
+// A reusable (N, V) fp32 buffer for the output layer's logits, capped table and gradient. Blocks this
+// large are otherwise mapped and faulted in afresh by every allocation; the buffer is reused while no
+// pending graph holds it and replaced when the shape changes.
+class LogitWorkspace {
+ public:
+  torch::Tensor take(int64_t rows, int64_t cols, const torch::TensorOptions& options);
+
+ private:
+  std::mutex mutex_;
+  torch::Tensor buffer_;
+};
+
+// The output layer and the loss in one: nats of softcap(hidden · weightᵀ) + bias, as softcapped_nll,
+// hidden (N, d) and weight (V, d) fp32 on the CPU; gradients flow to both. The logits live only in
+// the workspace; one backward per forward (the buffer holds the gradient after it).
+torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& weight,
+                                    const torch::Tensor& targets, double cap, const torch::Tensor& bias,
+                                    LogitWorkspace& workspace);
 
 }  // namespace gllm

@@ -1,5 +1,5 @@
 // The fused soft-capped cross-entropy against the same formula in float64 ATen ops: nats, gradients
-// (chain through c·tanh(x/c), the bias, ignored targets), the uncapped case and bad targets.
+// (chain through c·tanh(x/c), the bias, ignored targets, the output layer), the uncapped case, bad targets.
 // torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/model/softcap_loss.h"
 #include <ATen/CPUGeneratorImpl.h>
@@ -104,6 +104,46 @@ class TestSoftcapLoss : public QObject {
       }
     qInfo("max |analytic − finite difference| %.3g", worst);
     QVERIFY(worst < 2e-3);
+  }
+
+  void linearFormMatchesReferenceForHiddenAndWeight() {
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(11);
+    const int64_t N = 24, d = 16, V = 301;
+    auto h0 = torch::empty({N, d}).normal_(0.0, 1.0, gen);
+    auto W0 = torch::empty({V, d}).normal_(0.0, 0.8, gen);
+    auto y = torch::randint(0, V, {N}, gen, torch::kLong);
+    y[5] = -1;
+    auto bias = torch::empty({V}).normal_(0.0, 0.5, gen);
+    auto w = torch::empty({N}).uniform_(0.5, 2.0, gen);
+    auto hr = h0.to(torch::kDouble).requires_grad_(true), Wr = W0.to(torch::kDouble).requires_grad_(true);
+    auto ref = reference_nats(torch::mm(hr, Wr.t()), y, 15.0, bias);
+    (ref * w.to(torch::kDouble)).sum().backward();
+
+    LogitWorkspace ws;
+    // Two forwards before either backward (gradient accumulation that keeps both graphs): the second
+    // must not overwrite the first's buffer; then a third after both backwards reuses it.
+    std::vector<torch::Tensor> hs, Ws, outs;
+    for (int k = 0; k < 3; ++k) {
+      hs.push_back(h0.clone().requires_grad_(true));
+      Ws.push_back(W0.clone().requires_grad_(true));
+      if (k == 2) {
+        for (int j = 0; j < 2; ++j) (outs[j] * w).sum().backward();
+      }
+      outs.push_back(linear_softcapped_nll(hs[k], Ws[k], y, 15.0, bias, ws));
+    }
+    (outs[2] * w).sum().backward();
+    for (int k = 0; k < 3; ++k) {
+      const double dv = (outs[k].detach().to(torch::kDouble) - ref.detach()).abs().max().item<double>();
+      const double dh = (hs[k].grad().to(torch::kDouble) - hr.grad()).abs().max().item<double>();
+      const double dW = (Ws[k].grad().to(torch::kDouble) - Wr.grad()).abs().max().item<double>();
+      qInfo("pass %d: max |Δnats| %.3g, |Δ dh| %.3g, |Δ dW| %.3g", k, dv, dh, dW);
+      QVERIFY(dv < 2e-5);
+      QVERIFY(dh < 1e-5 * std::max(1.0, hr.grad().abs().max().item<double>()));
+      QVERIFY(dW < 1e-5 * std::max(1.0, Wr.grad().abs().max().item<double>()));
+    }
+    torch::NoGradGuard ng;
+    auto eval = linear_softcapped_nll(h0, W0, y, 15.0, bias, ws);
+    QVERIFY((eval.to(torch::kDouble) - ref.detach()).abs().max().item<double>() < 2e-5);
   }
 
   void targetOutsideTheVocabularyIsAClearError() {
