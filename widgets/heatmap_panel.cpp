@@ -23,16 +23,19 @@ HeatmapPanel::HeatmapPanel(QWidget* parent) : QWidget(parent) {
   m_a->setMinimumContentsLength(14);
   m_b->setMinimumContentsLength(14);
   auto* open = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open checkpoint…"), this);
+  // Two rows so the panel fits a dock of about 600 px: what to show, then which sources.
   bar->addWidget(new QLabel(tr("Show"), this));
-  bar->addWidget(m_quantity);
-  bar->addWidget(new QLabel(tr("A"), this));
-  bar->addWidget(m_a, 1);
-  bar->addWidget(new QLabel(tr("− B"), this));
-  bar->addWidget(m_b, 1);
+  bar->addWidget(m_quantity, 1);
   bar->addWidget(new QLabel(tr("Head"), this));
   bar->addWidget(m_head);
   bar->addWidget(open);
   layout->addLayout(bar);
+  auto* sources = new QHBoxLayout;
+  sources->addWidget(new QLabel(tr("A"), this));
+  sources->addWidget(m_a, 1);
+  sources->addWidget(new QLabel(tr("− B"), this));
+  sources->addWidget(m_b, 1);
+  layout->addLayout(sources);
   m_heatmap = new HeatmapWidget(this);
   m_heatmap->setEmptyText(tr("No grades to show yet.\nStart a run (its grades appear live) or open a "
                              "checkpoint (.safetensors) to see q and exp(q_τ) per layer and RoPE plane."));

@@ -5,6 +5,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QShowEvent>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
@@ -107,8 +108,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabifyDockWidget(m_docks["queue"], m_docks["attention"]);
   m_docks["grades"]->raise();
   m_docks["queue"]->raise();
-  resizeDocks({m_docks["grades"], m_docks["cone"], m_docks["monitor"]}, {420, 400, 620}, Qt::Horizontal);
-  resizeDocks({m_docks["monitor"], m_docks["queue"]}, {520, 260}, Qt::Vertical);
 
   // Grade editor ⇄ run settings ⇄ cone.
   auto pushCone = [this] { m_cone->setGrades(m_grades->levelGrades(), m_grades->lambda(), m_grades->clip()); };
@@ -249,6 +248,31 @@ void MainWindow::loadCheckpointGrades(const QString& source, const QString& weig
   }
 }
 
+void MainWindow::arrangeDocks(QSize size) {
+  if (m_arranged) return;
+  m_arranged = true;
+  // Widths the panels need without clipping (with a scroll bar): grade editor ~540, cone ~560,
+  // monitor and the tabs under it (runs, heatmaps, inspector, compare) ~700. 140 px of height go
+  // to the menu, tool and status bars.
+  const bool three = size.width() >= kThreeColumnWidth;
+  const int grades = three ? 540 : 560, cone = three ? 560 : 0;
+  const int right = std::max(700, size.width() - grades - cone);
+  if (three) {
+    resizeDocks({m_docks["grades"], m_docks["cone"], m_docks["monitor"]}, {grades, cone, right}, Qt::Horizontal);
+  } else {
+    tabifyDockWidget(m_docks["grades"], m_docks["cone"]);
+    m_docks["grades"]->raise();
+    resizeDocks({m_docks["grades"], m_docks["monitor"]}, {grades, right}, Qt::Horizontal);
+  }
+  const int column = std::max(500, size.height() - 140);
+  resizeDocks({m_docks["monitor"], m_docks["queue"]}, {column * 62 / 100, column - column * 62 / 100}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  arrangeDocks(size());
+  QMainWindow::showEvent(event);
+}
+
 bool MainWindow::showPanel(const QString& name) {
   QDockWidget* d = m_docks.value(name, nullptr);
   if (!d) return false;
@@ -267,7 +291,7 @@ void MainWindow::restoreLayout() {
   if (qEnvironmentVariableIsSet("GLLM_WORKBENCH_NO_SETTINGS")) return;
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  m_arranged = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
 }
 
 void MainWindow::saveLayout() {
@@ -287,6 +311,7 @@ QString MainWindow::saveScreenshot(const QString& path, const QString& panelName
     return tr("unknown panel '%1'; choose one of: %2").arg(panelName, m_order.join(QStringLiteral(", ")));
   size = size.expandedTo(QSize(1280, 800));
   resize(size);
+  arrangeDocks(size);
   show();
   resize(size);
   if (!panelName.isEmpty()) showPanel(panelName);

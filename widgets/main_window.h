@@ -44,6 +44,11 @@ class MainWindow : public QMainWindow {
   QDockWidget* addPanel(const QString& name, const QString& title, const QString& icon, QWidget* widget,
                         Qt::DockWidgetArea area);
   void buildMenus();
+  // Initial dock sizes for a window of `size`: three columns (grade editor | cone | monitor over
+  // runs) from kThreeColumnWidth px, below that the cone shares the grade editor's tabs so every
+  // panel keeps its minimum width. Once, and not when a saved layout was restored.
+  void arrangeDocks(QSize size);
+  void showEvent(QShowEvent* event) override;
   void restoreLayout();
   void saveLayout();
   void closeEvent(QCloseEvent* event) override;
@@ -62,6 +67,8 @@ class MainWindow : public QMainWindow {
   AttentionCostPanel* m_attention = nullptr;
   RunQueue* m_queue = nullptr;
   bool m_syncing = false;
+  bool m_arranged = false;  // arrangeDocks() ran or a saved layout was restored
+  static constexpr int kThreeColumnWidth = 1800;
 };
 
 }  // namespace gllm::gui

@@ -15,12 +15,13 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QMenu>
 #include <QPainter>
-#include <QPushButton>
 #include <QSaveFile>
 #include <QSlider>
 #include <QTextStream>
 #include <QTimer>
+#include <QToolButton>
 #include <QValueAxis>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -65,12 +66,21 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   m_smoothSlider = new QSlider(Qt::Horizontal, this);
   m_smoothSlider->setRange(0, 99);
   m_smoothSlider->setValue(int(m_smoothing * 100));
-  m_smoothSlider->setMaximumWidth(140);
+  m_smoothSlider->setMaximumWidth(120);
   m_smoothLabel = new QLabel(this);
   m_smoothLabel->setMinimumWidth(32);
-  auto* png = new QPushButton(QIcon(QStringLiteral(":/icons/export.svg")), tr("PNG"), this);
-  auto* svg = new QPushButton(QIcon(QStringLiteral(":/icons/export.svg")), tr("SVG"), this);
-  auto* csv = new QPushButton(QIcon(QStringLiteral(":/icons/export.svg")), tr("CSV"), this);
+  // One Export button with a menu keeps the bar narrow enough for a ~560 px dock.
+  auto* exportButton = new QToolButton(this);
+  exportButton->setObjectName(QStringLiteral("exportCharts"));
+  exportButton->setIcon(QIcon(QStringLiteral(":/icons/export.svg")));
+  exportButton->setText(tr("Export"));
+  exportButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  exportButton->setPopupMode(QToolButton::InstantPopup);
+  auto* exportMenu = new QMenu(exportButton);
+  QAction* png = exportMenu->addAction(tr("Charts as PNG…"));
+  QAction* svg = exportMenu->addAction(tr("Charts as SVG…"));
+  QAction* csv = exportMenu->addAction(tr("Data as CSV…"));
+  exportButton->setMenu(exportMenu);
   bar->addWidget(new QLabel(tr("x axis"), this));
   bar->addWidget(m_xCombo);
   bar->addWidget(m_logX);
@@ -81,9 +91,7 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   bar->addWidget(m_smoothSlider);
   bar->addWidget(m_smoothLabel);
   bar->addStretch(1);
-  bar->addWidget(png);
-  bar->addWidget(svg);
-  bar->addWidget(csv);
+  bar->addWidget(exportButton);
   layout->addLayout(bar);
 
   m_chartArea = new QWidget(this);
@@ -134,15 +142,15 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   connect(m_logX, &QCheckBox::toggled, this, &MonitorPanel::setLogX);
   connect(m_showRaw, &QCheckBox::toggled, this, [this] { invalidate(); });
   connect(m_smoothSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
-  connect(png, &QPushButton::clicked, this, [this] {
+  connect(png, &QAction::triggered, this, [this] {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export charts as PNG"), QStringLiteral("monitor.png"), tr("PNG (*.png)"));
     if (!f.isEmpty()) exportPng(f);
   });
-  connect(svg, &QPushButton::clicked, this, [this] {
+  connect(svg, &QAction::triggered, this, [this] {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export charts as SVG"), QStringLiteral("monitor.svg"), tr("SVG (*.svg)"));
     if (!f.isEmpty()) exportSvg(f);
   });
-  connect(csv, &QPushButton::clicked, this, [this] {
+  connect(csv, &QAction::triggered, this, [this] {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export data as CSV"), QStringLiteral("monitor.csv"), tr("CSV (*.csv)"));
     if (!f.isEmpty()) exportCsv(f);
   });
@@ -497,7 +505,8 @@ void MonitorPanel::updateChart(Chart& c) {
     a->setRange(xmin, xmax);
   } else if (auto* v = qobject_cast<QValueAxis*>(c.ax)) {
     v->setRange(xmin, xmax);
-    const QString fmt = m_xAxis == XAxis::Step ? QStringLiteral("%.0f") : QStringLiteral("%.3g");
+    // Whole steps once the range spans the ticks (an empty chart's 0…1 would read "0 0 1 1 1").
+    const QString fmt = m_xAxis == XAxis::Step && xmax - xmin >= 4 ? QStringLiteral("%.0f") : QStringLiteral("%.3g");
     if (v->labelFormat() != fmt) v->setLabelFormat(fmt);
   }
   if (auto* a = qobject_cast<QLogValueAxis*>(c.ay)) {
