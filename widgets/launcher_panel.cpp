@@ -69,10 +69,10 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
                                       tr("held-out BPB"), tr("Folder / message")});
   m_table->horizontalHeader()->setStretchLastSection(true);
   m_table->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Fixed);
-  m_table->setColumnWidth(0, 150);
+  m_table->setColumnWidth(0, 130);
   m_table->setColumnWidth(1, 50);
   m_table->setColumnWidth(2, 90);
-  m_table->setColumnWidth(3, 150);
+  m_table->setColumnWidth(3, 130);
   m_table->setColumnWidth(4, 80);
   m_table->setColumnWidth(5, 110);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
