@@ -421,9 +421,13 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
     y = at::scaled_dot_product_attention(q, k, v, window_mask(T, w, x.device(), q.scalar_type()), 0.0, false);
   }
 #else
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(Dh)));  // (B, H, T, T)
-  att = att + window_mask(T, w, x.device(), att.scalar_type());
-  y = torch::matmul(torch::softmax(att, -1), v);  // (B, H, T, Dh)
+  // 1/√Dh folded into q (B·H·T·Dh values, not B·H·T·T) and the window mask entering as baddbmm's
+  // input: the scores are written once, with no separate scale and mask passes.
+  auto qs = (q * (1.0 / std::sqrt(static_cast<double>(Dh)))).reshape({B * H, T, Dh});  // (B·H, T, Dh)
+  auto ks = k.reshape({B * H, T, Dh});                                                   // (B·H, T, Dh)
+  auto mask = window_mask(T, w, x.device(), qs.scalar_type()).expand({B * H, T, T});     // (B·H, T, T)
+  auto att = torch::baddbmm(mask, qs, ks.transpose(1, 2));                               // (B·H, T, T)
+  y = torch::bmm(torch::softmax(att, -1), v.reshape({B * H, T, Dh})).view({B, H, T, Dh});  // (B, H, T, Dh)
 #endif
   y = y.transpose(1, 2).contiguous().view({B, T, H * Dh});  // (B, T, d)
   return b.c_proj(y);

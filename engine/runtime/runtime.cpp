@@ -3,6 +3,7 @@
 #include "engine/runtime/runtime.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <sched.h>
 #include <torch/torch.h>
 
@@ -23,7 +24,16 @@ int available_cores() {
   return 1;
 }
 
+void configure_allocator() {
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+  if (const char* env = std::getenv("GLLM_KEEP_HEAP"); env && std::string(env) == "0") return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 int configure_threads(int requested) {
+  configure_allocator();
   int n = requested;
   if (n <= 0) {
     if (const char* env = std::getenv("GLLM_THREADS"); env && *env) n = std::atoi(env);

@@ -21,6 +21,13 @@ struct RuntimeInfo {
 // process may use. Returns the count in effect. Call once at start-up (CLI, GUI, tests).
 int configure_threads(int requested = 0);
 
+// Keeps freed tensor memory in the process heap instead of handing it back to the kernel after
+// every step: glibc's mmap threshold fixed at its 32 MiB maximum and heap trimming above 1 GiB of
+// free top. A training step frees and re-allocates the same multi-megabyte activations; returned
+// pages come back zero-filled through page faults, which cost more than the arithmetic here.
+// Process-wide and idempotent; configure_threads calls it. GLLM_KEEP_HEAP=0 turns it off.
+void configure_allocator();
+
 // Cores the process may run on (sched_getaffinity), at least 1.
 int available_cores();
 
