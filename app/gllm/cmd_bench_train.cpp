@@ -15,7 +15,7 @@ struct Opts {
   std::string preset = "tiny-cpu";
   int steps = 10, warmup = 2, rounds = 3, threads = 0, gemm_n = 1024;
   int64_t vocab = 0;
-  bool vs_python = false, json = false, profile = false, no_save = false, no_full_step = false;
+  bool vs_python = false, json = false, profile = false, no_save = false, no_full_step = false, no_gemm_bound = false;
   std::string python, script, out_dir;
 };
 
@@ -28,8 +28,18 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
             << "; " << j["threads"] << " threads, " << j["rounds"] << " rounds × " << j["steps"] << " steps\n"
             << "step: " << j["step"].get<std::string>() << "\n";
   std::cout << "engine            " << num("engine_tokens_per_s") << " tok/s  " << std::setprecision(1)
-            << num("engine_gflops") << " GFLOP/s  (" << std::setprecision(1) << 100 * num("peak_fraction")
-            << " % of the " << std::setprecision(0) << num("gemm_peak_gflops") << " GFLOP/s GEMM peak)\n";
+            << num("engine_gflops") << " GFLOP/s";
+  if (num("gemm_peak_gflops") > 0)
+    std::cout << "  (" << std::setprecision(1) << 100 * num("peak_fraction") << " % of the " << std::setprecision(0)
+              << num("gemm_peak_gflops") << " GFLOP/s " << j["gemm_n"] << "² GEMM peak)";
+  std::cout << "\n";
+  if (j["gemm_bound"].is_object()) {
+    const auto& g = j["gemm_bound"];
+    std::cout << std::setprecision(1) << "GEMM-bound          its " << g["products_per_step"] << " matrix products alone: "
+              << g["gemm_ms"].get<double>() << " ms/step at " << std::setprecision(0) << g["gemm_gflops"].get<double>()
+              << " GFLOP/s; step " << std::setprecision(1) << g["step_ms"].get<double>() << " ms → "
+              << 100 * g["fraction"].get<double>() << " % of the step is GEMM-bound time\n";
+  }
   if (j.contains("ratio")) {
     std::cout << "PyTorch eager     " << num("python_tokens_per_s") << " tok/s  " << std::setprecision(1)
               << num("python_gflops") << " GFLOP/s  (" << 100 * num("python_peak_fraction") << " %; "
@@ -74,6 +84,7 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
   cmd->add_option("--python", o->python, "Python interpreter with torch (default /usr/bin/python3)");
   cmd->add_option("--script", o->script, "Path of bench_train_reference.py (default: the source tree's)");
   cmd->add_flag("--profile", o->profile, "Op-level profile of both sides (self time per op)");
+  cmd->add_flag("--no-gemm-bound", o->no_gemm_bound, "Skip timing the step's own matrix products alone");
   cmd->add_flag("--no-full-step", o->no_full_step, "Skip timing the engine's full step with MuonAdamW");
   cmd->add_option("--out-dir", o->out_dir, "Folder for the result file (default: the source tree's bench/results)");
   cmd->add_flag("--no-save", o->no_save, "Do not write a result file");
@@ -92,6 +103,7 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
     b.script = o->script;
     b.profile = o->profile;
     b.full_step = !o->no_full_step;
+    b.gemm_bound = !o->no_gemm_bound;
     b.gemm_n = o->gemm_n;
     if (o->gemm_n < 0) throw gllm::Error("--gemm-n must be ≥ 0");
     auto j = gllm::bench::run_train_bench(b, [&](const std::string& s) {

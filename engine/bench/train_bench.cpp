@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 
 #include "engine/bench/bench_report.h"
@@ -87,6 +89,60 @@ std::vector<nlohmann::json> aggregate_profile(const torch::autograd::profiler::t
                    {"self_ms", rows[i].second.self_us / 1000.0 / steps},
                    {"calls", static_cast<double>(rows[i].second.calls) / steps}});
   return out;
+}
+
+// One matrix product of the step: op name and operand shapes as the profiler saw them.
+struct GemmShape {
+  std::string op;                          // aten::mm | aten::bmm | aten::addmm | aten::baddbmm
+  std::vector<std::vector<int64_t>> dims;  // the two multiplied operands
+  bool operator<(const GemmShape& o) const { return std::tie(op, dims) < std::tie(o.op, o.dims); }
+};
+
+// The outermost matrix products (a product inside another one is not counted twice) of the
+// recorded step, with how often each shape occurs.
+std::map<GemmShape, int> collect_gemms(const torch::autograd::profiler::thread_event_lists& lists) {
+  using torch::autograd::profiler::EventKind;
+  static const std::set<std::string> kGemm{"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm"};
+  std::map<GemmShape, int> out;
+  for (const auto& list : lists) {
+    int inside = 0;
+    std::vector<bool> opened;
+    for (const auto& ev : list) {
+      if (ev.kind() == EventKind::PushRange) {
+        const bool gemm = kGemm.count(ev.name()) > 0;
+        if (gemm && inside == 0) {
+          auto shapes = ev.shapes();  // mm/bmm: (a, b); addmm/baddbmm: (input, a, b, ...)
+          const size_t first = (std::string(ev.name()) == "aten::addmm" || std::string(ev.name()) == "aten::baddbmm") ? 1 : 0;
+          if (shapes.size() >= first + 2 && !shapes[first].empty() && !shapes[first + 1].empty())
+            ++out[{ev.name(), {shapes[first], shapes[first + 1]}}];
+        }
+        opened.push_back(gemm);
+        inside += gemm;
+      } else if (ev.kind() == EventKind::PopRange && !opened.empty()) {
+        inside -= opened.back();
+        opened.pop_back();
+      }
+    }
+  }
+  return out;
+}
+
+// Median seconds and FLOPs of one product of these shapes on fresh contiguous operands.
+std::pair<double, double> time_gemm(const GemmShape& g) {
+  torch::NoGradGuard ng;
+  auto a = torch::randn(g.dims[0]), b = torch::randn(g.dims[1]);
+  const bool batched = a.dim() == 3;
+  const int64_t batch = batched ? a.size(0) : 1, M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  auto c = batched ? torch::empty({batch, M, N}) : torch::empty({M, N});
+  auto run = [&] { batched ? torch::bmm_out(c, a, b) : torch::mm_out(c, a, b); };
+  run();
+  std::vector<double> t;
+  for (int i = 0; i < 5; ++i) {
+    auto t0 = Clock::now();
+    run();
+    t.push_back(seconds_since(t0));
+  }
+  return {median(t), 2.0 * batch * M * N * K};
 }
 
 nlohmann::json parse_python_output(const ProcessResult& r, const std::string& what) {
@@ -254,6 +310,40 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
   }
   nlohmann::json phases = {{"forward", median(f_ms)}, {"backward", median(b_ms)}, {"zero_grad", median(z_ms)}};
 
+  // The step's own matrix products, each shape timed alone on contiguous operands: the time the
+  // step would take if everything but its GEMMs were free (the bound this engine can approach).
+  nlohmann::json gemm_bound = nullptr;
+  if (o.gemm_bound) {
+    torch::autograd::profiler::thread_event_lists lists;
+    {
+      torch::profiler::impl::ProfilerConfig cfg(torch::profiler::impl::ProfilerState::CPU, /*report_input_shapes=*/true);
+      torch::autograd::profiler::enableProfilerLegacy(cfg);
+      engine_step();
+      lists = torch::autograd::profiler::disableProfilerLegacy();
+    }
+    double bound_s = 0, flops = 0;
+    int products = 0;
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const auto& [g, count] : collect_gemms(lists)) {
+      auto [sec, f] = time_gemm(g);
+      bound_s += count * sec;
+      flops += count * f;
+      products += count;
+      shapes.push_back({{"op", g.op}, {"a", g.dims[0]}, {"b", g.dims[1]}, {"count", count}, {"ms", 1000.0 * sec},
+                        {"gflops", f / sec / 1e9}});
+    }
+    const double step_ms = 1000.0 * tokens_per_step / s.engine_tokens_per_s;
+    gemm_bound = {{"products_per_step", products}, {"shapes", shapes}, {"gemm_ms", 1000.0 * bound_s},
+                  {"gemm_gflops", bound_s > 0 ? flops / bound_s / 1e9 : 0.0}, {"step_ms", step_ms},
+                  {"fraction", step_ms > 0 ? 1000.0 * bound_s / step_ms : 0.0}};
+    std::ostringstream line;
+    line.precision(3);
+    line << "the step's " << products << " matrix products alone take " << 1000.0 * bound_s << " ms ("
+         << flops / bound_s / 1e9 << " GFLOP/s); the step takes " << step_ms << " ms: "
+         << 100.0 * 1000.0 * bound_s / step_ms << " % of it is GEMM-bound time";
+    log(line.str());
+  }
+
   nlohmann::json full = nullptr;
   if (o.full_step) {
     std::vector<optim::TaggedParam> tp;
@@ -344,6 +434,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     j["python_threads"] = py_last.value("threads", 0);
     j["python_blas"] = py_last.value("blas", "");
   }
+  j["gemm_bound"] = gemm_bound;
   j["full_step"] = full;
   j["phases_ms"] = phases;
   j["profile"] = profile;

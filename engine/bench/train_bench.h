@@ -13,6 +13,10 @@
 //   python_gflops, gemm_peak_gflops (median of fp32 N×N torch::mm), peak_fraction = engine_gflops/peak,
 //   python_peak_fraction, loss_engine, loss_python, loss_reference (model_reference.py), loss_abs_diff,
 //   python_implementation ("eager" | "reference"),
+//   gemm_bound: {products_per_step, shapes [{op, a, b, count, ms, gflops}], gemm_ms, gemm_gflops, step_ms,
+//               fraction = gemm_ms / step_ms}: the step's own matrix products (recorded with their
+//               shapes, each timed alone on contiguous operands); fraction is how close the step
+//               is to doing nothing but its GEMMs (1 = every non-GEMM cost gone),
 //   full_step: {tokens_per_s, optimizer_ms} (engine with its MuonAdamW step; no Python twin),
 //   phases_ms: {forward, backward, zero_grad, optimizer} engine medians per step,
 //   profile: {engine: [{op, self_ms, calls}], python: [...]} per step, when profiled,
@@ -41,6 +45,7 @@ struct TrainBenchOptions {
   bool full_step = true;     // also time the engine's full step with MuonAdamW
   bool profile = false;      // op-level profile of both sides (after the timed rounds)
   int gemm_n = 1024;         // GEMM peak matrix size (0 = skip)
+  bool gemm_bound = true;    // time the step's own matrix products alone (gemm_bound in the result)
 };
 
 // One round's measurements (tokens per second of each side; python 0 when not run).

@@ -5,6 +5,7 @@
 #include "engine/bench/bench_report.h"
 #include "engine/bench/train_bench.h"
 #include "engine/train/accounting.h"
+#include "engine/model/gpt.h"
 #include <QtTest>
 
 #include <cmath>
@@ -101,6 +102,31 @@ class TestBenchHarness : public QObject {
     QVERIFY(close_rel(j["peak_fraction"].get<double>(), j["engine_gflops"].get<double>() / bench::median(g)));
     QVERIFY(j["machine"]["cores"].get<int>() >= 1);
     QVERIFY(!j["machine"]["torch_version"].get<std::string>().empty());
+    // The step's matrix products, counted from the model's structure: per layer the q, k, v and
+    // output projections and the two MLP matrices (one product forward, two backward), the two
+    // attention products (score and value; two each backward), the value-embedding gates, lm_head.
+    {
+      GPTOptions mo;
+      mo.vocab_size = 64;
+      GPT m(o.config, mo);
+      int gates = 0;
+      for (int l = 0; l < m->n_layer(); ++l) gates += m->has_value_embed(l);
+      const int L = m->n_layer();
+      const int expected = 3 * (6 * L + gates + 1) + 3 * 2 * L;
+      const auto& gb = j["gemm_bound"];
+      QVERIFY2(gb.is_object(), "no gemm_bound in the result");
+      QCOMPARE(gb["products_per_step"].get<int>(), expected);
+      double sum_ms = 0;
+      int sum_count = 0;
+      for (const auto& sh : gb["shapes"]) {
+        sum_ms += sh["count"].get<int>() * sh["ms"].get<double>();
+        sum_count += sh["count"].get<int>();
+      }
+      QCOMPARE(sum_count, expected);
+      QVERIFY(close_rel(gb["gemm_ms"].get<double>(), sum_ms, 1e-9));
+      QVERIFY(close_rel(gb["step_ms"].get<double>(), 1000.0 * 32 / j["engine_tokens_per_s"].get<double>(), 1e-9));
+      QVERIFY(close_rel(gb["fraction"].get<double>(), gb["gemm_ms"].get<double>() / gb["step_ms"].get<double>(), 1e-9));
+    }
     QVERIFY(j["profile"]["engine"].size() > 0);
     bool saw_mm = false;
     for (const auto& r : j["profile"]["engine"]) saw_mm |= r["op"].get<std::string>().find("mm") != std::string::npos;
