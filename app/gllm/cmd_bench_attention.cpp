@@ -15,7 +15,7 @@ namespace {
 struct Opts {
   std::vector<int> lengths{128, 256, 512, 1024, 2048, 4096};
   std::vector<int> widths{128, 256, 512};
-  int head_dim = 64, batch = 1, repeats = 5, threads = 0;
+  int head_dim = 64, batch = 1, repeats = 11, threads = 0;
   std::string preset = "tiny-cpu", out_dir;
   bool json = false, no_save = false, no_compiled = false;
 };

@@ -8,6 +8,7 @@
 #include "engine/runtime/runtime.h"
 
 int main(int argc, char** argv) {
+  gllm::configure_allocator();  // before any thread takes an allocator arena
   CLI::App app{"gllm — graded language-model research workbench (headless CLI)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gllm ") + GLLM_VERSION);

@@ -9,6 +9,7 @@
 #include "engine/config/run_config.h"
 #include "engine/engine_info.h"
 #include "engine/io/error.h"
+#include "engine/runtime/runtime.h"
 #include "widgets/main_window.h"
 #include "widgets/monitor_panel.h"
 
@@ -65,6 +66,7 @@ int plotRun(const QString& run, const QString& outDir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gllm::configure_allocator();  // before any thread takes an allocator arena
   // A screenshot needs no display: pick the offscreen platform before QApplication exists.
   bool screenshot = false;
   for (int i = 1; i < argc; ++i)

@@ -33,7 +33,7 @@ struct AttentionBenchOptions {
   std::vector<int> widths{128, 256, 512};
   int head_dim = 64;
   int batch = 1;
-  int repeats = 5;          // paired (graded, standard) repetitions per cell after one warm-up
+  int repeats = 11;         // paired (graded, standard) repetitions per cell after one warm-up
   int threads = 0;
   bool compiled = true;     // also time compile_to_standard's model against the standard one
   RunConfig compiled_config;  // graded config for the compiled check (grading.attention on)

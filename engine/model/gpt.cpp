@@ -402,32 +402,40 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
     q = rms_norm(q);
     k = rms_norm(k);
   }
-  if (P.q_tau.defined()) q = q * planes_to_coords(torch::exp(P.q_tau[layer] * P.q_tau_mask[layer])).to(q.scalar_type());  // (H, Dh)
+  // Every per-coordinate factor on q (query scale exp(q_τ), grades λ^{q_h}, and 1/√Dh where the
+  // scores are formed here) multiplied into one (H, Dh) vector: q is scaled in one pass.
+  torch::Tensor q_coef;  // (H, Dh)
+  auto fold = [&](const torch::Tensor& f) { q_coef = q_coef.defined() ? q_coef * f : f; };
+  if (P.q_tau.defined()) fold(planes_to_coords(torch::exp(P.q_tau[layer] * P.q_tau_mask[layer])).to(q.scalar_type()));
   if (P.attn_grades.defined()) {
     auto mgr = planes_to_coords(torch::pow(lambda_, P.attn_grades[layer])).to(q.scalar_type());  // (H, Dh)
-    q = q * mgr;
+    fold(mgr);
     k = k * mgr;
     v = v * mgr;
   }
-  q = q.transpose(1, 2);  // (B, H, T, Dh)
-  k = k.transpose(1, 2);
-  v = v.transpose(1, 2);
   const int w = windows_[layer];
   torch::Tensor y;
 #if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+  if (q_coef.defined()) q = q * q_coef;
+  q = q.transpose(1, 2);  // (B, H, T, Dh)
+  k = k.transpose(1, 2);
+  v = v.transpose(1, 2);
   if (w >= T - 1) {
     y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
   } else {
     y = at::scaled_dot_product_attention(q, k, v, window_mask(T, w, x.device(), q.scalar_type()), 0.0, false);
   }
 #else
-  // 1/√Dh folded into q (B·H·T·Dh values, not B·H·T·T) and the window mask entering as baddbmm's
-  // input: the scores are written once, with no separate scale and mask passes.
-  auto qs = (q * (1.0 / std::sqrt(static_cast<double>(Dh)))).reshape({B * H, T, Dh});  // (B·H, T, Dh)
-  auto ks = k.reshape({B * H, T, Dh});                                                   // (B·H, T, Dh)
-  auto mask = window_mask(T, w, x.device(), qs.scalar_type()).expand({B * H, T, T});     // (B·H, T, T)
-  auto att = torch::baddbmm(mask, qs, ks.transpose(1, 2));                               // (B·H, T, T)
-  y = torch::bmm(torch::softmax(att, -1), v.reshape({B * H, T, Dh})).view({B, H, T, Dh});  // (B, H, T, Dh)
+  // The window mask enters as baddbmm's input: the scores are written once, with no separate
+  // scale and mask passes over the (B·H, T, T) table.
+  const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
+  q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;                      // (B, T, H, Dh)
+  auto qs = q.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
+  auto ks = k.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
+  auto vs = v.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
+  auto mask = window_mask(T, w, x.device(), qs.scalar_type()).expand({B * H, T, T});  // (B·H, T, T)
+  auto att = torch::baddbmm(mask, qs, ks.transpose(1, 2));                            // (B·H, T, T)
+  y = torch::bmm(torch::softmax(att, -1), vs).view({B, H, T, Dh});                    // (B, H, T, Dh)
 #endif
   y = y.transpose(1, 2).contiguous().view({B, T, H * Dh});  // (B, T, d)
   return b.c_proj(y);
@@ -477,6 +485,13 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   const auto& P = *parts_;
   auto logits = head_logits(idx);  // (B, T, V)
   const double cap = config_.model.softcap;
+  if (!(torch::GradMode::is_enabled() && logits.requires_grad()) && logits.is_contiguous()) {
+    auto flat = logits.view({-1, logits.size(-1)});  // (B·T, V), the fresh lm_head output
+    if (softcapped_nll_supports(flat)) {
+      softcap_logits_(flat, cap, P.logit_bias.defined() ? P.logit_bias : torch::Tensor());
+      return logits;
+    }
+  }
   if (cap > 0) logits = cap * torch::tanh(logits / cap);
   if (P.logit_bias.defined()) logits = logits + P.logit_bias.to(logits.scalar_type());
   return logits;

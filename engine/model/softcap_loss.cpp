@@ -60,6 +60,7 @@ GLLM_ALWAYS_INLINE float tanh_approx(float y) {
 // The row kernels. Each has a scalar form and, on x86-64, an AVX2+FMA form of the same formulas
 // eight lanes at a time, chosen once at load time from the CPU's feature bits.
 //   cap_row:      t_j = tanh(x_j / c), returns max_j (c·t_j + b_j)          (capped pass 1)
+//   cap_bias_row: x_j ← c·tanh(x_j / c) + b_j in place                      (evaluation logits)
 //   max_row:      returns max_j (x_j + b_j)                                  (uncapped pass 1)
 //   sum_exp_row:  returns Σ_j exp(a·t_j + b_j − shift)                       (pass 2)
 //   grad_row:     dx_j = g · exp(a·t_j + b_j − lse) · (capped ? 1 − t_j² : 1)  (backward)
@@ -71,6 +72,10 @@ float cap_row_scalar(const float* x, float* t, const float* b, int64_t V, float 
     m = std::max(m, cap * t[j] + b[j]);
   }
   return m;
+}
+void cap_bias_row_scalar(float* x, const float* b, int64_t V, float cap, int64_t from = 0) {
+  const float inv = 1.0f / cap;
+  for (int64_t j = from; j < V; ++j) x[j] = cap * tanh_approx(x[j] * inv) + b[j];
 }
 float max_row_scalar(const float* x, const float* b, int64_t V, int64_t from = 0,
                      float m = -std::numeric_limits<float>::infinity()) {
@@ -144,6 +149,14 @@ GLLM_AVX2 float cap_row_avx2(const float* x, float* t, const float* b, int64_t V
   return cap_row_scalar(x, t, b, V, cap, j, hmax8(m));
 }
 
+GLLM_AVX2 void cap_bias_row_avx2(float* x, const float* b, int64_t V, float cap) {
+  const __m256 inv = _mm256_set1_ps(1.0f / cap), c = _mm256_set1_ps(cap);
+  int64_t j = 0;
+  for (; j + 8 <= V; j += 8)
+    _mm256_storeu_ps(x + j, _mm256_fmadd_ps(c, tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv)), _mm256_loadu_ps(b + j)));
+  cap_bias_row_scalar(x, b, V, cap, j);
+}
+
 GLLM_AVX2 float max_row_avx2(const float* x, const float* b, int64_t V) {
   __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t j = 0;
@@ -189,6 +202,12 @@ float cap_row(const float* x, float* t, const float* b, int64_t V, float cap) {
   if (kHaveAvx2) return cap_row_avx2(x, t, b, V, cap);
 #endif
   return cap_row_scalar(x, t, b, V, cap);
+}
+void cap_bias_row(float* x, const float* b, int64_t V, float cap) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kHaveAvx2) return cap_bias_row_avx2(x, b, V, cap);
+#endif
+  cap_bias_row_scalar(x, b, V, cap);
 }
 float max_row(const float* x, const float* b, int64_t V) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -386,6 +405,24 @@ torch::Tensor softcapped_nll(const torch::Tensor& logits, const torch::Tensor& t
   forward_rows({x.data_ptr<float>(), nullptr, b.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(),
                 nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
   return nll;
+}
+
+void softcap_logits_(torch::Tensor& logits, double cap, const torch::Tensor& bias) {
+  if (!softcapped_nll_supports(logits) || !logits.is_contiguous())
+    throw Error("internal: softcap_logits_ takes contiguous CPU fp32 logits of shape (N, V)");
+  const int64_t N = logits.size(0), V = logits.size(1);
+  auto b = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::Tensor();  // (V)
+  if (b.defined() && b.numel() != V) throw Error("internal: softcap_logits_ bias has the wrong length");
+  if (cap <= 0) {
+    if (b.defined()) logits.add_(b);
+    return;
+  }
+  std::vector<float> zeros(b.defined() ? 0 : V, 0.0f);
+  const float* bp = b.defined() ? b.data_ptr<float>() : zeros.data();
+  float* x = logits.data_ptr<float>();
+  at::parallel_for(0, N, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) cap_bias_row(x + i * V, bp, V, static_cast<float>(cap));
+  });
 }
 
 torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& weight,

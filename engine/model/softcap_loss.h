@@ -15,6 +15,10 @@ namespace gllm {
 torch::Tensor softcapped_nll(const torch::Tensor& logits, const torch::Tensor& targets, double cap,
                              const torch::Tensor& bias = {});
 
+// Evaluation logits in place, in one pass: logits ← c·tanh(logits/c) + bias (c ≤ 0: + bias only);
+// logits (N, V) contiguous CPU fp32 outside any graph, bias (V) or undefined.
+void softcap_logits_(torch::Tensor& logits, double cap, const torch::Tensor& bias = {});
+
 // Whether the fused functions handle a tensor like this (CPU, fp32, 2-D).
 bool softcapped_nll_supports(const torch::Tensor& t);
 

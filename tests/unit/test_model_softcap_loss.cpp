@@ -146,6 +146,19 @@ class TestSoftcapLoss : public QObject {
     QVERIFY((eval.to(torch::kDouble) - ref.detach()).abs().max().item<double>() < 2e-5);
   }
 
+  void evaluationLogitsInOnePass() {
+    for (double cap : {15.0, 0.0}) {
+      auto c = make_case(7, 517, 20.0, true, 13);
+      auto ref = cap > 0 ? cap * torch::tanh(c.x.to(torch::kDouble) / cap) : c.x.to(torch::kDouble);
+      ref = ref + c.b.to(torch::kDouble);
+      auto z = c.x.clone();
+      softcap_logits_(z, cap, c.b);
+      const double err = (z.to(torch::kDouble) - ref).abs().max().item<double>();
+      qInfo("cap %g: max |Δlogit| %.3g", cap, err);
+      QVERIFY(err < 1e-5);
+    }
+  }
+
   void targetOutsideTheVocabularyIsAClearError() {
     auto c = make_case(4, 10, 1.0, false, 2);
     c.y[2] = 10;
