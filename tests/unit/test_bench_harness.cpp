@@ -169,8 +169,10 @@ class TestBenchHarness : public QObject {
     QCOMPARE(j["meets_target"].get<bool>(), j["overhead"][0][2].get<double>() <= 0.03);
     const auto& c = j["compiled"];
     QVERIFY(c["max_abs_logit_diff"].get<double>() < 1e-3);  // the compiled model computes the graded logits
-    QVERIFY(close_rel(c["ratio"].get<double>(), c["compiled_ms"].get<double>() / c["standard_ms"].get<double>(), 1e-9) ||
-            o.repeats > 1);
+    // Whole-model forwards are noisier than one attention cell: the compiled check takes at least
+    // 15 paired runs whatever --repeats says; its ratio is a median of paired ratios (tested above).
+    QCOMPARE(c["repeats"].get<int>(), 15);
+    QVERIFY(c["ratio"].get<double>() > 0 && std::isfinite(c["ratio"].get<double>()));
     QVERIFY_THROWS_EXCEPTION(std::exception, [] {
       bench::AttentionBenchOptions bad;
       bad.widths = {30};
