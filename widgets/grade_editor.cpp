@@ -58,7 +58,8 @@ void GradeEditor::build() {
   auto* form = new QFormLayout(baseBox);
   m_lambda = new QLineEdit(baseBox);
   m_lambda->setObjectName(QStringLiteral("lambda"));
-  m_lambda->setToolTip(tr("Grading base λ > 1; 0 = e^{1/d_k}"));
+  m_lambda->setToolTip(tr("Grading base λ > 1; empty or 0 = e^{1/d_k}"));
+  m_lambda->setPlaceholderText(tr("automatic: e^{1/d_k}"));
   m_clip = new QLineEdit(baseBox);
   m_clip->setObjectName(QStringLiteral("clip"));
   m_clip->setToolTip(tr("Clip C > 1: grades stay in [0, q_max], q_max = log C / log λ"));
@@ -282,7 +283,8 @@ QString GradeEditor::applyGrading(const std::function<void(nlohmann::json&)>& ed
 
 QString GradeEditor::setLambdaText(const QString& text) {
   bool ok = false;
-  const double v = text.trimmed().toDouble(&ok);
+  // An empty field is the automatic base, stored as 0.
+  const double v = text.trimmed().isEmpty() ? (ok = true, 0.0) : text.trimmed().toDouble(&ok);
   if (!ok) {
     const QString why = tr("'%1' is not a number; λ must be > 1 (or 0 for e^{1/d_k})").arg(text);
     showError(m_lambdaError, m_lambda, why);
@@ -513,7 +515,7 @@ QString GradeEditor::ladderError() const { return labelText(m_ladderError); }
 void GradeEditor::refresh() {
   m_refreshing = true;
   const auto& g = m_config.grading;
-  if (!m_lambda->hasFocus()) m_lambda->setText(QString::number(g.lambda, 'g', 10));
+  if (!m_lambda->hasFocus()) m_lambda->setText(g.lambda == 0 ? QString() : QString::number(g.lambda, 'g', 10));
   if (!m_clip->hasFocus()) m_clip->setText(QString::number(g.clip, 'g', 10));
   m_qmaxLabel->setText(tr("λ = %1 (d_k = %2) · q_max = log C / log λ = %3 · C⁻² = %4")
                            .arg(lambda(), 0, 'g', 6).arg(m_config.model.head_dim()).arg(qMax(), 0, 'g', 6)

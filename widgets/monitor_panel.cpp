@@ -421,6 +421,7 @@ void MonitorPanel::updateChart(Chart& c) {
   struct Pending {
     Curve* curve;
     QList<QPointF> rawPts, emaPts;
+    bool smooth;  // false for evaluations: a few exact points, drawn as they are (no EMA lag)
   };
   std::vector<Pending> pending;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
@@ -445,6 +446,8 @@ void MonitorPanel::updateChart(Chart& c) {
         cv.main = new QLineSeries;
         cv.main->setName(name);
         cv.main->setPen(QPen(col, 2.0, style));
+        // Evaluations are sparse (a held-out BPB is often one point at the end): mark every point.
+        if (metric.endsWith(QStringLiteral("_bpb"))) cv.main->setPointsVisible(true);
         for (QLineSeries* s : {cv.raw, cv.main}) {
           c.chart->addSeries(s);
           s->attachAxis(c.ax);
@@ -455,7 +458,9 @@ void MonitorPanel::updateChart(Chart& c) {
         it = c.curves.insert(key, cv);
       }
       const std::vector<double>& sm = emaOf(run, metric);
-      Pending p{&it.value(), {}, {}};
+      // Evaluations (val/held-out BPB) are sparse, exact measurements: drawn raw, marked, unsmoothed.
+      const bool evaluation = metric.endsWith(QStringLiteral("_bpb"));
+      Pending p{&it.value(), {}, {}, m_smoothing > 0 && !evaluation};
       p.rawPts.reserve(qsizetype(pts.size()));
       p.emaPts.reserve(qsizetype(pts.size()));
       for (size_t i = 0; i < pts.size(); ++i) {
@@ -464,9 +469,9 @@ void MonitorPanel::updateChart(Chart& c) {
         const double y = pts[i].value, ys = sm[i];
         if (std::isfinite(y) && !(logY && y <= 0)) {
           p.rawPts.append(QPointF(x, y));
-          if (raw) ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+          if (raw || evaluation) ymin = std::min(ymin, y), ymax = std::max(ymax, y);
         }
-        if (std::isfinite(ys) && !(logY && ys <= 0)) {
+        if (!evaluation && std::isfinite(ys) && !(logY && ys <= 0)) {
           p.emaPts.append(QPointF(x, ys));
           ymin = std::min(ymin, ys);
           ymax = std::max(ymax, ys);
@@ -492,13 +497,14 @@ void MonitorPanel::updateChart(Chart& c) {
   const double x0 = logX ? std::log10(xmin) : xmin, x1 = logX ? std::log10(xmax) : xmax;
   for (Pending& p : pending) {
     Curve& cv = *p.curve;
-    if (cv.raw->isVisible() != rawShown) {
-      cv.raw->setVisible(rawShown);
+    const bool rawTwin = rawShown && p.smooth;  // an unsmoothed curve is its own raw curve
+    if (cv.raw->isVisible() != rawTwin) {
+      cv.raw->setVisible(rawTwin);
       const auto markers = c.chart->legend()->markers(cv.raw);  // showing a series shows its marker
       for (QLegendMarker* m : markers) m->setVisible(false);
     }
-    cv.raw->replace(rawShown ? decimate(p.rawPts, buckets, x0, x1, logX) : QList<QPointF>());
-    cv.main->replace(decimate(m_smoothing > 0 ? p.emaPts : p.rawPts, buckets, x0, x1, logX));
+    cv.raw->replace(rawTwin ? decimate(p.rawPts, buckets, x0, x1, logX) : QList<QPointF>());
+    cv.main->replace(decimate(p.smooth ? p.emaPts : p.rawPts, buckets, x0, x1, logX));
   }
 
   if (auto* a = qobject_cast<QLogValueAxis*>(c.ax)) {
