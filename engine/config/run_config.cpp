@@ -131,11 +131,26 @@ RunConfig RunConfig::load(const std::string& path) {
     throw Error(path + " is not valid JSON: " + std::string(e.what()) + " (fix the file)");
   }
   std::string dir = std::filesystem::path(path).parent_path().string();
+  RunConfig c;
   try {
-    return from_json(j, dir.empty() ? presets_dir() : dir);
+    c = from_json(j, dir.empty() ? presets_dir() : dir);
   } catch (const ConfigError& e) {
     throw ConfigError(e.key_path, std::string("in ") + path + ": " + e.what());
   }
+  // Files a preset names (ladders, grades, profiles, corpora) are found beside the preset file
+  // first, then from the current folder; the resolved config holds the absolute path, so a run
+  // folder's config.json resumes from anywhere.
+  namespace fs = std::filesystem;
+  const fs::path base = dir.empty() ? fs::path(".") : fs::path(dir);
+  for (std::string* f : {&c.grading.ladder_file, &c.grading.grades_file, &c.grading.profiles_file,
+                         &c.grading.output_grades_file, &c.data.corpus_path}) {
+    if (f->empty() || fs::path(*f).is_absolute()) continue;
+    std::error_code ec;
+    const fs::path beside = base / *f;
+    if (fs::exists(beside, ec)) *f = fs::absolute(beside, ec).lexically_normal().string();
+    else if (fs::exists(*f, ec)) *f = fs::absolute(*f, ec).lexically_normal().string();
+  }
+  return c;
 }
 
 void RunConfig::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }

@@ -46,6 +46,9 @@ struct RunConfig {
   // Reads a config from JSON over the defaults. A "base" key names a preset whose values are
   // read first (resolved against `preset_dir`), so arms can state only what they change.
   static RunConfig from_json(const nlohmann::json& j, const std::string& preset_dir = "");
+  // Reads a preset or config file. Relative file paths it names (ladder, grades, profiles and
+  // output-grade files, the text corpus) are looked up beside the file first, then from the
+  // current folder, and stored absolute; a name found in neither stays as written.
   static RunConfig load(const std::string& path);
   void save(const std::string& path) const;  // atomic write
 };

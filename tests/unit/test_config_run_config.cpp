@@ -1,9 +1,12 @@
 // RunConfig JSON: round trip, unknown keys and out-of-range values name the key path and the
-// allowed range, "base" presets merge, every shipped preset parses.
+// allowed range, "base" presets merge, files a preset names resolve beside it, every shipped preset parses.
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <filesystem>
+
 #include "engine/config/run_config.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 
 using nlohmann::json;
@@ -70,6 +73,31 @@ class TestRunConfig : public QObject {
     QCOMPARE(c.model.n_embd, 64);
     QCOMPARE(c.name, std::string("arm"));
     QVERIFY(c.optim.bieq);
+  }
+  void presetFilesResolveBesideThePreset() {
+    // A preset naming "ladders/x.json" finds it in its own folder whatever the current folder is;
+    // the loaded config holds the absolute path (a run's config.json resumes from anywhere).
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath("ladders"));
+    const std::string ladder = dir.filePath("ladders/x.json").toStdString();
+    gllm::write_file_atomic(ladder, "{\"arms\": []}\n");
+    json arm = {{"name", "arm"},
+                {"grading", {{"attention", true}, {"head_grades", "ladder"}, {"ladder_file", "ladders/x.json"},
+                             {"ladder_arm", "pos"}}}};
+    gllm::write_file_atomic(dir.filePath("arm.json").toStdString(), arm.dump());
+    const QString cwd = QDir::currentPath();
+    QTemporaryDir elsewhere;
+    QVERIFY(QDir::setCurrent(elsewhere.path()));
+    auto c = gllm::RunConfig::load(dir.filePath("arm.json").toStdString());
+    QVERIFY(QDir::setCurrent(cwd));
+    QCOMPARE(QFileInfo(QString::fromStdString(c.grading.ladder_file)).canonicalFilePath(),
+             QFileInfo(QString::fromStdString(ladder)).canonicalFilePath());
+    QVERIFY(std::filesystem::path(c.grading.ladder_file).is_absolute());
+    // A name found nowhere is left as written, for the clear error where the file is read.
+    arm["grading"]["ladder_file"] = "missing/x.json";
+    gllm::write_file_atomic(dir.filePath("arm2.json").toStdString(), arm.dump());
+    QCOMPARE(gllm::RunConfig::load(dir.filePath("arm2.json").toStdString()).grading.ladder_file,
+             std::string("missing/x.json"));
   }
   void setByPathValidates() {
     gllm::RunConfig c;
