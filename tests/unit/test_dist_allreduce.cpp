@@ -1,6 +1,7 @@
 // c10d data-parallel pieces over a FileStore in a temp folder, two ranks as two threads (Gloo on
 // loopback): bucketed gradient mean, visit-count sums, broadcast, batch plans, failure messages.
 #include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -41,10 +42,11 @@ void two_ranks(const std::string& store, double bucket_mb, const std::function<v
     if (e) std::rethrow_exception(e);
 }
 
-// The gradients rank r holds for parameter i: deterministic, different per rank.
+// The gradients rank r holds for parameter i: deterministic, different per rank. Each call has
+// its own generator: the ranks are threads, and the global one would race between them.
 torch::Tensor grad_for(int rank, int i, torch::IntArrayRef shape) {
-  torch::manual_seed(1000 * i + rank);
-  return torch::randn(shape, torch::kDouble).to(torch::kFloat32);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(1000 * i + rank));
+  return torch::randn(shape, gen, torch::kDouble).to(torch::kFloat32);
 }
 
 }  // namespace
