@@ -475,26 +475,29 @@ torch::Tensor GPTImpl::final_hidden(const torch::Tensor& idx) {
   return rms_norm(x);  // (B, T, d)
 }
 
-torch::Tensor GPTImpl::head_logits(const torch::Tensor& idx) {
-  auto logits = parts_->lm_head(final_hidden(idx));  // (B, T, V)
+torch::Tensor GPTImpl::output_logits(const torch::Tensor& hidden) {
+  auto logits = parts_->lm_head(hidden);  // (B, T, V)
   if (logits.scalar_type() != torch::kDouble) logits = logits.to(torch::kFloat);
   return logits;
 }
 
-torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
-  const auto& P = *parts_;
-  auto logits = head_logits(idx);  // (B, T, V)
+torch::Tensor GPTImpl::cap_logits(torch::Tensor logits, const torch::Tensor& bias) {
   const double cap = config_.model.softcap;
+  // Outside a graph, fresh CPU fp32 logits are capped in place in one pass.
   if (!(torch::GradMode::is_enabled() && logits.requires_grad()) && logits.is_contiguous()) {
-    auto flat = logits.view({-1, logits.size(-1)});  // (B·T, V), the fresh lm_head output
+    auto flat = logits.view({-1, logits.size(-1)});  // (B·T, V)
     if (softcapped_nll_supports(flat)) {
-      softcap_logits_(flat, cap, P.logit_bias.defined() ? P.logit_bias : torch::Tensor());
+      softcap_logits_(flat, cap, bias);
       return logits;
     }
   }
   if (cap > 0) logits = cap * torch::tanh(logits / cap);
-  if (P.logit_bias.defined()) logits = logits + P.logit_bias.to(logits.scalar_type());
+  if (bias.defined()) logits = logits + bias.to(logits.scalar_type());
   return logits;
+}
+
+torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
+  return cap_logits(output_logits(final_hidden(idx)), parts_->logit_bias);
 }
 
 torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted) {
@@ -513,12 +516,7 @@ torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor
     auto nats = linear_softcapped_nll(flat, W, targets.reshape({-1}), config_.model.softcap, bias, *logit_workspace_);
     return nats.view(targets.sizes());  // (B, T)
   }
-  auto raw = P.lm_head(hidden);  // (B, T, V)
-  if (raw.scalar_type() != torch::kDouble) raw = raw.to(torch::kFloat);
-  const double cap = config_.model.softcap;
-  auto logits = cap > 0 ? cap * torch::tanh(raw / cap) : raw;  // (B, T, V)
-  if (bias.defined()) logits = logits + bias.to(logits.scalar_type());
-  auto logp = torch::log_softmax(logits, -1);
+  auto logp = torch::log_softmax(cap_logits(output_logits(hidden), bias), -1);  // (B, T, V)
   auto tgt = targets.clamp_min(0).to(torch::kLong);
   auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (B, T)
   return nll * (targets >= 0).to(nll.scalar_type());

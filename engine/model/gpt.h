@@ -148,7 +148,9 @@ class GPTImpl : public torch::nn::Module {
 
   torch::Tensor embed(const torch::Tensor& idx);  // x0 before the first block, (B, T, d)
   torch::Tensor final_hidden(const torch::Tensor& idx);  // normed input of lm_head, (B, T, d)
-  torch::Tensor head_logits(const torch::Tensor& idx);   // lm_head output before the cap, (B, T, V) fp32
+  torch::Tensor output_logits(const torch::Tensor& hidden);  // lm_head, before the cap: (B, T, V) fp32
+  // c·tanh(logits/c) + bias (each when present), in place and in one pass outside a graph.
+  torch::Tensor cap_logits(torch::Tensor logits, const torch::Tensor& bias);
   // −log P(y) per position, (B, T), 0 where target < 0; tilted: under the matched tilt. CPU fp32
   // goes through the fused soft-capped cross-entropy (softcap_loss.h), the rest through ATen ops.
   torch::Tensor target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted);

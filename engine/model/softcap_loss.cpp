@@ -273,6 +273,25 @@ void forward_rows(const Rows& r) {
   });
 }
 
+// nats (N) and lse (N) of the rows of x (N, V); capped rows leave tanh(x/c) in t (null: scratch).
+std::pair<torch::Tensor, torch::Tensor> row_nats(const float* x, float* t, const torch::Tensor& y,
+                                                 const torch::Tensor& bias, double cap, int64_t N, int64_t V) {
+  auto nll = torch::empty({N}, bias.options());  // (N)
+  auto lse = torch::empty({N}, bias.options());  // (N)
+  forward_rows({x, t, bias.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(), nll.data_ptr<float>(),
+                N, V, static_cast<float>(cap)});
+  return {nll, lse};
+}
+
+// The output layer's logits h·Wᵀ into buffer (N, V), then their nats, the capped table left in place.
+std::pair<torch::Tensor, torch::Tensor> linear_nats(torch::Tensor& buffer, const torch::Tensor& h,
+                                                    const torch::Tensor& W, const torch::Tensor& y,
+                                                    const torch::Tensor& bias, double cap) {
+  at::mm_out(buffer, h, W.t());  // (N, V) logits
+  float* x = buffer.data_ptr<float>();
+  return row_nats(x, cap > 0 ? x : nullptr, y, bias, cap, buffer.size(0), buffer.size(1));
+}
+
 // d nats_i / d x_ij · g_i for every row from the kept t (tanh(x/c), or x uncapped); dx may be t.
 void backward_rows(const torch::Tensor& kept, const torch::Tensor& bias, const torch::Tensor& y,
                    const torch::Tensor& lse, const torch::Tensor& g, float cap, float* dx) {
@@ -307,12 +326,9 @@ class SoftcapNll : public torch::autograd::Function<SoftcapNll> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& y, double cap,
                                const torch::Tensor& bias) {
-    const int64_t N = x.size(0), V = x.size(1);
-    auto lse = torch::empty({N}, x.options());  // (N)
-    auto nll = torch::empty({N}, x.options());  // (N)
     torch::Tensor kept = cap > 0 ? torch::empty_like(x) : x;  // (N, V) tanh(x/c), or x itself
-    forward_rows({x.data_ptr<float>(), cap > 0 ? kept.data_ptr<float>() : nullptr, bias.data_ptr<float>(),
-                  y.data_ptr<int64_t>(), lse.data_ptr<float>(), nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
+    auto [nll, lse] = row_nats(x.data_ptr<float>(), cap > 0 ? kept.data_ptr<float>() : nullptr, y, bias, cap,
+                               x.size(0), x.size(1));
     ctx->save_for_backward({kept, y, lse, bias});
     ctx->saved_data["cap"] = cap;
     return nll;
@@ -334,13 +350,7 @@ class LinearSoftcapNll : public torch::autograd::Function<LinearSoftcapNll> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& h, const torch::Tensor& W,
                                const torch::Tensor& y, double cap, const torch::Tensor& bias, torch::Tensor buffer) {
-    const int64_t N = h.size(0), V = W.size(0);
-    at::mm_out(buffer, h, W.t());               // (N, V) logits
-    auto lse = torch::empty({N}, h.options());  // (N)
-    auto nll = torch::empty({N}, h.options());  // (N)
-    float* x = buffer.data_ptr<float>();
-    forward_rows({x, cap > 0 ? x : nullptr, bias.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(),
-                  nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
+    auto [nll, lse] = linear_nats(buffer, h, W, y, bias, cap);
     ctx->save_for_backward({h, W, buffer, y, lse, bias});
     ctx->saved_data["cap"] = cap;
     return nll;
@@ -383,7 +393,8 @@ torch::Tensor LogitWorkspace::take(int64_t rows, int64_t cols, const torch::Tens
                     buffer_.device() == options.device() && buffer_.scalar_type() == torch::kFloat;
   // A pending graph (forward done, backward not yet) still holds the storage: give a fresh one.
   // (Saved inputs keep the tensor itself, views keep the storage: both counts must be ours alone.)
-  if (!fits || buffer_.use_count() > 1 || buffer_.storage().use_count() > 1) buffer_ = torch::empty({rows, cols}, options.dtype(torch::kFloat));
+  if (!fits || buffer_.use_count() > 1 || buffer_.storage().use_count() > 1)
+    buffer_ = torch::empty({rows, cols}, options.dtype(torch::kFloat));
   return buffer_;
 }
 
@@ -400,11 +411,7 @@ torch::Tensor softcapped_nll(const torch::Tensor& logits, const torch::Tensor& t
   auto [y, b] = prepare(targets, bias, N, V, x.options());
   if (torch::GradMode::is_enabled() && x.requires_grad()) return SoftcapNll::apply(x, y, cap, b);
   // Evaluation: no graph, no kept table; rows are capped into per-thread scratch.
-  auto lse = torch::empty({N}, x.options());  // (N)
-  auto nll = torch::empty({N}, x.options());  // (N)
-  forward_rows({x.data_ptr<float>(), nullptr, b.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(),
-                nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
-  return nll;
+  return row_nats(x.data_ptr<float>(), nullptr, y, b, cap, N, V).first;
 }
 
 void softcap_logits_(torch::Tensor& logits, double cap, const torch::Tensor& bias) {
@@ -437,13 +444,7 @@ torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Te
   if (torch::GradMode::is_enabled() && (h.requires_grad() || weight.requires_grad()))
     return LinearSoftcapNll::apply(h, weight, y, cap, b, buffer);
   torch::NoGradGuard no_grad;
-  at::mm_out(buffer, h, weight.t());  // (N, V) logits, capped in place
-  auto lse = torch::empty({N}, h.options());  // (N)
-  auto nll = torch::empty({N}, h.options());  // (N)
-  float* x = buffer.data_ptr<float>();
-  forward_rows({x, cap > 0 ? x : nullptr, b.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(),
-                nll.data_ptr<float>(), N, V, static_cast<float>(cap)});
-  return nll;
+  return linear_nats(buffer, h, weight, y, b, cap).first;
 }
 
 }  // namespace gllm
