@@ -127,17 +127,18 @@ std::map<GemmShape, int> collect_gemms(const torch::autograd::profiler::thread_e
   return out;
 }
 
-// Median seconds and FLOPs of one product of these shapes on fresh contiguous operands.
-std::pair<double, double> time_gemm(const GemmShape& g) {
+// Median seconds and FLOPs of one product (a)·(b), 2-D or batched 3-D, on fresh contiguous operands.
+std::pair<double, double> time_gemm(const std::vector<int64_t>& a_dims, const std::vector<int64_t>& b_dims,
+                                    int repeats = 5) {
   torch::NoGradGuard ng;
-  auto a = torch::randn(g.dims[0]), b = torch::randn(g.dims[1]);
+  auto a = torch::randn(a_dims), b = torch::randn(b_dims);
   const bool batched = a.dim() == 3;
   const int64_t batch = batched ? a.size(0) : 1, M = a.size(-2), K = a.size(-1), N = b.size(-1);
   auto c = batched ? torch::empty({batch, M, N}) : torch::empty({M, N});
   auto run = [&] { batched ? torch::bmm_out(c, a, b) : torch::mm_out(c, a, b); };
-  run();
+  run();  // warm-up
   std::vector<double> t;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < repeats; ++i) {
     auto t0 = Clock::now();
     run();
     t.push_back(seconds_since(t0));
@@ -180,19 +181,8 @@ TrainSummary summarize_rounds(const std::vector<TrainRound>& rounds, double flop
 }
 
 double measure_gemm_gflops(int n, int repeats) {
-  torch::NoGradGuard ng;
-  auto a = torch::randn({n, n});
-  auto b = torch::randn({n, n});
-  auto c = torch::empty({n, n});
-  torch::mm_out(c, a, b);  // warm-up
-  std::vector<double> rates;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = Clock::now();
-    torch::mm_out(c, a, b);
-    double s = seconds_since(t0);
-    rates.push_back(2.0 * n * static_cast<double>(n) * n / s / 1e9);
-  }
-  return median(rates);
+  const auto [sec, flops] = time_gemm({n, n}, {n, n}, repeats);
+  return flops / sec / 1e9;
 }
 
 nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<void(const std::string&)>& log_fn) {
@@ -251,6 +241,13 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
       t.push_back(seconds_since(t0));
     }
     return static_cast<double>(tokens_per_step) / median(t);
+  };
+  // Engine steps recorded by the legacy profiler (with operand shapes when asked).
+  auto record_steps = [&](int steps, bool shapes) {
+    torch::profiler::impl::ProfilerConfig cfg(torch::profiler::impl::ProfilerState::CPU, shapes);
+    torch::autograd::profiler::enableProfilerLegacy(cfg);
+    for (int i = 0; i < steps; ++i) engine_step();
+    return torch::autograd::profiler::disableProfilerLegacy();
   };
   auto run_python = [&](int steps, int warmup, bool profile) {
     std::vector<std::string> argv{python, script, model_path, batch_path, "--steps", std::to_string(steps),
@@ -314,33 +311,26 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
   // step would take if everything but its GEMMs were free (the bound this engine can approach).
   nlohmann::json gemm_bound = nullptr;
   if (o.gemm_bound) {
-    torch::autograd::profiler::thread_event_lists lists;
-    {
-      torch::profiler::impl::ProfilerConfig cfg(torch::profiler::impl::ProfilerState::CPU, /*report_input_shapes=*/true);
-      torch::autograd::profiler::enableProfilerLegacy(cfg);
-      engine_step();
-      lists = torch::autograd::profiler::disableProfilerLegacy();
-    }
+    const auto lists = record_steps(1, /*shapes=*/true);
     double bound_s = 0, flops = 0;
     int products = 0;
     nlohmann::json shapes = nlohmann::json::array();
     for (const auto& [g, count] : collect_gemms(lists)) {
-      auto [sec, f] = time_gemm(g);
+      auto [sec, f] = time_gemm(g.dims[0], g.dims[1]);
       bound_s += count * sec;
       flops += count * f;
       products += count;
       shapes.push_back({{"op", g.op}, {"a", g.dims[0]}, {"b", g.dims[1]}, {"count", count}, {"ms", 1000.0 * sec},
                         {"gflops", f / sec / 1e9}});
     }
-    const double step_ms = 1000.0 * tokens_per_step / s.engine_tokens_per_s;
-    gemm_bound = {{"products_per_step", products}, {"shapes", shapes}, {"gemm_ms", 1000.0 * bound_s},
-                  {"gemm_gflops", bound_s > 0 ? flops / bound_s / 1e9 : 0.0}, {"step_ms", step_ms},
-                  {"fraction", step_ms > 0 ? 1000.0 * bound_s / step_ms : 0.0}};
+    const double step_ms = 1000.0 * tokens_per_step / s.engine_tokens_per_s, gemm_ms = 1000.0 * bound_s;
+    const double gemm_gflops = bound_s > 0 ? flops / bound_s / 1e9 : 0.0, fraction = step_ms > 0 ? gemm_ms / step_ms : 0.0;
+    gemm_bound = {{"products_per_step", products}, {"shapes", shapes}, {"gemm_ms", gemm_ms},
+                  {"gemm_gflops", gemm_gflops}, {"step_ms", step_ms}, {"fraction", fraction}};
     std::ostringstream line;
     line.precision(3);
-    line << "the step's " << products << " matrix products alone take " << 1000.0 * bound_s << " ms ("
-         << flops / bound_s / 1e9 << " GFLOP/s); the step takes " << step_ms << " ms: "
-         << 100.0 * 1000.0 * bound_s / step_ms << " % of it is GEMM-bound time";
+    line << "the step's " << products << " matrix products alone take " << gemm_ms << " ms (" << gemm_gflops
+         << " GFLOP/s); the step takes " << step_ms << " ms: " << 100.0 * fraction << " % of it is GEMM-bound time";
     log(line.str());
   }
 
@@ -379,14 +369,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     // The full-step timing above changed the weights; op costs depend only on the shapes.
     const int n = 3;
     engine_step();
-    torch::autograd::profiler::thread_event_lists lists;
-    {
-      torch::profiler::impl::ProfilerConfig cfg(torch::profiler::impl::ProfilerState::CPU);
-      torch::autograd::profiler::enableProfilerLegacy(cfg);
-      for (int i = 0; i < n; ++i) engine_step();
-      lists = torch::autograd::profiler::disableProfilerLegacy();
-    }
-    profile = {{"engine", aggregate_profile(lists, n)}};
+    profile = {{"engine", aggregate_profile(record_steps(n, /*shapes=*/false), n)}};
     if (o.vs_python) {
       auto pj = run_python(n, 1, true);
       nlohmann::json rows = nlohmann::json::array();
