@@ -23,12 +23,12 @@ int configure_threads(int requested = 0);
 
 // Keeps freed tensor memory in the process heap instead of handing it back to the kernel after
 // every step: one glibc arena for every thread, no separate mappings for large blocks (glibc maps
-// blocks of 32 MiB and more on their own and unmaps them on free) and no heap trimming: the
-// process keeps its peak heap until it exits. A training step frees and re-allocates the same activations, up to hundreds
-// of megabytes at long sequences; returned pages come back zero-filled through page faults, which
-// cost more than the arithmetic here. Process-wide and idempotent; call it first thing in main()
-// (arenas already taken by running threads stay as they are); configure_threads calls it too.
-// GLLM_KEEP_HEAP=0 turns it off.
+// blocks of 32 MiB and more on their own and unmaps them on free) and no heap trimming, so the
+// process keeps its peak heap until it exits. A training step frees and re-allocates the same
+// activations, up to hundreds of megabytes at long sequences; returned pages come back
+// zero-filled through page faults, which cost more than the arithmetic here. Process-wide and
+// idempotent; call it first thing in main() (arenas already taken by running threads stay as
+// they are); configure_threads calls it too. GLLM_KEEP_HEAP=0 turns it off.
 void configure_allocator();
 
 // Cores the process may run on (sched_getaffinity), at least 1.
