@@ -14,6 +14,7 @@
 #include "engine/io/error.h"
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/param_count.h"
+#include "engine/model/sdpa.h"
 #include "engine/model/softcap_loss.h"
 
 namespace gllm {
@@ -415,28 +416,31 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   }
   const int w = windows_[layer];
   torch::Tensor y;
-#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
-  if (q_coef.defined()) q = q * q_coef;
-  q = q.transpose(1, 2);  // (B, H, T, Dh)
-  k = k.transpose(1, 2);
-  v = v.transpose(1, 2);
-  if (w >= T - 1) {
-    y = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  const bool fused = attention_kernel_ == AttentionKernel::Fused ||
+                     (attention_kernel_ == AttentionKernel::Auto && x.is_cuda() && sdpa_available());
+  if (fused) {
+    // The operator scales the scores by 1/√Dh itself; full causal attention needs no mask.
+    if (q_coef.defined()) q = q * q_coef;  // (B, T, H, Dh)
+    q = q.transpose(1, 2);                 // (B, H, T, Dh)
+    k = k.transpose(1, 2);
+    v = v.transpose(1, 2);
+    if (w >= T - 1) {
+      y = sdpa(q, k, v, {}, /*is_causal=*/true);  // (B, H, T, Dh)
+    } else {
+      y = sdpa(q, k, v, window_mask(T, w, x.device(), q.scalar_type()), /*is_causal=*/false);
+    }
   } else {
-    y = at::scaled_dot_product_attention(q, k, v, window_mask(T, w, x.device(), q.scalar_type()), 0.0, false);
+    // The window mask enters as baddbmm's input: the scores are written once, with no separate
+    // scale and mask passes over the (B·H, T, T) table.
+    const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
+    q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;                      // (B, T, H, Dh)
+    auto qs = q.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
+    auto ks = k.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
+    auto vs = v.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
+    auto mask = window_mask(T, w, x.device(), qs.scalar_type()).expand({B * H, T, T});  // (B·H, T, T)
+    auto att = torch::baddbmm(mask, qs, ks.transpose(1, 2));                            // (B·H, T, T)
+    y = torch::bmm(torch::softmax(att, -1), vs).view({B, H, T, Dh});                    // (B, H, T, Dh)
   }
-#else
-  // The window mask enters as baddbmm's input: the scores are written once, with no separate
-  // scale and mask passes over the (B·H, T, T) table.
-  const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
-  q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;                      // (B, T, H, Dh)
-  auto qs = q.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
-  auto ks = k.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
-  auto vs = v.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
-  auto mask = window_mask(T, w, x.device(), qs.scalar_type()).expand({B * H, T, T});  // (B·H, T, T)
-  auto att = torch::baddbmm(mask, qs, ks.transpose(1, 2));                            // (B·H, T, T)
-  y = torch::bmm(torch::softmax(att, -1), vs).view({B, H, T, Dh});                    // (B, H, T, Dh)
-#endif
   y = y.transpose(1, 2).contiguous().view({B, T, H * Dh});  // (B, T, d)
   return b.c_proj(y);
 }

@@ -125,6 +125,14 @@ class GPTImpl : public torch::nn::Module {
   bool has_value_embed(int layer) const;
   bool compiled() const { return compiled_; }
 
+  // How attention computes softmax(q kᵀ/√Dh + mask) v. Auto: the fused operator (sdpa.h) when the
+  // tensors are on CUDA and this LibTorch has it, the matmul path (baddbmm + softmax + bmm, the tuned
+  // CPU path) otherwise. Fused / Matmul force one path on any device (Fused throws gllm::Error when
+  // this LibTorch has no attention operator).
+  enum class AttentionKernel { Auto, Fused, Matmul };
+  void set_attention_kernel(AttentionKernel kernel) { attention_kernel_ = kernel; }
+  AttentionKernel attention_kernel() const { return attention_kernel_; }
+
   // Named tensors (parameters and saved buffers) for checkpoints.
   std::map<std::string, torch::Tensor> state_tensors() const;
   // Copies tensors by name; every model tensor must be present with the same shape.
@@ -141,6 +149,7 @@ class GPTImpl : public torch::nn::Module {
   int n_layer_ = 0, n_head_ = 0, head_dim_ = 0, d_ = 0;
   double lambda_ = 0, q_max_ = 0, out_lambda_ = 0;
   bool compiled_ = false;
+  AttentionKernel attention_kernel_ = AttentionKernel::Auto;
   std::vector<int> windows_;
   std::vector<int64_t> level_dims_;
   std::shared_ptr<Parts> parts_;
