@@ -249,10 +249,18 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     for (int i = 0; i < steps; ++i) engine_step();
     return torch::autograd::profiler::disableProfilerLegacy();
   };
+  // The script runs under this process's allocator settings (allocator_tunables): without them the
+  // Python process re-faults its activations every step and the comparison would time the heap.
+  const std::string tunables = allocator_tunables();
   auto run_python = [&](int steps, int warmup, bool profile) {
     std::vector<std::string> argv{python, script, model_path, batch_path, "--steps", std::to_string(steps),
                                   "--warmup", std::to_string(warmup), "--threads", std::to_string(threads)};
     if (profile) argv.push_back("--profile");
+    if (!tunables.empty()) {
+      const char* inherited = std::getenv("GLIBC_TUNABLES");
+      const std::string value = inherited && *inherited ? std::string(inherited) + ":" + tunables : tunables;
+      argv.insert(argv.begin(), {"env", "GLIBC_TUNABLES=" + value});
+    }
     return parse_python_output(run_process(argv), python + " " + script);
   };
 
@@ -416,6 +424,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     j["python_torch_version"] = py_last.value("torch_version", "");
     j["python_threads"] = py_last.value("threads", 0);
     j["python_blas"] = py_last.value("blas", "");
+    j["python_allocator"] = py_last.value("allocator", "");
   }
   j["gemm_bound"] = gemm_bound;
   j["full_step"] = full;

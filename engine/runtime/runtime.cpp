@@ -33,6 +33,17 @@ void configure_allocator() {
 #endif
 }
 
+std::string allocator_tunables() {
+#if defined(__GLIBC__)
+  if (const char* env = std::getenv("GLLM_KEEP_HEAP"); env && std::string(env) == "0") return "";
+  // trim_threshold takes a size: the largest one means "never trim", as mallopt's −1 does.
+  return "glibc.malloc.arena_max=1:glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=" +
+         std::to_string(static_cast<size_t>(-1));
+#else
+  return "";
+#endif
+}
+
 int configure_threads(int requested) {
   configure_allocator();
   int n = requested;

@@ -31,6 +31,11 @@ int configure_threads(int requested = 0);
 // they are); configure_threads calls it too. GLLM_KEEP_HEAP=0 turns it off.
 void configure_allocator();
 
+// The same allocator settings as a glibc tunables string for a child process (GLIBC_TUNABLES is
+// read at the child's start-up), so a program this process times runs on the same heap policy;
+// empty when GLLM_KEEP_HEAP=0 or off glibc.
+std::string allocator_tunables();
+
 // Cores the process may run on (sched_getaffinity), at least 1.
 int available_cores();
 

@@ -8,7 +8,7 @@
 # One step = forward, loss (the engine's objective: graded or plain CE plus the regularisers),
 # backward, gradients set to None. The last stdout line is one JSON object:
 #   {"tokens_per_s", "step_s": [...], "median_step_s", "loss", "reference_loss", "implementation",
-#    "threads", "torch_version", "blas", "profile": [[op, self_ms_per_step, calls_per_step], ...]}
+#    "threads", "torch_version", "allocator", "blas", "profile": [[op, self_ms_per_step, calls_per_step], ...]}
 # "implementation" is "eager" for the hand-written module below (rope, QK-norm, query scale,
 # EG-MHSA grades, value embeddings, ReLU² MLP, softcap, absolute positions, logit bias) and
 # "reference" when the config uses parts only model_reference.py has (its autograd is then timed).
@@ -189,6 +189,7 @@ def main():
     out = {"tokens_per_s": tokens / med, "step_s": times, "median_step_s": med, "tokens_per_step": tokens,
            "loss": float(loss), "reference_loss": ref_loss, "implementation": impl,
            "threads": torch.get_num_threads(), "torch_version": torch.__version__,
+           "allocator": os.environ.get("GLIBC_TUNABLES", "glibc defaults"),
            "blas": next((ln.strip() for ln in torch.__config__.show().splitlines() if "BLAS" in ln), ""),
            "profile": prof}
     print(json.dumps(out))
