@@ -13,6 +13,7 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/model/checkpoint_tensors.h"
+#include "engine/model/fused_ops.h"
 #include "engine/model/param_count.h"
 #include "engine/model/sdpa.h"
 #include "engine/model/softcap_loss.h"
@@ -22,6 +23,7 @@ namespace gllm {
 namespace F = torch::nn::functional;
 
 torch::Tensor rms_norm(const torch::Tensor& x) {
+  if (fused_ops_support(x)) return fused_rms_norm(x, FLT_EPSILON);
   auto xf = x.scalar_type() == torch::kDouble ? x : x.to(torch::kFloat32);  // fp32 math, as ATen
   auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + FLT_EPSILON);
   return y.to(x.scalar_type());
@@ -29,9 +31,13 @@ torch::Tensor rms_norm(const torch::Tensor& x) {
 
 namespace {
 
-// Half-split RoPE: y1 = x1 cos + x2 sin, y2 = −x1 sin + x2 cos over (B, T, H, Dh).
-torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  const int64_t half = x.size(-1) / 2;
+// Half-split RoPE: y1 = x1 cos + x2 sin, y2 = −x1 sin + x2 cos over (B, T, H, Dh); cos and sin
+// (T, Dh/2) fp32.
+torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos_table, const torch::Tensor& sin_table) {
+  if (fused_ops_support(x)) return fused_rope(x, cos_table, sin_table);
+  const int64_t T = x.size(1), half = x.size(-1) / 2;
+  auto cos = cos_table.to(x.scalar_type()).view({1, T, 1, half});  // (1, T, 1, Dh/2)
+  auto sin = sin_table.to(x.scalar_type()).view({1, T, 1, half});
   auto x1 = x.narrow(-1, 0, half);
   auto x2 = x.narrow(-1, half, half);
   return torch::cat({x1 * cos + x2 * sin, -x1 * sin + x2 * cos}, -1);
@@ -364,6 +370,16 @@ torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
   return rms_norm(x);
 }
 
+const std::pair<torch::Tensor, torch::Tensor>& GPTImpl::rope_tables(int64_t T, const torch::Device& dev) {
+  auto it = rope_cache_.find(T);
+  if (it != rope_cache_.end() && it->second.first.device() == dev) return it->second;
+  const int64_t Dh = head_dim_;
+  auto opts = torch::TensorOptions().dtype(torch::kFloat).device(dev);
+  auto inv_freq = 1.0 / torch::pow(config_.model.rope_base, torch::arange(0, Dh, 2, opts) / static_cast<double>(Dh));
+  auto freqs = torch::outer(torch::arange(T, opts), inv_freq);  // (T, Dh/2)
+  return rope_cache_[T] = {freqs.cos().contiguous(), freqs.sin().contiguous()};
+}
+
 torch::Tensor GPTImpl::window_mask(int64_t T, int window, const torch::Device& dev, torch::Dtype dt) {
   auto key = std::make_pair(T, window);
   auto it = mask_cache_.find(key);
@@ -391,11 +407,7 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
     v = v + gate.unsqueeze(-1) * ve;
   }
   if (m.positional == "rope") {
-    auto opts = torch::TensorOptions().dtype(torch::kFloat).device(x.device());
-    auto inv_freq = 1.0 / torch::pow(m.rope_base, torch::arange(0, Dh, 2, opts) / static_cast<double>(Dh));
-    auto freqs = torch::outer(torch::arange(T, opts), inv_freq);  // (T, Dh/2)
-    auto cos = freqs.cos().to(q.scalar_type()).view({1, T, 1, Dh / 2});
-    auto sin = freqs.sin().to(q.scalar_type()).view({1, T, 1, Dh / 2});
+    const auto& [cos, sin] = rope_tables(T, x.device());  // (T, Dh/2) each
     q = apply_rope(q, cos, sin);
     k = apply_rope(k, cos, sin);
   }
@@ -448,7 +460,9 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
 torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
   auto& b = parts_->blocks[layer];
   if (b.c_fc) {
-    auto h = torch::relu(b.c_fc(x));
+    auto u = b.c_fc(x);  // (B, T, 4d)
+    if (fused_ops_support(u)) return b.mlp_proj(fused_relu_square(u));
+    auto h = torch::relu(u);
     return b.mlp_proj(h * h);
   }
   // FFN(X) = Σ_l GeGLU_l(X P_l) P_lᵀ (seed 000 §4.5)

@@ -168,6 +168,9 @@ class GPTImpl : public torch::nn::Module {
   torch::Tensor grading_matrix() const;  // G = Σ_l P_l M_{q_l} P_lᵀ, (d, d)
   torch::Tensor window_mask(int64_t T, int window, const torch::Device& dev, torch::Dtype dt);
   std::map<std::pair<int64_t, int>, torch::Tensor> mask_cache_;
+  // RoPE cos and sin tables (T, Dh/2) fp32 by sequence length, built once per length and device.
+  const std::pair<torch::Tensor, torch::Tensor>& rope_tables(int64_t T, const torch::Device& dev);
+  std::map<int64_t, std::pair<torch::Tensor, torch::Tensor>> rope_cache_;
   void init_weights(const GPTOptions& options);
 };
 TORCH_MODULE(GPT);

@@ -1,0 +1,24 @@
+// Fused CPU forms of the model's small elementwise layers (RMSNorm, half-split RoPE, ReLU²): one
+// pass over the activations forward and one backward each, instead of a chain of ATen ops.
+#pragma once
+// LibTorch header: engine .cpp files and tests only (see DESIGN.md).
+#include <torch/torch.h>
+
+namespace gllm {
+
+// Whether the fused functions take a tensor like this: CPU, fp32, contiguous, at least 1-D. Callers
+// use the ATen formulas otherwise (fp64 checks, CUDA, bf16 autocast).
+bool fused_ops_support(const torch::Tensor& x);
+
+// x · rsqrt(mean(x², last dim) + eps), differentiable in x; x (…, n).
+torch::Tensor fused_rms_norm(const torch::Tensor& x, double eps);
+
+// Half-split rotary embedding over the last two dims of x (B, T, H, Dh):
+//   y[:half] = x1·cos + x2·sin,  y[half:] = −x1·sin + x2·cos,
+// cos and sin (T, Dh/2) fp32 contiguous (constants: no gradient); differentiable in x.
+torch::Tensor fused_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+
+// relu(x)², differentiable in x (the baseline MLP's activation).
+torch::Tensor fused_relu_square(const torch::Tensor& x);
+
+}  // namespace gllm
