@@ -7,6 +7,7 @@
 
 #include "engine/dist/process_group.h"
 #include "engine/io/error.h"
+#include "engine/model/sdpa.h"
 
 #if defined(GLLM_WITH_CUDA) && __has_include(<c10/cuda/CUDACachingAllocator.h>)
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -14,8 +15,9 @@
 #define GLLM_DIST_CUDA_ALLOCATOR 1
 #endif
 
-// LibTorch 2.4 moved autocast to per-device-type calls; older releases (1.13 included) have the
-// CUDA-only set_enabled / set_autocast_gpu_dtype pair.
+// LibTorch 2.4 moved autocast to per-device-type calls; older releases (1.13 included) have one
+// pair of calls per device type (set_enabled / set_autocast_gpu_dtype for CUDA, set_cpu_enabled /
+// set_autocast_cpu_dtype for the CPU).
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
 #define GLLM_AUTOCAST_PER_DEVICE 1
 #endif
@@ -23,29 +25,35 @@
 namespace gllm::dist {
 namespace {
 
-bool autocast_enabled() {
+// `type` is CPU or CUDA (checked by the callers).
+bool autocast_enabled(c10::DeviceType type) {
 #ifdef GLLM_AUTOCAST_PER_DEVICE
-  return at::autocast::is_autocast_enabled(at::kCUDA);
+  return at::autocast::is_autocast_enabled(type);
 #else
-  return at::autocast::is_enabled();
+  return type == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
 #endif
 }
 
-c10::ScalarType autocast_dtype() {
+c10::ScalarType autocast_dtype(c10::DeviceType type) {
 #ifdef GLLM_AUTOCAST_PER_DEVICE
-  return at::autocast::get_autocast_dtype(at::kCUDA);
+  return at::autocast::get_autocast_dtype(type);
 #else
-  return at::autocast::get_autocast_gpu_dtype();
+  return type == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
 #endif
 }
 
-void set_autocast(bool enabled, c10::ScalarType dtype) {
+void set_autocast(c10::DeviceType type, bool enabled, c10::ScalarType dtype) {
 #ifdef GLLM_AUTOCAST_PER_DEVICE
-  at::autocast::set_autocast_dtype(at::kCUDA, dtype);
-  at::autocast::set_autocast_enabled(at::kCUDA, enabled);
+  at::autocast::set_autocast_dtype(type, dtype);
+  at::autocast::set_autocast_enabled(type, enabled);
 #else
-  at::autocast::set_autocast_gpu_dtype(dtype);
-  at::autocast::set_enabled(enabled);
+  if (type == c10::DeviceType::CPU) {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(enabled);
+  } else {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(enabled);
+  }
 #endif
 }
 
@@ -75,24 +83,37 @@ torch::Device select_device(const std::string& requested, int local_rank) {
 }
 
 AutocastScope::AutocastScope(const torch::Device& device, const std::string& dtype) {
-  if (!wants_autocast(device, dtype)) return;
-  prev_enabled_ = autocast_enabled();
-  prev_dtype_ = autocast_dtype();
-  set_autocast(true, at::kBFloat16);
+  if (wants_autocast(device, dtype)) open(device.type(), at::kBFloat16);
+}
+
+AutocastScope::AutocastScope(const torch::Device& device, c10::ScalarType dtype) {
+  const bool cpu = device.is_cpu() && dtype == at::kBFloat16;
+  const bool cuda = device.is_cuda() && (dtype == at::kBFloat16 || dtype == at::kHalf);
+  if (!cpu && !cuda)
+    throw Error(std::string("autocast to ") + c10::toString(dtype) + " on " + device.str() +
+                " is not offered; use bf16 on the CPU, bf16 or fp16 on CUDA");
+  open(device.type(), dtype);
+}
+
+void AutocastScope::open(c10::DeviceType type, c10::ScalarType dtype) {
+  type_ = type;
+  prev_enabled_ = autocast_enabled(type);
+  prev_dtype_ = autocast_dtype(type);
+  set_autocast(type, true, dtype);
   at::autocast::increment_nesting();
   active_ = true;
 }
 
 AutocastScope::~AutocastScope() {
   if (!active_) return;
-  // Leaving the outermost autocast region frees the cached bf16 weight casts.
+  // Leaving the outermost autocast region frees the cached low-precision weight casts.
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  set_autocast(prev_enabled_, prev_dtype_);
+  set_autocast(type_, prev_enabled_, prev_dtype_);
 }
 
 bool enable_autocast_for_thread(const torch::Device& device, const std::string& dtype) {
   if (!wants_autocast(device, dtype)) return false;
-  set_autocast(true, at::kBFloat16);
+  set_autocast(c10::DeviceType::CUDA, true, at::kBFloat16);
   return true;
 }
 
@@ -136,9 +157,7 @@ TorchBuild torch_build() {
 #endif
   b.gloo = gloo_compiled();
   b.nccl = nccl_compiled();
-#if TORCH_VERSION_MAJOR >= 2
-  b.sdpa = true;
-#endif
+  b.sdpa = sdpa_available();
   return b;
 }
 

@@ -1,5 +1,5 @@
-// Device selection (auto | cpu | cuda), the bf16 autocast scope for CUDA training with fp32 master
-// weights, and CUDA caching-allocator memory figures; CUDA-only parts are guarded at run time.
+// Device selection (auto | cpu | cuda), the autocast scope (bf16 CUDA training with fp32 master
+// weights; CPU too on request), and CUDA caching-allocator memory figures; CUDA parts guarded at run time.
 #pragma once
 #include <torch/torch.h>
 
@@ -16,19 +16,26 @@ bool cuda_available();
 // rank (cuda:local_rank modulo the device count).
 torch::Device select_device(const std::string& requested, int local_rank = 0);
 
-// Enables autocast for this thread while alive when the device is CUDA and `dtype` is "bf16":
-// matmuls and attention compute in bf16 while parameters, gradients and optimizer state stay fp32
-// (the baseline's mixed precision). A no-op on CPU or with "fp32". Restores the previous state.
+// Enables autocast for this thread while alive: matmuls and attention compute in the low precision
+// while parameters, gradients and optimizer state stay fp32 (the baseline's mixed precision).
+// Restores the previous state of that device type's autocast on destruction.
 class AutocastScope {
  public:
+  // Training's scope (train.dtype): bf16 autocast when the device is CUDA and `dtype` is "bf16"; a
+  // no-op on CPU (bf16 matmuls are slower than fp32 there) or with "fp32".
   AutocastScope(const torch::Device& device, const std::string& dtype);
+  // Autocast to `dtype` on `device`'s type, CPU included: CPU takes bf16, CUDA bf16 or fp16; any
+  // other pair throws gllm::Error.
+  AutocastScope(const torch::Device& device, c10::ScalarType dtype);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
   bool active() const { return active_; }
 
  private:
+  void open(c10::DeviceType type, c10::ScalarType dtype);
   bool active_ = false;
+  c10::DeviceType type_ = c10::DeviceType::CUDA;
   bool prev_enabled_ = false;
   c10::ScalarType prev_dtype_ = c10::ScalarType::Half;
 };
@@ -55,7 +62,7 @@ struct TorchBuild {
   bool cuda_build = false;  // compiled with GLLM_WITH_CUDA (CUDA allocator stats available)
   bool gloo = false;        // c10d Gloo process groups
   bool nccl = false;        // c10d NCCL process groups
-  bool sdpa = false;        // torch::scaled_dot_product_attention (LibTorch >= 2.0)
+  bool sdpa = false;        // an attention operator for gllm::sdpa (engine/model/sdpa.h), found at run time
 };
 TorchBuild torch_build();
 

@@ -13,6 +13,7 @@
 #include "engine/dist/device.h"
 #include "engine/io/error.h"
 #include "engine/model/gpt.h"
+#include "engine/model/sdpa.h"
 
 namespace gllm::dist {
 namespace {
@@ -84,7 +85,6 @@ double rel_max(const torch::Tensor& a, const torch::Tensor& ref) {
   return d / std::max(1e-12, r.abs().max().item<double>());
 }
 
-#if TORCH_VERSION_MAJOR >= 2
 // (T, T) additive mask: 0 where 0 <= i - j <= window, −inf elsewhere.
 torch::Tensor window_mask(int64_t T, int64_t window, const torch::TensorOptions& opts) {
   auto i = torch::arange(T, opts.dtype(torch::kLong)).unsqueeze(1);  // (T, 1)
@@ -92,7 +92,6 @@ torch::Tensor window_mask(int64_t T, int64_t window, const torch::TensorOptions&
   auto keep = (j <= i).logical_and(i - j <= window);                    // (T, T)
   return torch::zeros({T, T}, opts).masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
 }
-#endif
 
 }  // namespace
 
@@ -191,9 +190,8 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
                                  {{"logit_range", a.abs().max().item<double>()}}));
   }
 
-  // 4. scaled_dot_product_attention with the sliding-window mask against masked softmax.
-  {
-#if TORCH_VERSION_MAJOR >= 2
+  // 4. scaled_dot_product_attention (model/sdpa.h) with the sliding-window mask against masked softmax.
+  if (sdpa_available()) {
     auto o = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
     auto q = torch::randn({2, 3, T, 16}, gen).to(dev);  // (B, H, T, Dh)
     auto k = torch::randn({2, 3, T, 16}, gen).to(dev);
@@ -201,17 +199,17 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
     double worst = 0;
     for (int64_t w : {int64_t(7), T - 1}) {
       auto mask = window_mask(T, w, o);  // (T, T)
-      auto y = w >= T - 1 ? at::scaled_dot_product_attention(q, k, v, {}, 0.0, true)
-                          : at::scaled_dot_product_attention(q, k, v, mask, 0.0, false);
+      auto y = w >= T - 1 ? sdpa(q, k, v, {}, /*is_causal=*/true) : sdpa(q, k, v, mask, /*is_causal=*/false);
       auto att = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / 4.0 + mask, -1);  // (B, H, T, T)
       auto ref_y = torch::matmul(att, v);                                                  // (B, H, T, Dh)
       worst = std::max(worst, (y - ref_y).abs().max().item<double>());
     }
-    rep.checks.push_back(bounded("sdpa_vs_masked_softmax", "max |Δ| over window 7 and full causal", worst, 1e-4, {}));
-#else
+    rep.checks.push_back(bounded("sdpa_vs_masked_softmax", "max |Δ| over window 7 and full causal", worst, 1e-4,
+                                 {{"operator", sdpa_operator_name()}}));
+    rep.checks.back().detail += " (" + sdpa_operator_name() + ")";
+  } else {
     rep.checks.push_back({"sdpa_vs_masked_softmax", "skipped",
-                          std::string("LibTorch ") + TORCH_VERSION + " has no scaled_dot_product_attention (needs 2.0)", {}});
-#endif
+                          std::string("LibTorch ") + TORCH_VERSION + " registers no attention operator (sdpa.h)", {}});
   }
 
   // 5. peak memory of a training step from the caching allocator.
