@@ -15,7 +15,7 @@ struct Opts {
   std::string preset = "tiny-cpu";
   int steps = 10, warmup = 2, rounds = 3, threads = 0, gemm_n = 1024;
   int64_t vocab = 0;
-  bool vs_python = false, json = false, profile = false, no_save = false, no_full_step = false, no_gemm_bound = false;
+  bool vs_python = false, vs_unfused = false, json = false, profile = false, no_save = false, no_full_step = false, no_gemm_bound = false;
   std::string python, script, out_dir;
 };
 
@@ -40,8 +40,11 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
               << " GFLOP/s; step " << std::setprecision(1) << g["step_ms"].get<double>() << " ms → "
               << 100 * g["fraction"].get<double>() << " % of the step is GEMM-bound time\n";
   }
+  if (j.contains("fusion_speedup"))
+    std::cout << std::setprecision(0) << "engine, fused ops off  " << num("unfused_tokens_per_s") << " tok/s  (fused "
+              << std::setprecision(3) << num("fusion_speedup") << "× faster)\n";
   if (j.contains("ratio")) {
-    std::cout << "PyTorch eager     " << num("python_tokens_per_s") << " tok/s  " << std::setprecision(1)
+    std::cout << std::setprecision(0) << "PyTorch eager     " << num("python_tokens_per_s") << " tok/s  " << std::setprecision(1)
               << num("python_gflops") << " GFLOP/s  (" << 100 * num("python_peak_fraction") << " %; "
               << j["python_implementation"].get<std::string>() << ")\n"
               << std::setprecision(3) << "ratio (engine / PyTorch)  " << num("ratio") << "\n"
@@ -85,6 +88,7 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
   cmd->add_option("--script", o->script, "Path of bench_train_reference.py (default: the source tree's)");
   cmd->add_flag("--profile", o->profile, "Op-level profile of both sides (self time per op)");
   cmd->add_flag("--no-gemm-bound", o->no_gemm_bound, "Skip timing the step's own matrix products alone");
+  cmd->add_flag("--vs-unfused", o->vs_unfused, "Also time the engine with its fused CPU ops (RMSNorm, RoPE, ReLU²) off");
   cmd->add_flag("--no-full-step", o->no_full_step, "Skip timing the engine's full step with MuonAdamW");
   cmd->add_option("--out-dir", o->out_dir, "Folder for the result file (default: the source tree's bench/results)");
   cmd->add_flag("--no-save", o->no_save, "Do not write a result file");
@@ -99,6 +103,7 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
     b.threads = o->threads;
     b.vocab_size = o->vocab;
     b.vs_python = o->vs_python;
+    b.vs_unfused = o->vs_unfused;
     b.python = o->python;
     b.script = o->script;
     b.profile = o->profile;

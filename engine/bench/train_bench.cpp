@@ -18,6 +18,7 @@
 #include "engine/io/error.h"
 #include "engine/io/subprocess.h"
 #include "engine/model/checkpoint_tensors.h"
+#include "engine/model/fused_ops.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
@@ -164,15 +165,18 @@ nlohmann::json parse_python_output(const ProcessResult& r, const std::string& wh
 }  // namespace
 
 TrainSummary summarize_rounds(const std::vector<TrainRound>& rounds, double flops_per_token, double peak) {
-  std::vector<double> e, p;
+  std::vector<double> e, p, u;
   for (const auto& r : rounds) {
     e.push_back(r.engine_tokens_per_s);
     if (r.python_tokens_per_s > 0) p.push_back(r.python_tokens_per_s);
+    if (r.unfused_tokens_per_s > 0) u.push_back(r.unfused_tokens_per_s);
   }
   TrainSummary s;
   s.engine_tokens_per_s = e.empty() ? 0 : median(e);
   s.python_tokens_per_s = p.empty() ? 0 : median(p);
   s.ratio = s.python_tokens_per_s > 0 ? s.engine_tokens_per_s / s.python_tokens_per_s : 0;
+  s.unfused_tokens_per_s = u.empty() ? 0 : median(u);
+  s.fusion_speedup = s.unfused_tokens_per_s > 0 ? s.engine_tokens_per_s / s.unfused_tokens_per_s : 0;
   s.engine_gflops = s.engine_tokens_per_s * flops_per_token / 1e9;
   s.python_gflops = s.python_tokens_per_s * flops_per_token / 1e9;
   s.peak_fraction = peak > 0 ? s.engine_gflops / peak : 0;
@@ -278,12 +282,18 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     TrainRound tr;
     if (o.gemm_n > 0) peaks.push_back(measure_gemm_gflops(o.gemm_n));
     tr.engine_tokens_per_s = time_engine(o.steps, o.warmup);
+    if (o.vs_unfused) {
+      const bool was = set_fused_ops_enabled(false);
+      tr.unfused_tokens_per_s = time_engine(o.steps, o.warmup);
+      set_fused_ops_enabled(was);
+    }
     if (o.vs_python) {
       py_last = run_python(o.steps, o.warmup, false);
       tr.python_tokens_per_s = py_last.at("tokens_per_s").get<double>();
     }
     rounds.push_back(tr);
     nlohmann::json rj = {{"engine_tokens_per_s", tr.engine_tokens_per_s}};
+    if (o.vs_unfused) rj["unfused_tokens_per_s"] = tr.unfused_tokens_per_s;
     if (o.vs_python) {
       rj["python_tokens_per_s"] = tr.python_tokens_per_s;
       rj["ratio"] = tr.engine_tokens_per_s / tr.python_tokens_per_s;
@@ -292,6 +302,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     rounds_json.push_back(rj);
     std::ostringstream line;
     line << "round " << (r + 1) << "/" << o.rounds << ": engine " << std::lround(tr.engine_tokens_per_s) << " tok/s";
+    if (o.vs_unfused) line << ", fused ops off " << std::lround(tr.unfused_tokens_per_s) << " tok/s";
     if (o.vs_python) line << ", PyTorch " << std::lround(tr.python_tokens_per_s) << " tok/s";
     if (!peaks.empty()) line << ", GEMM " << std::lround(peaks.back()) << " GFLOP/s";
     log(line.str());
@@ -412,6 +423,10 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
   j["gemm_peak_gflops"] = peak;
   j["peak_fraction"] = s.peak_fraction;
   j["loss_engine"] = loss_engine;
+  if (o.vs_unfused) {
+    j["unfused_tokens_per_s"] = s.unfused_tokens_per_s;
+    j["fusion_speedup"] = s.fusion_speedup;
+  }
   if (o.vs_python) {
     j["python_tokens_per_s"] = s.python_tokens_per_s;
     j["ratio"] = s.ratio;

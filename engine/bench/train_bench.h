@@ -46,18 +46,21 @@ struct TrainBenchOptions {
   bool profile = false;      // op-level profile of both sides (after the timed rounds)
   int gemm_n = 1024;         // GEMM peak matrix size (0 = skip)
   bool gemm_bound = true;    // time the step's own matrix products alone (gemm_bound in the result)
+  bool vs_unfused = false;   // also time the engine with its fused CPU ops off, each round
 };
 
 // One round's measurements (tokens per second of each side; python 0 when not run).
 struct TrainRound {
   double engine_tokens_per_s = 0;
   double python_tokens_per_s = 0;
+  double unfused_tokens_per_s = 0;  // 0 when not run
 };
 
 // The figures derived from the rounds: medians, ratio, GFLOP/s and peak fractions.
 struct TrainSummary {
   double engine_tokens_per_s = 0, python_tokens_per_s = 0, ratio = 0;
   double engine_gflops = 0, python_gflops = 0, peak_fraction = 0, python_peak_fraction = 0;
+  double unfused_tokens_per_s = 0, fusion_speedup = 0;  // 0 when not run
 };
 TrainSummary summarize_rounds(const std::vector<TrainRound>& rounds, double flops_per_token, double gemm_peak_gflops);
 

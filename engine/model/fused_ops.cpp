@@ -4,8 +4,12 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "engine/io/error.h"
 
@@ -40,22 +44,33 @@ bool cpu_has_avx2_fma() {
 }
 const bool kAvx2 = cpu_has_avx2_fma();
 
+std::atomic<bool>& enabled_flag() {
+  static std::atomic<bool> flag{[] {
+    const char* env = std::getenv("GLLM_FUSED_OPS");
+    return !(env && std::strcmp(env, "0") == 0);
+  }()};
+  return flag;
+}
+
 // Calls the AVX2 or the portable form of a kernel with the same arguments.
 #ifdef GLLM_FUSED_AVX2
-#define GLLM_KERNEL(name, ...) (kAvx2 ? kernels_avx2::name(__VA_ARGS__) : kernels_portable::name(__VA_ARGS__))
+#define GLLM_KERNEL(name, ...) \
+  (kAvx2 ? kernels_avx2::name(__VA_ARGS__) : kernels_portable::name(__VA_ARGS__))
 #else
 #define GLLM_KERNEL(name, ...) kernels_portable::name(__VA_ARGS__)
 #endif
 
 // Rows per task so that each task touches about 16 K floats.
-int64_t grain_for(int64_t row_len) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_len)); }
+int64_t grain_for(int64_t row_len) {
+  return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_len));
+}
 
 class RmsNormFn : public torch::autograd::Function<RmsNormFn> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, double eps) {
     const int64_t n = x.size(-1), rows = x.numel() / n;
-    auto y = torch::empty_like(x);                        // (…, n)
-    auto rstd = torch::empty({rows}, x.options());        // (rows)
+    auto y = torch::empty_like(x);                  // (…, n)
+    auto rstd = torch::empty({rows}, x.options());  // (rows)
     const float* xp = x.data_ptr<float>();
     float *yp = y.data_ptr<float>(), *rp = rstd.data_ptr<float>();
     at::parallel_for(0, rows, grain_for(n), [&](int64_t b, int64_t e) {
@@ -81,7 +96,8 @@ class RmsNormFn : public torch::autograd::Function<RmsNormFn> {
 };
 
 // y = R(x) forward, dx = Rᵀ(dy) backward: the transpose of a rotation is the rotation by −angle.
-torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, float sign) {
+torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                     float sign) {
   const int64_t T = x.size(1), H = x.size(2), half = x.size(3) / 2;
   const int64_t positions = x.size(0) * T;
   auto y = torch::empty_like(x);  // (B, T, H, Dh)
@@ -95,15 +111,16 @@ torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const tor
 
 class RopeFn : public torch::autograd::Function<RopeFn> {
  public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& cos,
-                               const torch::Tensor& sin) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& cos, const torch::Tensor& sin) {
     ctx->save_for_backward({cos, sin});
     return rotate(x, cos, sin, 1.0f);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto saved = ctx->get_saved_variables();
-    return {rotate(grads[0].contiguous(), saved[0], saved[1], -1.0f), torch::Tensor(), torch::Tensor()};
+    return {rotate(grads[0].contiguous(), saved[0], saved[1], -1.0f), torch::Tensor(),
+            torch::Tensor()};
   }
 };
 
@@ -141,9 +158,16 @@ void require_supported(const torch::Tensor& x, const char* what) {
 
 }  // namespace
 
+bool set_fused_ops_enabled(bool enabled) {
+  return enabled_flag().exchange(enabled);
+}
+bool fused_ops_enabled() {
+  return enabled_flag().load();
+}
+
 bool fused_ops_support(const torch::Tensor& x) {
-  return x.defined() && x.device().is_cpu() && x.scalar_type() == torch::kFloat && x.dim() >= 1 &&
-         x.is_contiguous() && x.numel() > 0;
+  return fused_ops_enabled() && x.defined() && x.device().is_cpu() &&
+         x.scalar_type() == torch::kFloat && x.dim() >= 1 && x.is_contiguous() && x.numel() > 0;
 }
 
 torch::Tensor fused_rms_norm(const torch::Tensor& x, double eps) {
@@ -151,7 +175,8 @@ torch::Tensor fused_rms_norm(const torch::Tensor& x, double eps) {
   return RmsNormFn::apply(x, eps);
 }
 
-torch::Tensor fused_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+torch::Tensor fused_rope(const torch::Tensor& x, const torch::Tensor& cos,
+                         const torch::Tensor& sin) {
   require_supported(x, "fused_rope");
   require_supported(cos, "fused_rope (cos)");
   require_supported(sin, "fused_rope (sin)");

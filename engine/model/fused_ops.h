@@ -6,9 +6,17 @@
 
 namespace gllm {
 
-// Whether the fused functions take a tensor like this: CPU, fp32, contiguous, at least 1-D. Callers
-// use the ATen formulas otherwise (fp64 checks, CUDA, bf16 autocast).
+// Whether the fused functions take a tensor like this: CPU, fp32, contiguous, at least 1-D, and the
+// fused ops are enabled. Callers use the ATen formulas otherwise (fp64 checks, CUDA, bf16
+// autocast).
 bool fused_ops_support(const torch::Tensor& x);
+
+// Process-wide switch (default on; GLLM_FUSED_OPS=0 starts with it off): off, fused_ops_support is
+// false and the model runs the ATen formulas, so the two can be timed side by side (`gllm bench
+// train
+// --vs-unfused`). Returns the previous setting.
+bool set_fused_ops_enabled(bool enabled);
+bool fused_ops_enabled();
 
 // x · rsqrt(mean(x², last dim) + eps), differentiable in x; x (…, n).
 torch::Tensor fused_rms_norm(const torch::Tensor& x, double eps);
@@ -16,7 +24,8 @@ torch::Tensor fused_rms_norm(const torch::Tensor& x, double eps);
 // Half-split rotary embedding over the last two dims of x (B, T, H, Dh):
 //   y[:half] = x1·cos + x2·sin,  y[half:] = −x1·sin + x2·cos,
 // cos and sin (T, Dh/2) fp32 contiguous (constants: no gradient); differentiable in x.
-torch::Tensor fused_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+torch::Tensor fused_rope(const torch::Tensor& x, const torch::Tensor& cos,
+                         const torch::Tensor& sin);
 
 // relu(x)², differentiable in x (the baseline MLP's activation).
 torch::Tensor fused_relu_square(const torch::Tensor& x);

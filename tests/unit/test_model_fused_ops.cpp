@@ -1,9 +1,11 @@
-// The fused RMSNorm, rotary embedding and ReLU² against their formulas in float64 ATen ops: values and
-// gradients (random upstream gradients), row lengths off the vector width, the model using them.
+// The fused RMSNorm, rotary embedding and ReLU² against their formulas in float64 ATen ops: values
+// and gradients (random upstream gradients), row lengths off the vector width.
 // torch before Qt: Qt's `slots` macro must not reach the ATen headers.
+// clang-format off
 #include "engine/model/fused_ops.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
+// clang-format on
 
 #include <cfloat>
 
@@ -13,7 +15,9 @@ using namespace gllm;
 
 namespace {
 
-at::Generator gen_for(int64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)); }
+at::Generator gen_for(int64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+}
 
 double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
@@ -41,7 +45,8 @@ torch::Tensor reference_rms(const torch::Tensor& x) {
 }
 
 // Half-split rotation with (T, Dh/2) tables, in x's dtype.
-torch::Tensor reference_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+torch::Tensor reference_rope(const torch::Tensor& x, const torch::Tensor& cos,
+                             const torch::Tensor& sin) {
   const int64_t T = x.size(1), half = x.size(3) / 2;
   auto c = cos.narrow(0, 0, T).to(x.scalar_type()).view({1, T, 1, half});
   auto s = sin.narrow(0, 0, T).to(x.scalar_type()).view({1, T, 1, half});
@@ -75,7 +80,8 @@ class TestFusedOps : public QObject {
     QFETCH(int, width);
     QFETCH(double, scale);
     auto x = torch::randn({rows, width}, gen_for(rows + width)) * scale;
-    auto gap = compare(x, [](const torch::Tensor& t) { return fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 3);
+    auto gap = compare(
+        x, [](const torch::Tensor& t) { return fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 3);
     qInfo("rows %d width %d: max |Δy| %.3g, max |Δdx| %.3g", rows, width, gap.value, gap.grad);
     QVERIFY2(gap.value < 2e-5, qPrintable(QString::number(gap.value)));
     // The gradient scales with 1/rms(x): compare relative to it.
@@ -85,7 +91,8 @@ class TestFusedOps : public QObject {
 
   void rmsNormOfThreeDimensionalInput() {
     auto x = torch::randn({3, 7, 24}, gen_for(5));
-    auto gap = compare(x, [](const torch::Tensor& t) { return fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 6);
+    auto gap = compare(
+        x, [](const torch::Tensor& t) { return fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 6);
     QVERIFY(gap.value < 2e-5);
     QVERIFY(gap.grad < 5e-5);
   }
@@ -111,7 +118,8 @@ class TestFusedOps : public QObject {
     auto gap = compare(
         x, [&](const torch::Tensor& t) { return fused_rope(t, cos, sin); },
         [&](const torch::Tensor& t) { return reference_rope(t, cos, sin); }, 9);
-    qInfo("rope (%d, %d, %d, %d): max |Δy| %.3g, max |Δdx| %.3g", batch, seq, heads, headDim, gap.value, gap.grad);
+    qInfo("rope (%d, %d, %d, %d): max |Δy| %.3g, max |Δdx| %.3g", batch, seq, heads, headDim,
+          gap.value, gap.grad);
     QVERIFY(gap.value < 1e-5);
     QVERIFY(gap.grad < 1e-5);
   }
@@ -121,7 +129,9 @@ class TestFusedOps : public QObject {
     auto [cos, sin] = rope_tables(64, 8);
     auto x = torch::randn({2, 64, 3, 16}, gen_for(11));
     auto y = fused_rope(x, cos, sin);
-    auto len = [](const torch::Tensor& t) { return t.narrow(-1, 0, 8).pow(2) + t.narrow(-1, 8, 8).pow(2); };
+    auto len = [](const torch::Tensor& t) {
+      return t.narrow(-1, 0, 8).pow(2) + t.narrow(-1, 8, 8).pow(2);
+    };
     QVERIFY(max_abs_diff(len(x), len(y)) < 1e-4);
     // Position 0 has angle 0: the identity there.
     QVERIFY(max_abs_diff(x.select(1, 0), y.select(1, 0)) == 0.0);
@@ -144,12 +154,13 @@ class TestFusedOps : public QObject {
   void unsupportedTensorsAreRefused() {
     auto x = torch::randn({4, 6});
     QVERIFY(fused_ops_support(x));
-    QVERIFY(!fused_ops_support(x.t()));                       // not contiguous
-    QVERIFY(!fused_ops_support(x.to(torch::kDouble)));        // fp64 goes to ATen
+    QVERIFY(!fused_ops_support(x.t()));                 // not contiguous
+    QVERIFY(!fused_ops_support(x.to(torch::kDouble)));  // fp64 goes to ATen
     QVERIFY(!fused_ops_support(torch::Tensor()));
     QVERIFY_THROWS_EXCEPTION(Error, fused_rms_norm(x.t(), 1e-6));
     auto [cos, sin] = rope_tables(3, 2);
-    QVERIFY_THROWS_EXCEPTION(Error, fused_rope(torch::randn({1, 5, 1, 4}), cos, sin));  // table shorter than T
+    QVERIFY_THROWS_EXCEPTION(
+        Error, fused_rope(torch::randn({1, 5, 1, 4}), cos, sin));  // table shorter than T
     QVERIFY_THROWS_EXCEPTION(Error, fused_rope(torch::randn({1, 3, 1, 5}), cos, sin));  // odd Dh
   }
 
