@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engine/io/error.h"
+#include "engine/model/simd_math.h"
 
 namespace gllm {
 
@@ -34,15 +35,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-bool cpu_has_avx2_fma() {
-#ifdef GLLM_FUSED_AVX2
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-const bool kAvx2 = cpu_has_avx2_fma();
+const bool kAvx2 = simd::cpu_has_avx2_fma();
 
 std::atomic<bool>& enabled_flag() {
   static std::atomic<bool> flag{[] {

@@ -11,37 +11,18 @@
 #include <limits>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 #include "engine/io/error.h"
+#include "engine/model/simd_math.h"
 
 namespace gllm {
 
 namespace {
 
-#define GLLM_ALWAYS_INLINE inline __attribute__((always_inline))
-
-// exp(x) to about 1 ulp for x in [−87, 88] (Cody–Waite reduction to r ∈ [−ln2/2, ln2/2], degree-5
-// minimax polynomial, 2^n through the exponent bits).
-GLLM_ALWAYS_INLINE float exp_approx(float x) {
-  x = std::min(std::max(x, -87.0f), 88.0f);
-  const float n = std::floor(x * 1.44269504088896341f + 0.5f);
-  float r = x - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float e = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return e * scale;
-}
+using simd::exp_approx;
+#ifdef GLLM_HAVE_AVX2_KERNELS
+using simd::exp8;
+using simd::hmax8;
+#endif
 
 // tanh(y): odd polynomial below |y| = 0.625, 1 − 2/(e^{2|y|} + 1) above (|y| clamped at 9, where
 // tanh is 1 in float32).
@@ -95,25 +76,7 @@ void grad_row_scalar(const float* t, const float* b, float* dx, int64_t V, float
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define GLLM_AVX2 __attribute__((target("avx2,fma")))
-
-GLLM_AVX2 inline __m256 exp8(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
-  const __m256 n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  const __m256 e = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(e, _mm256_castsi256_ps(bits));
-}
-
+#ifdef GLLM_HAVE_AVX2_KERNELS
 GLLM_AVX2 inline __m256 tanh8(__m256 y) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 a = _mm256_andnot_ps(sign, y);
@@ -129,12 +92,6 @@ GLLM_AVX2 inline __m256 tanh8(__m256 y) {
   const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, s), a, a);
   const __m256 r = _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
   return _mm256_or_ps(r, _mm256_and_ps(y, sign));
-}
-
-GLLM_AVX2 inline float hmax8(__m256 v) {
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, v);
-  return *std::max_element(lanes, lanes + 8);
 }
 
 GLLM_AVX2 float cap_row_avx2(const float* x, float* t, const float* b, int64_t V, float cap) {
@@ -193,36 +150,35 @@ GLLM_AVX2 void grad_row_avx2(const float* t, const float* b, float* dx, int64_t 
   grad_row_scalar(t, b, dx, V, a, capped, lse, g, j);
 }
 
-// __builtin_cpu_init: the feature bits are read during static initialisation, before main.
-const bool kHaveAvx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+const bool kHaveAvx2 = simd::cpu_has_avx2_fma();
 #endif
 
 float cap_row(const float* x, float* t, const float* b, int64_t V, float cap) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef GLLM_HAVE_AVX2_KERNELS
   if (kHaveAvx2) return cap_row_avx2(x, t, b, V, cap);
 #endif
   return cap_row_scalar(x, t, b, V, cap);
 }
 void cap_bias_row(float* x, const float* b, int64_t V, float cap) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef GLLM_HAVE_AVX2_KERNELS
   if (kHaveAvx2) return cap_bias_row_avx2(x, b, V, cap);
 #endif
   cap_bias_row_scalar(x, b, V, cap);
 }
 float max_row(const float* x, const float* b, int64_t V) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef GLLM_HAVE_AVX2_KERNELS
   if (kHaveAvx2) return max_row_avx2(x, b, V);
 #endif
   return max_row_scalar(x, b, V);
 }
 double sum_exp_row(const float* t, const float* b, int64_t V, float a, float shift) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef GLLM_HAVE_AVX2_KERNELS
   if (kHaveAvx2) return sum_exp_row_avx2(t, b, V, a, shift);
 #endif
   return sum_exp_row_scalar(t, b, V, a, shift);
 }
 void grad_row(const float* t, const float* b, float* dx, int64_t V, float a, bool capped, float lse, float g) {
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef GLLM_HAVE_AVX2_KERNELS
   if (kHaveAvx2) return grad_row_avx2(t, b, dx, V, a, capped, lse, g);
 #endif
   grad_row_scalar(t, b, dx, V, a, capped, lse, g);
