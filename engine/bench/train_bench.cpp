@@ -20,6 +20,7 @@
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/fused_ops.h"
 #include "engine/model/gpt.h"
+#include "engine/model/window_attention.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
 #include "engine/train/accounting.h"
@@ -341,6 +342,24 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
       products += count;
       shapes.push_back({{"op", g.op}, {"a", g.dims[0]}, {"b", g.dims[1]}, {"count", count}, {"ms", 1000.0 * sec},
                         {"gflops", f / sec / 1e9}});
+    }
+    // The blocked CPU attention runs its products through BLAS directly (the profiler does not see
+    // them): per layer its six (score and value forward, two each backward), timed alone in its
+    // own blocks and threads without the softmax.
+    {
+      auto probe = torch::empty({B, T, model->n_head(), model->head_dim()});
+      if (model->attention_kernel() == GPTImpl::AttentionKernel::Blocked ||
+          (model->attention_kernel() == GPTImpl::AttentionKernel::Auto && window_attention_supports(probe, probe, probe))) {
+        for (int l = 0; l < model->n_layer(); ++l) {
+          auto [sec, f] = window_attention_gemm_time(B * model->n_head(), T, model->head_dim(), model->window(l));
+          bound_s += sec;
+          flops += f;
+          products += 6;
+          shapes.push_back({{"op", "window_attention"}, {"layer", l}, {"window", model->window(l)},
+                            {"a", {B * model->n_head(), T, model->head_dim()}}, {"count", 6},
+                            {"ms", 1000.0 * sec / 6}, {"gflops", f / sec / 1e9}});
+        }
+      }
     }
     const double step_ms = 1000.0 * tokens_per_step / s.engine_tokens_per_s, gemm_ms = 1000.0 * bound_s;
     const double gemm_gflops = bound_s > 0 ? flops / bound_s / 1e9 : 0.0, fraction = step_ms > 0 ? gemm_ms / step_ms : 0.0;

@@ -17,6 +17,7 @@
 #include "engine/model/param_count.h"
 #include "engine/model/sdpa.h"
 #include "engine/model/softcap_loss.h"
+#include "engine/model/window_attention.h"
 
 namespace gllm {
 
@@ -428,9 +429,19 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   }
   const int w = windows_[layer];
   torch::Tensor y;
-  const bool fused = attention_kernel_ == AttentionKernel::Fused ||
-                     (attention_kernel_ == AttentionKernel::Auto && x.is_cuda() && sdpa_available());
-  if (fused) {
+  AttentionKernel kernel = attention_kernel_;
+  if (kernel == AttentionKernel::Auto)
+    kernel = x.is_cuda() && sdpa_available()      ? AttentionKernel::Fused
+             : window_attention_supports(q, k, v) ? AttentionKernel::Blocked
+                                                  : AttentionKernel::Matmul;
+  if (kernel == AttentionKernel::Blocked) {
+    // Scores only for the keys each query block sees; q, k, v stay in (B, T, H, Dh): no transposes.
+    const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
+    q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;                 // (B, T, H, Dh)
+    y = window_attention(q.contiguous(), k.contiguous(), v.contiguous(), w, 1.0);  // (B, T, H, Dh)
+    return b.c_proj(y.view({B, T, H * Dh}));
+  }
+  if (kernel == AttentionKernel::Fused) {
     // The operator scales the scores by 1/√Dh itself; full causal attention needs no mask.
     if (q_coef.defined()) q = q * q_coef;  // (B, T, H, Dh)
     q = q.transpose(1, 2);                 // (B, H, T, Dh)

@@ -126,10 +126,12 @@ class GPTImpl : public torch::nn::Module {
   bool compiled() const { return compiled_; }
 
   // How attention computes softmax(q kᵀ/√Dh + mask) v. Auto: the fused operator (sdpa.h) when the
-  // tensors are on CUDA and this LibTorch has it, the matmul path (baddbmm + softmax + bmm, the tuned
-  // CPU path) otherwise. Fused / Matmul force one path on any device (Fused throws gllm::Error when
-  // this LibTorch has no attention operator).
-  enum class AttentionKernel { Auto, Fused, Matmul };
+  // tensors are on CUDA and this LibTorch has it; on the CPU in fp32 the blocked window kernel
+  // (window_attention.h: only the keys in view are scored) while the fused CPU ops are enabled; the
+  // matmul path (baddbmm with the window mask + softmax + bmm) otherwise. Fused / Blocked / Matmul
+  // force one path (Fused throws gllm::Error when this LibTorch has no attention operator, Blocked
+  // when the tensors are not CPU fp32).
+  enum class AttentionKernel { Auto, Fused, Blocked, Matmul };
   void set_attention_kernel(AttentionKernel kernel) { attention_kernel_ = kernel; }
   AttentionKernel attention_kernel() const { return attention_kernel_; }
 

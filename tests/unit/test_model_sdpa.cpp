@@ -183,8 +183,9 @@ class TestModelSdpa : public QObject {
   }
 
   // The graded GPT (EG-MHSA, query scale, hashed tables, value embeddings, windows 3/3/full) gives
-  // the same logits, loss and parameter gradients with either kernel; Auto is the matmul path on the CPU.
-  void fusedAndMatmulKernelsAgree() {
+  // the same logits, loss and parameter gradients with every kernel; Auto on the CPU is the blocked
+  // window kernel.
+  void fusedBlockedAndMatmulKernelsAgree() {
     const int T = 12;
     auto c = graded_config(T);
     GPT m(c);
@@ -199,34 +200,41 @@ class TestModelSdpa : public QObject {
     Pass autop = run(m, idx, tgt);
     m->set_attention_kernel(Kernel::Matmul);
     Pass mat = run(m, idx, tgt);
+    m->set_attention_kernel(Kernel::Blocked);
+    Pass blk = run(m, idx, tgt);
     m->set_attention_kernel(Kernel::Fused);
     Pass fus = run(m, idx, tgt);
 
-    // Auto on the CPU is the matmul path, bit for bit.
-    QVERIFY(torch::equal(autop.logits, mat.logits));
-    QVERIFY(torch::equal(autop.loss, mat.loss));
+    // Auto on the CPU is the blocked path, bit for bit.
+    QVERIFY(torch::equal(autop.logits, blk.logits));
+    QVERIFY(torch::equal(autop.loss, blk.loss));
 
-    const double dlog = rel_diff(fus.logits, mat.logits), dloss = rel_diff(fus.loss, mat.loss);
-    double dgrad = 0;
-    std::string worst;
-    int compared = 0;
     auto tagged = m->tagged_parameters();
-    for (size_t i = 0; i < tagged.size(); ++i) {
-      QCOMPARE(fus.grads[i].defined(), mat.grads[i].defined());
-      if (!mat.grads[i].defined()) continue;
-      const double e = rel_diff(fus.grads[i], mat.grads[i]);
-      if (e > dgrad) dgrad = e, worst = tagged[i].name;
-      ++compared;
-    }
-    qInfo("fused vs matmul: logits %.2e, loss %.2e, max grad %.2e (%s) over %d tensors", dlog, dloss, dgrad,
-          worst.c_str(), compared);
-    QVERIFY(compared > 15);
-    QVERIFY2(dlog < 1e-5 && dloss < 1e-5, qPrintable(QString("logits %1, loss %2").arg(dlog).arg(dloss)));
-    QVERIFY2(dgrad < 1e-5, qPrintable(QString("gradient of %1 differs by %2").arg(worst.c_str()).arg(dgrad)));
-    // The attention grades and query scales get gradients through the fused path.
-    for (size_t i = 0; i < tagged.size(); ++i)
-      if (tagged[i].name == "attn_grades" || tagged[i].name == "q_tau")
-        QVERIFY2(fus.grads[i].abs().max().item<double>() > 0, tagged[i].name.c_str());
+    auto agree = [&](const Pass& other, const char* name) {
+      const double dlog = rel_diff(other.logits, mat.logits), dloss = rel_diff(other.loss, mat.loss);
+      double dgrad = 0;
+      std::string worst;
+      int compared = 0;
+      for (size_t i = 0; i < tagged.size(); ++i) {
+        QCOMPARE(other.grads[i].defined(), mat.grads[i].defined());
+        if (!mat.grads[i].defined()) continue;
+        const double e = rel_diff(other.grads[i], mat.grads[i]);
+        if (e > dgrad) dgrad = e, worst = tagged[i].name;
+        ++compared;
+      }
+      qInfo("%s vs matmul: logits %.2e, loss %.2e, max grad %.2e (%s) over %d tensors", name, dlog, dloss, dgrad,
+            worst.c_str(), compared);
+      QVERIFY(compared > 15);
+      QVERIFY2(dlog < 1e-5 && dloss < 1e-5, qPrintable(QString("%1: logits %2, loss %3").arg(name).arg(dlog).arg(dloss)));
+      QVERIFY2(dgrad < 1e-5, qPrintable(QString("%1: gradient of %2 differs by %3").arg(name, worst.c_str()).arg(dgrad)));
+      // The attention grades and query scales get gradients through this path.
+      for (size_t i = 0; i < tagged.size(); ++i)
+        if (tagged[i].name == "attn_grades" || tagged[i].name == "q_tau")
+          QVERIFY2(other.grads[i].abs().max().item<double>() > 0, tagged[i].name.c_str());
+    };
+    agree(fus, "fused");
+    if (QTest::currentTestFailed()) return;
+    agree(blk, "blocked");
   }
 };
 
