@@ -6,6 +6,9 @@
 
 namespace gllm {
 
+// Queries per block (the scores of one block are block_rows × the keys it sees).
+inline constexpr int64_t window_attention_block_rows = 32;
+
 // Whether window_attention takes these: q, k, v CPU fp32 contiguous (BH, T, Dh) of one shape, and
 // the fused CPU ops enabled (fused_ops_enabled()).
 bool window_attention_supports(const torch::Tensor& q, const torch::Tensor& k,

@@ -109,11 +109,14 @@ class TestWindowAttention : public QObject {
   }
 
   void gemmTimeCountsTheBlocks() {
-    // T = 128 in blocks of 64 with full causal attention: blocks see 64 and 128 keys; six products of
-    // 2·rows·keys·Dh each per block.
-    auto [seconds, flops] = window_attention_gemm_time(2, 128, 16, 128, 1);
+    // Full causal attention over T = 128: the block starting at query r0 sees keys [0, r0 + rows);
+    // six products of 2·rows·keys·Dh each per block (two forward, four backward), two heads.
+    const int64_t T = 128, Dh = 16, R = window_attention_block_rows;
+    double expected = 0;
+    for (int64_t r0 = 0; r0 < T; r0 += R) expected += 6.0 * 2.0 * std::min(R, T - r0) * std::min(T, r0 + R) * Dh;
+    auto [seconds, flops] = window_attention_gemm_time(2, T, Dh, T, 1);
     QVERIFY(seconds > 0);
-    QCOMPARE(flops, 2 * 6.0 * 2.0 * 64 * (64 + 128) * 16);
+    QCOMPARE(flops, 2 * expected);
   }
 };
 
