@@ -417,16 +417,23 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
     k = rms_norm(k);
   }
   // Every per-coordinate factor on q (query scale exp(q_τ), grades λ^{q_h}, and 1/√Dh where the
-  // scores are formed here) multiplied into one (H, Dh) vector: q is scaled in one pass.
-  torch::Tensor q_coef;  // (H, Dh)
+  // scores are formed here) multiplied into one (H, Dh) vector: q is scaled in one pass. The key
+  // grades join them ((q ⊙ m)·(k ⊙ m) = (q ⊙ m²)·k), and the value grades go into the output
+  // projection's columns (P (v ⊙ m) W_oᵀ = (P v)(W_o diag m)ᵀ): a (d, d) product in place of two
+  // (B, T, d) passes, the same function.
+  torch::Tensor q_coef;       // (H, Dh)
+  torch::Tensor value_grade;  // (H·Dh), undefined without graded attention
   auto fold = [&](const torch::Tensor& f) { q_coef = q_coef.defined() ? q_coef * f : f; };
   if (P.q_tau.defined()) fold(planes_to_coords(torch::exp(P.q_tau[layer] * P.q_tau_mask[layer])).to(q.scalar_type()));
   if (P.attn_grades.defined()) {
     auto mgr = planes_to_coords(torch::pow(lambda_, P.attn_grades[layer])).to(q.scalar_type());  // (H, Dh)
-    fold(mgr);
-    k = k * mgr;
-    v = v * mgr;
+    fold(mgr * mgr);
+    value_grade = mgr.reshape({H * Dh});
   }
+  // c_proj with the value grades folded into its input columns.
+  auto project = [&](const torch::Tensor& y) {  // y (B, T, d)
+    return value_grade.defined() ? torch::linear(y, b.c_proj->weight * value_grade.unsqueeze(0)) : b.c_proj(y);
+  };
   const int w = windows_[layer];
   torch::Tensor y;
   AttentionKernel kernel = attention_kernel_;
@@ -439,7 +446,7 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
     const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
     q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;                 // (B, T, H, Dh)
     y = window_attention(q.contiguous(), k.contiguous(), v.contiguous(), w, 1.0);  // (B, T, H, Dh)
-    return b.c_proj(y.view({B, T, H * Dh}));
+    return project(y.view({B, T, H * Dh}));
   }
   if (kernel == AttentionKernel::Fused) {
     // The operator scales the scores by 1/√Dh itself; full causal attention needs no mask.
@@ -465,7 +472,7 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
     y = torch::bmm(torch::softmax(att, -1), vs).view({B, H, T, Dh});                    // (B, H, T, Dh)
   }
   y = y.transpose(1, 2).contiguous().view({B, T, H * Dh});  // (B, T, d)
-  return b.c_proj(y);
+  return project(y);
 }
 
 torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
