@@ -1,6 +1,8 @@
-// `gllm version [--json]`: project and LibTorch versions, the BLAS really loaded, threads, CUDA.
+// `gllm version [--json]`: project and LibTorch versions, the BLAS really loaded, threads, CUDA, and
+// what scaling out can use (c10d Gloo / NCCL, the attention operator).
 // The test suite fails when this reports the reference BLAS instead of OpenBLAS.
 #include "app/gllm/command_registry.h"
+#include "engine/dist/scale_info.h"
 #include "engine/runtime/runtime.h"
 
 namespace {
@@ -14,6 +16,7 @@ gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
   cmd->callback([json, threads] {
     gllm::configure_threads(*threads);
     auto info = gllm::runtime_info();
+    const auto scale = gllm::dist::scale_info();
     if (*json) {
       gllm::cli::print_json({{"version", info.project_version},
                              {"torch", info.torch_version},
@@ -23,7 +26,11 @@ gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
                              {"threads", info.threads},
                              {"cores", info.cores},
                              {"cuda", info.cuda_available},
-                             {"cuda_devices", info.cuda_devices}});
+                             {"cuda_devices", info.cuda_devices},
+                             {"cuda_build", scale.cuda_build},
+                             {"c10d_gloo", scale.gloo},
+                             {"c10d_nccl", scale.nccl},
+                             {"sdpa_operator", scale.sdpa_operator}});
       return;
     }
     std::cout << "gllm " << info.project_version << "\n"
@@ -31,7 +38,9 @@ gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
               << "BLAS     " << info.blas << " (" << info.blas_detail << ")\n"
               << "threads  " << info.threads << " of " << info.cores << " cores\n"
               << "CUDA     " << (info.cuda_available ? std::to_string(info.cuda_devices) + " device(s)" : "not available")
-              << std::endl;
+              << (scale.cuda_build ? " (CUDA build)" : "") << "\n"
+              << "c10d     " << (scale.gloo ? "Gloo" : "no Gloo") << ", " << (scale.nccl ? "NCCL" : "no NCCL") << "\n"
+              << "SDPA     " << (scale.sdpa_operator.empty() ? "none" : scale.sdpa_operator) << std::endl;
   });
 });
 

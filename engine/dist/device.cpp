@@ -1,6 +1,7 @@
 // Device selection, the bf16 autocast scope and CUDA allocator statistics. CUDA-only calls compile
 // only when the build defines GLLM_WITH_CUDA (a CUDA LibTorch) and are guarded at run time too.
 #include "engine/dist/device.h"
+#include "engine/dist/scale_info.h"
 
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
@@ -159,6 +160,16 @@ TorchBuild torch_build() {
   b.nccl = nccl_compiled();
   b.sdpa = sdpa_available();
   return b;
+}
+
+ScaleInfo scale_info() {
+  const TorchBuild b = torch_build();
+  ScaleInfo info;
+  info.cuda_build = b.cuda_build;
+  info.gloo = b.gloo;
+  info.nccl = b.nccl;
+  if (b.sdpa) info.sdpa_operator = sdpa_operator_name();
+  return info;
 }
 
 }  // namespace gllm::dist

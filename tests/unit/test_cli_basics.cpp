@@ -20,6 +20,12 @@ class TestCliBasics : public QObject {
     QVERIFY(j["threads"].get<int>() >= 1);
     QCOMPARE(j["threads"].get<int>(), j["cores"].get<int>());  // all cores by default
     QVERIFY(j.contains("torch") && j.contains("cuda"));
+    // Scaling out: Debian's LibTorch has Gloo (the 2-process test relies on it) and the attention
+    // operator the model calls on CUDA (found by name at run time).
+    QVERIFY2(j["c10d_gloo"].get<bool>(), "no c10d Gloo in this build; install libgloo-dev (scripts/setup.sh)");
+    QVERIFY(j.contains("c10d_nccl") && j.contains("cuda_build"));
+    QVERIFY2(j["sdpa_operator"].get<std::string>().find("scaled_dot_product_attention") != std::string::npos,
+             j.dump().c_str());
   }
   void threadsOverride() {
     auto r = run_cli({"version", "--json"}, {"GLLM_THREADS=1"});
