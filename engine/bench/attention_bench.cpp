@@ -13,7 +13,9 @@
 
 #include "engine/bench/bench_report.h"
 #include "engine/io/error.h"
+#include "engine/model/fused_ops.h"
 #include "engine/model/gpt.h"
+#include "engine/model/window_attention.h"
 #include "engine/runtime/runtime.h"
 
 namespace gllm::bench {
@@ -34,7 +36,7 @@ double iqr_over_median(std::vector<double> v) {
 
 // One attention block's weights and inputs at width d, length n.
 struct Block {
-  torch::Tensor x, wq, wk, wv, wo, grades_coords, mask, cos, sin;
+  torch::Tensor x, wq, wk, wv, wo, grades_coords, mask, cos, sin;  // cos, sin (T, Dh/2)
   int64_t B = 1, T = 0, H = 0, Dh = 0;
 };
 
@@ -60,18 +62,24 @@ Block make_block(int B, int n, int d, int Dh, at::Generator& gen) {
   b.mask = torch::zeros({n, n}).masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
   auto inv = 1.0 / torch::pow(10000.0, torch::arange(0, Dh, 2, torch::kFloat) / static_cast<double>(Dh));
   auto fr = torch::outer(torch::arange(n, torch::kFloat), inv);  // (T, Dh/2)
-  b.cos = fr.cos().view({1, n, 1, Dh / 2});
-  b.sin = fr.sin().view({1, n, 1, Dh / 2});
+  b.cos = fr.cos().contiguous();
+  b.sin = fr.sin().contiguous();
   return b;
 }
 
 torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  const int64_t half = x.size(-1) / 2;
+  if (fused_ops_support(x)) return fused_rope(x, cos, sin);
+  const int64_t T = x.size(1), half = x.size(-1) / 2;
+  auto c = cos.view({1, T, 1, half}), s = sin.view({1, T, 1, half});
   auto x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
-  return torch::cat({x1 * cos + x2 * sin, -x1 * sin + x2 * cos}, -1);
+  return torch::cat({x1 * c + x2 * s, -x1 * s + x2 * c}, -1);
 }
 
-// Forward + backward of the block; returns milliseconds.
+// Forward + backward of the block as the model computes it (GPTImpl::attention): grades m on the
+// RoPE planes enter as (q ⊙ m²)·k for the keys and as W_o diag(m) for the values, so the graded
+// block differs from the standard one by its (H, Dh) coefficient and a (d, d) product; the
+// attention itself is the engine's kernel (blocked on the CPU, the masked matmul path otherwise).
+// Returns milliseconds.
 double run_block(Block& b, bool graded) {
   auto t0 = Clock::now();
   const int64_t B = b.B, T = b.T, H = b.H, Dh = b.Dh;
@@ -80,17 +88,22 @@ double run_block(Block& b, bool graded) {
   auto v = torch::matmul(b.x, b.wv.t()).view({B, T, H, Dh});
   q = rms_norm(rope(q, b.cos, b.sin));
   k = rms_norm(rope(k, b.cos, b.sin));
+  const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
+  auto wo = b.wo;
   if (graded) {
-    q = q * b.grades_coords;
-    k = k * b.grades_coords;
-    v = v * b.grades_coords;
+    q = q * (b.grades_coords * b.grades_coords * inv_sqrt);
+    wo = b.wo * b.grades_coords.reshape({H * Dh}).unsqueeze(0);
+  } else {
+    q = q * inv_sqrt;
   }
-  q = q.transpose(1, 2);  // (B, H, T, Dh)
-  k = k.transpose(1, 2);
-  v = v.transpose(1, 2);
-  auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(Dh))) + b.mask;  // (B, H, T, T)
-  auto y = torch::matmul(torch::softmax(att, -1), v).transpose(1, 2).contiguous().view({B, T, H * Dh});  // (B, T, d)
-  auto out = torch::matmul(y, b.wo.t());
+  torch::Tensor y;  // (B, T, d)
+  if (window_attention_supports(q, k, v)) {
+    y = window_attention(q, k, v, T, 1.0).view({B, T, H * Dh});
+  } else {
+    auto att = torch::matmul(q.transpose(1, 2), k.transpose(1, 2).transpose(-2, -1)) + b.mask;  // (B, H, T, T)
+    y = torch::matmul(torch::softmax(att, -1), v.transpose(1, 2)).transpose(1, 2).contiguous().view({B, T, H * Dh});
+  }
+  auto out = torch::matmul(y, wo.t());
   out.sum().backward();
   for (auto* t : {&b.x, &b.wq, &b.wk, &b.wv, &b.wo}) t->mutable_grad() = torch::Tensor();
   return ms_since(t0);
