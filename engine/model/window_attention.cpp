@@ -4,7 +4,6 @@
 #include "engine/model/window_attention.h"
 
 #include <ATen/Parallel.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +14,7 @@
 #include "engine/io/error.h"
 #include "engine/model/fused_ops.h"
 #include "engine/model/simd_math.h"
+#include "engine/runtime/cpu_blas.h"
 
 namespace gllm {
 
@@ -22,44 +22,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// ---- Row-major GEMM on the process's BLAS
-// ----------------------------------------------------------
-
-// The Fortran sgemm of the BLAS LibTorch loaded (libblas.so.3: OpenBLAS here). Called inside
-// at::parallel_for, an OpenMP OpenBLAS runs each product on the calling thread only.
-using SgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const float*,
-                         const float*, const int*, const float*, const int*, const float*, float*,
-                         const int*);
-
-SgemmFn blas_sgemm() {
-  static const SgemmFn fn = reinterpret_cast<SgemmFn>(dlsym(RTLD_DEFAULT, "sgemm_"));
-  return fn;
-}
-
-// C (m×n, row stride ldc) = alpha · op(A) · op(B) + beta · C, all row-major; op(A) is m×k (A stored
-// k×m when ta), op(B) is k×n (B stored n×k when tb). Column-major BLAS computes Cᵀ = op(B)ᵀ op(A)ᵀ.
-void gemm_rm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* A,
-             int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (SgemmFn sgemm = blas_sgemm()) {
-    const char opb = tb ? 'T' : 'N', opa = ta ? 'T' : 'N';
-    const int M = static_cast<int>(n), N = static_cast<int>(m), K = static_cast<int>(k);
-    const int LA = static_cast<int>(ldb), LB = static_cast<int>(lda), LC = static_cast<int>(ldc);
-    sgemm(&opb, &opa, &M, &N, &K, &alpha, B, &LA, A, &LB, &beta, C, &LC);
-    return;
-  }
-  // No Fortran BLAS symbol in this process: the same product through ATen on borrowed memory.
-  auto a = ta ? torch::from_blob(const_cast<float*>(A), {k, m}, {lda, 1}).t()
-              : torch::from_blob(const_cast<float*>(A), {m, k}, {lda, 1});
-  auto b = tb ? torch::from_blob(const_cast<float*>(B), {n, k}, {ldb, 1}).t()
-              : torch::from_blob(const_cast<float*>(B), {k, n}, {ldb, 1});
-  auto c = torch::from_blob(C, {m, n}, {ldc, 1});
-  if (beta == 0.0f)
-    c.copy_(torch::mm(a, b).mul_(alpha));
-  else
-    c.mul_(beta).add_(torch::mm(a, b), alpha);
-}
 
 // ---- Row kernels
 // ---------------------------------------------------------------------------------
@@ -186,12 +148,12 @@ void forward_block(const Layout& L, const Block& blk, int64_t bh, int64_t window
                    const float* q, const float* k, const float* v, float* p, float* out,
                    bool with_softmax) {
   const int64_t R = blk.rows(), Kn = blk.keys(), ld = L.ld();
-  gemm_rm(false, true, R, Kn, L.Dh, scale, q + L.row(bh, blk.r0), ld, k + L.row(bh, blk.k0), ld,
+  sgemm_rowmajor(false, true, R, Kn, L.Dh, scale, q + L.row(bh, blk.r0), ld, k + L.row(bh, blk.k0), ld,
           0.0f, p, Kn);
   if (with_softmax)
     for (int64_t i = blk.r0; i < blk.r1; ++i)
       softmax_row(p + (i - blk.r0) * Kn, Kn, std::max<int64_t>(0, i - window) - blk.k0, i - blk.k0);
-  gemm_rm(false, false, R, L.Dh, Kn, 1.0f, p, Kn, v + L.row(bh, blk.k0), ld, 0.0f,
+  sgemm_rowmajor(false, false, R, L.Dh, Kn, 1.0f, p, Kn, v + L.row(bh, blk.k0), ld, 0.0f,
           out + L.row(bh, blk.r0), ld);
 }
 
@@ -205,15 +167,15 @@ void backward_head(const Layout& L, const Plan& plan, int64_t bh, float scale, c
     const int64_t R = blk.rows(), Kn = blk.keys();
     const float* p = p_head + blk.p_offset;  // (R, Kn)
     const float* dout_b = dout + L.row(bh, blk.r0);
-    gemm_rm(false, true, R, Kn, Dh, 1.0f, dout_b, ld, v + L.row(bh, blk.k0), ld, 0.0f, ds,
+    sgemm_rowmajor(false, true, R, Kn, Dh, 1.0f, dout_b, ld, v + L.row(bh, blk.k0), ld, 0.0f, ds,
             Kn);  // dP (R, Kn)
     if (with_softmax)
       for (int64_t i = 0; i < R; ++i) softmax_backward_row(p + i * Kn, ds + i * Kn, Kn);  // dS
-    gemm_rm(false, false, R, Dh, Kn, scale, ds, Kn, k + L.row(bh, blk.k0), ld, 0.0f,
+    sgemm_rowmajor(false, false, R, Dh, Kn, scale, ds, Kn, k + L.row(bh, blk.k0), ld, 0.0f,
             dq + L.row(bh, blk.r0), ld);
-    gemm_rm(true, false, Kn, Dh, R, scale, ds, Kn, q + L.row(bh, blk.r0), ld, 1.0f,
+    sgemm_rowmajor(true, false, Kn, Dh, R, scale, ds, Kn, q + L.row(bh, blk.r0), ld, 1.0f,
             dk + L.row(bh, blk.k0), ld);
-    gemm_rm(true, false, Kn, Dh, R, 1.0f, p, Kn, dout_b, ld, 1.0f, dv + L.row(bh, blk.k0), ld);
+    sgemm_rowmajor(true, false, Kn, Dh, R, 1.0f, p, Kn, dout_b, ld, 1.0f, dv + L.row(bh, blk.k0), ld);
   }
 }
 
