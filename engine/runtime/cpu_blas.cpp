@@ -20,8 +20,6 @@ SgemmFn blas_sgemm() {
 
 }  // namespace
 
-bool cpu_blas_direct() { return blas_sgemm() != nullptr; }
-
 // Column-major BLAS computes Cᵀ = op(B)ᵀ op(A)ᵀ: the row-major operands swap places.
 void sgemm_rowmajor(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {

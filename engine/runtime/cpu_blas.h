@@ -11,7 +11,4 @@ namespace gllm {
 void sgemm_rowmajor(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* A, int64_t lda,
                     const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
-// Whether sgemm_rowmajor calls the BLAS directly (false: the LibTorch fallback).
-bool cpu_blas_direct();
-
 }  // namespace gllm
