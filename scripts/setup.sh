@@ -9,6 +9,7 @@ packages=(
   libtorch-dev libopenblas0-openmp
   libeigen3-dev nlohmann-json3-dev libsentencepiece-dev libcli11-dev libgloo-dev
   xvfb xauth python3-torch ca-certificates
+  curl gpgv xz-utils debian-archive-keyring
 )
 
 missing=()
@@ -46,4 +47,10 @@ alt=liblapack.so.3-x86_64-linux-gnu
 openlapack=/usr/lib/x86_64-linux-gnu/openblas-openmp/liblapack.so.3
 if [ -e "$openlapack" ] && [ "$(readlink -f /etc/alternatives/$alt 2>/dev/null)" != "$(readlink -f $openlapack)" ]; then
   "${sudo_cmd[@]}" update-alternatives --set "$alt" "$openlapack"
+fi
+
+# Headers of a LibTorch 2.x (Debian trixie's libtorch-dev, signature-checked) for the build's
+# LibTorch 2.x compile check; without them (no network) that check is skipped, not failed.
+if ! "$(dirname "$0")/fetch-torch2-headers.sh"; then
+  echo "setup: no LibTorch 2.x headers; the LibTorch 2.x compile check will be skipped" >&2
 fi
