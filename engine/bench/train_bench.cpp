@@ -347,9 +347,8 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     // them): per layer its six (score and value forward, two each backward), timed alone in its
     // own blocks and threads without the softmax.
     {
-      auto probe = torch::empty({B, T, model->n_head(), model->head_dim()});
-      if (model->attention_kernel() == GPTImpl::AttentionKernel::Blocked ||
-          (model->attention_kernel() == GPTImpl::AttentionKernel::Auto && window_attention_supports(probe, probe, probe))) {
+      auto probe = torch::empty({B, T, model->n_head(), model->head_dim()});  // q, k, v as the step has them
+      if (model->attention_kernel_for(probe, probe, probe) == GPTImpl::AttentionKernel::Blocked) {
         for (int l = 0; l < model->n_layer(); ++l) {
           auto [sec, f] = window_attention_gemm_time(B * model->n_head(), T, model->head_dim(), model->window(l));
           bound_s += sec;

@@ -394,6 +394,13 @@ torch::Tensor GPTImpl::window_mask(int64_t T, int window, const torch::Device& d
   return mask;
 }
 
+GPTImpl::AttentionKernel GPTImpl::attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k,
+                                                       const torch::Tensor& v) const {
+  if (attention_kernel_ != AttentionKernel::Auto) return attention_kernel_;
+  if (q.is_cuda() && sdpa_available()) return AttentionKernel::Fused;
+  return window_attention_supports(q, k, v) ? AttentionKernel::Blocked : AttentionKernel::Matmul;
+}
+
 torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch::Tensor& idx) {
   auto& P = *parts_;
   auto& b = P.blocks[layer];
@@ -436,18 +443,7 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   };
   const int w = windows_[layer];
   torch::Tensor y;
-  AttentionKernel kernel = attention_kernel_;
-  if (kernel == AttentionKernel::Auto)
-    kernel = x.is_cuda() && sdpa_available()      ? AttentionKernel::Fused
-             : window_attention_supports(q, k, v) ? AttentionKernel::Blocked
-                                                  : AttentionKernel::Matmul;
-  if (kernel == AttentionKernel::Blocked) {
-    // Scores only for the keys each query block sees; q, k, v stay in (B, T, H, Dh): no transposes.
-    const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
-    q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;                 // (B, T, H, Dh)
-    y = window_attention(q.contiguous(), k.contiguous(), v.contiguous(), w, 1.0);  // (B, T, H, Dh)
-    return project(y.view({B, T, H * Dh}));
-  }
+  const AttentionKernel kernel = attention_kernel_for(q, k, v);
   if (kernel == AttentionKernel::Fused) {
     // The operator scales the scores by 1/√Dh itself; full causal attention needs no mask.
     if (q_coef.defined()) q = q * q_coef;  // (B, T, H, Dh)
@@ -460,10 +456,15 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
       y = sdpa(q, k, v, window_mask(T, w, x.device(), q.scalar_type()), /*is_causal=*/false);
     }
   } else {
+    const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
+    q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;  // (B, T, H, Dh)
+    if (kernel == AttentionKernel::Blocked) {
+      // Scores only for the keys each query block sees; q, k, v stay in (B, T, H, Dh): no transposes.
+      y = window_attention(q.contiguous(), k.contiguous(), v.contiguous(), w, 1.0);  // (B, T, H, Dh)
+      return project(y.view({B, T, H * Dh}));
+    }
     // The window mask enters as baddbmm's input: the scores are written once, with no separate
     // scale and mask passes over the (B·H, T, T) table.
-    const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
-    q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;                      // (B, T, H, Dh)
     auto qs = q.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
     auto ks = k.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
     auto vs = v.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)

@@ -134,6 +134,8 @@ class GPTImpl : public torch::nn::Module {
   enum class AttentionKernel { Auto, Fused, Blocked, Matmul };
   void set_attention_kernel(AttentionKernel kernel) { attention_kernel_ = kernel; }
   AttentionKernel attention_kernel() const { return attention_kernel_; }
+  // The kernel attention runs for these q, k, v (B, T, H, Dh): the one set, or what Auto picks.
+  AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) const;
 
   // Named tensors (parameters and saved buffers) for checkpoints.
   std::map<std::string, torch::Tensor> state_tensors() const;
