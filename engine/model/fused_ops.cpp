@@ -20,14 +20,13 @@ namespace kernels_portable {
 #include "engine/model/fused_ops_kernels.inc"
 }  // namespace kernels_portable
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef GLLM_HAVE_AVX2_KERNELS
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace kernels_avx2 {
 #include "engine/model/fused_ops_kernels.inc"
 }  // namespace kernels_avx2
 #pragma GCC pop_options
-#define GLLM_FUSED_AVX2 1
 #endif
 
 namespace {
@@ -46,7 +45,7 @@ std::atomic<bool>& enabled_flag() {
 }
 
 // Calls the AVX2 or the portable form of a kernel with the same arguments.
-#ifdef GLLM_FUSED_AVX2
+#ifdef GLLM_HAVE_AVX2_KERNELS
 #define GLLM_KERNEL(name, ...) \
   (kAvx2 ? kernels_avx2::name(__VA_ARGS__) : kernels_portable::name(__VA_ARGS__))
 #else

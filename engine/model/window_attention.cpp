@@ -24,7 +24,6 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 // ---- Row kernels
-// ---------------------------------------------------------------------------------
 
 // s[lo..hi] ← softmax(s[lo..hi]), the rest of the n entries ← 0.
 void softmax_row_scalar(float* s, int64_t n, int64_t lo, int64_t hi) {
@@ -103,10 +102,10 @@ void softmax_backward_row(const float* p, float* ds, int64_t n) {
 }
 
 // ---- The block plan
-// ------------------------------------------------------------------------------
 
-// Queries per block. Smaller blocks score fewer keys outside the window and keep a block's scores in
-// L1/L2; on 2 cores at T = 256, Dh = 32: 32 rows 9.4 k tok/s, 16 rows 9.2 k, 64 rows 8.6 k, 128 rows 7.3 k.
+// Queries per block. Smaller blocks score fewer keys outside the window and keep a block's scores
+// in L1/L2; on 2 cores at T = 256, Dh = 32: 32 rows 9.4 k tok/s, 16 rows 9.2 k, 64 rows 8.6 k, 128
+// rows 7.3 k.
 constexpr int64_t kBlockRows = window_attention_block_rows;
 
 // Queries [r0, r1) see keys [k0, k1); their probabilities sit at p_offset in a head's store.
@@ -148,13 +147,13 @@ void forward_block(const Layout& L, const Block& blk, int64_t bh, int64_t window
                    const float* q, const float* k, const float* v, float* p, float* out,
                    bool with_softmax) {
   const int64_t R = blk.rows(), Kn = blk.keys(), ld = L.ld();
-  sgemm_rowmajor(false, true, R, Kn, L.Dh, scale, q + L.row(bh, blk.r0), ld, k + L.row(bh, blk.k0), ld,
-          0.0f, p, Kn);
+  sgemm_rowmajor(false, true, R, Kn, L.Dh, scale, q + L.row(bh, blk.r0), ld, k + L.row(bh, blk.k0),
+                 ld, 0.0f, p, Kn);
   if (with_softmax)
     for (int64_t i = blk.r0; i < blk.r1; ++i)
       softmax_row(p + (i - blk.r0) * Kn, Kn, std::max<int64_t>(0, i - window) - blk.k0, i - blk.k0);
   sgemm_rowmajor(false, false, R, L.Dh, Kn, 1.0f, p, Kn, v + L.row(bh, blk.k0), ld, 0.0f,
-          out + L.row(bh, blk.r0), ld);
+                 out + L.row(bh, blk.r0), ld);
 }
 
 // Backward of every block of one (sequence·head): dq rows written, dk and dv rows accumulated (so
@@ -168,14 +167,15 @@ void backward_head(const Layout& L, const Plan& plan, int64_t bh, float scale, c
     const float* p = p_head + blk.p_offset;  // (R, Kn)
     const float* dout_b = dout + L.row(bh, blk.r0);
     sgemm_rowmajor(false, true, R, Kn, Dh, 1.0f, dout_b, ld, v + L.row(bh, blk.k0), ld, 0.0f, ds,
-            Kn);  // dP (R, Kn)
+                   Kn);  // dP (R, Kn)
     if (with_softmax)
       for (int64_t i = 0; i < R; ++i) softmax_backward_row(p + i * Kn, ds + i * Kn, Kn);  // dS
     sgemm_rowmajor(false, false, R, Dh, Kn, scale, ds, Kn, k + L.row(bh, blk.k0), ld, 0.0f,
-            dq + L.row(bh, blk.r0), ld);
+                   dq + L.row(bh, blk.r0), ld);
     sgemm_rowmajor(true, false, Kn, Dh, R, scale, ds, Kn, q + L.row(bh, blk.r0), ld, 1.0f,
-            dk + L.row(bh, blk.k0), ld);
-    sgemm_rowmajor(true, false, Kn, Dh, R, 1.0f, p, Kn, dout_b, ld, 1.0f, dv + L.row(bh, blk.k0), ld);
+                   dk + L.row(bh, blk.k0), ld);
+    sgemm_rowmajor(true, false, Kn, Dh, R, 1.0f, p, Kn, dout_b, ld, 1.0f, dv + L.row(bh, blk.k0),
+                   ld);
   }
 }
 
