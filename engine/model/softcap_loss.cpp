@@ -1,5 +1,5 @@
-// Fused soft-capped cross-entropy on the CPU: one row of V logits stays in cache while it is capped,
-// reduced and differentiated; the row kernels have AVX2+FMA forms picked from the CPU at load time.
+// Fused soft-capped cross-entropy on the CPU: one pass over each row of V logits caps, exponentiates,
+// sums and leaves the unnormalised gradient; the row kernels have AVX2+FMA forms picked at load time.
 #include "engine/model/softcap_loss.h"
 
 #include <ATen/Parallel.h>
@@ -22,6 +22,7 @@ using simd::exp_approx;
 #ifdef GLLM_HAVE_AVX2_KERNELS
 using simd::exp8;
 using simd::hmax8;
+using simd::hsum8;
 #endif
 
 // tanh(y): odd polynomial below |y| = 0.625, 1 − 2/(e^{2|y|} + 1) above (|y| clamped at 9, where
@@ -39,12 +40,14 @@ GLLM_ALWAYS_INLINE float tanh_approx(float y) {
 }
 
 // The row kernels. Each has a scalar form and, on x86-64, an AVX2+FMA form of the same formulas
-// eight lanes at a time, chosen once at load time from the CPU's feature bits.
-//   cap_row:      t_j = tanh(x_j / c), returns max_j (c·t_j + b_j)          (capped pass 1)
-//   cap_bias_row: x_j ← c·tanh(x_j / c) + b_j in place                      (evaluation logits)
-//   max_row:      returns max_j (x_j + b_j)                                  (uncapped pass 1)
-//   sum_exp_row:  returns Σ_j exp(a·t_j + b_j − shift)                       (pass 2)
-//   grad_row:     dx_j = g · exp(a·t_j + b_j − lse) · (capped ? 1 − t_j² : 1)  (backward)
+// eight lanes at a time, chosen once at load time from the CPU's feature bits. The forward pass
+// leaves in u the unnormalised gradient e_j·(1 − t_j²), e_j = exp(z_j − shift), so the backward
+// pass needs no elementwise pass over the (N, V) table of its own (x and u may be the same row):
+//   cap_row:      t_j = tanh(x_j / c), returns max_j (c·t_j + b_j)             (capped pass 1)
+//   cap_bias_row: x_j ← c·tanh(x_j / c) + b_j in place                         (evaluation logits)
+//   max_row:      returns max_j (x_j + b_j)                                     (uncapped pass 1)
+//   exp_row:      e_j = exp(a·t_j + b_j − shift), u_j = e_j·(capped ? 1 − t_j² : 1), returns Σ e_j
+//   cap_exp_row:  t_j = tanh(x_j / c), then exp_row with a = c: one pass under a fixed shift
 float cap_row_scalar(const float* x, float* t, const float* b, int64_t V, float cap, int64_t from = 0,
                      float m = -std::numeric_limits<float>::infinity()) {
   const float inv = 1.0f / cap;
@@ -63,17 +66,28 @@ float max_row_scalar(const float* x, const float* b, int64_t V, int64_t from = 0
   for (int64_t j = from; j < V; ++j) m = std::max(m, x[j] + b[j]);
   return m;
 }
-double sum_exp_row_scalar(const float* t, const float* b, int64_t V, float a, float shift, int64_t from = 0) {
+double exp_row_scalar(const float* t, const float* b, float* u, int64_t V, float a, bool capped, float shift,
+                      int64_t from = 0) {
   double s = 0;
-  for (int64_t j = from; j < V; ++j) s += exp_approx(a * t[j] + b[j] - shift);
+  for (int64_t j = from; j < V; ++j) {
+    const float tj = t[j];
+    const float e = exp_approx(a * tj + b[j] - shift);
+    s += e;
+    u[j] = capped ? e * (1.0f - tj * tj) : e;
+  }
   return s;
 }
-void grad_row_scalar(const float* t, const float* b, float* dx, int64_t V, float a, bool capped, float lse, float g,
-                     int64_t from = 0) {
+double cap_exp_row_scalar(const float* x, const float* b, float* u, int64_t V, float cap, float shift,
+                          int64_t from = 0) {
+  const float inv = 1.0f / cap;
+  double s = 0;
   for (int64_t j = from; j < V; ++j) {
-    const float p = g * exp_approx(a * t[j] + b[j] - lse);
-    dx[j] = capped ? p * (1.0f - t[j] * t[j]) : p;
+    const float tj = tanh_approx(x[j] * inv);
+    const float e = exp_approx(cap * tj + b[j] - shift);
+    s += e;
+    u[j] = e * (1.0f - tj * tj);
   }
+  return s;
 }
 
 #ifdef GLLM_HAVE_AVX2_KERNELS
@@ -121,33 +135,28 @@ GLLM_AVX2 float max_row_avx2(const float* x, const float* b, int64_t V) {
   return max_row_scalar(x, b, V, j, hmax8(m));
 }
 
-GLLM_AVX2 double sum_exp_row_avx2(const float* t, const float* b, int64_t V, float a, float shift) {
-  const __m256 av = _mm256_set1_ps(a), sh = _mm256_set1_ps(shift);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t j = 0;
-  for (; j + 16 <= V; j += 16) {
-    acc0 = _mm256_add_ps(acc0, exp8(_mm256_sub_ps(_mm256_fmadd_ps(av, _mm256_loadu_ps(t + j), _mm256_loadu_ps(b + j)), sh)));
-    acc1 = _mm256_add_ps(
-        acc1, exp8(_mm256_sub_ps(_mm256_fmadd_ps(av, _mm256_loadu_ps(t + j + 8), _mm256_loadu_ps(b + j + 8)), sh)));
-  }
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, _mm256_add_ps(acc0, acc1));
-  double s = 0;
-  for (float v : lanes) s += v;
-  return s + sum_exp_row_scalar(t, b, V, a, shift, j);
+// e = exp(a·t + b − shift) and u = e·(capped ? 1 − t² : 1) for eight lanes; adds e to the sum.
+GLLM_AVX2 GLLM_ALWAYS_INLINE void exp_lanes(__m256 t, const float* b, float* u, __m256 a, __m256 shift, bool capped,
+                                            __m256& sum) {
+  const __m256 e = exp8(_mm256_sub_ps(_mm256_fmadd_ps(a, t, _mm256_loadu_ps(b)), shift));
+  sum = _mm256_add_ps(sum, e);
+  _mm256_storeu_ps(u, capped ? _mm256_mul_ps(e, _mm256_fnmadd_ps(t, t, _mm256_set1_ps(1.0f))) : e);
 }
 
-GLLM_AVX2 void grad_row_avx2(const float* t, const float* b, float* dx, int64_t V, float a, bool capped, float lse,
-                             float g) {
-  const __m256 av = _mm256_set1_ps(a), l = _mm256_set1_ps(lse), gv = _mm256_set1_ps(g), one = _mm256_set1_ps(1.0f);
+GLLM_AVX2 double exp_row_avx2(const float* t, const float* b, float* u, int64_t V, float a, bool capped, float shift) {
+  const __m256 av = _mm256_set1_ps(a), sh = _mm256_set1_ps(shift);
+  __m256 sum = _mm256_setzero_ps();
   int64_t j = 0;
-  for (; j + 8 <= V; j += 8) {
-    const __m256 tj = _mm256_loadu_ps(t + j);
-    __m256 p = _mm256_mul_ps(gv, exp8(_mm256_sub_ps(_mm256_fmadd_ps(av, tj, _mm256_loadu_ps(b + j)), l)));
-    if (capped) p = _mm256_mul_ps(p, _mm256_fnmadd_ps(tj, tj, one));
-    _mm256_storeu_ps(dx + j, p);
-  }
-  grad_row_scalar(t, b, dx, V, a, capped, lse, g, j);
+  for (; j + 8 <= V; j += 8) exp_lanes(_mm256_loadu_ps(t + j), b + j, u + j, av, sh, capped, sum);
+  return static_cast<double>(hsum8(sum)) + exp_row_scalar(t, b, u, V, a, capped, shift, j);
+}
+
+GLLM_AVX2 double cap_exp_row_avx2(const float* x, const float* b, float* u, int64_t V, float cap, float shift) {
+  const __m256 inv = _mm256_set1_ps(1.0f / cap), c = _mm256_set1_ps(cap), sh = _mm256_set1_ps(shift);
+  __m256 sum = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 8 <= V; j += 8) exp_lanes(tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv)), b + j, u + j, c, sh, true, sum);
+  return static_cast<double>(hsum8(sum)) + cap_exp_row_scalar(x, b, u, V, cap, shift, j);
 }
 
 const bool kHaveAvx2 = simd::cpu_has_avx2_fma();
@@ -171,26 +180,33 @@ float max_row(const float* x, const float* b, int64_t V) {
 #endif
   return max_row_scalar(x, b, V);
 }
-double sum_exp_row(const float* t, const float* b, int64_t V, float a, float shift) {
+double exp_row(const float* t, const float* b, float* u, int64_t V, float a, bool capped, float shift) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kHaveAvx2) return sum_exp_row_avx2(t, b, V, a, shift);
+  if (kHaveAvx2) return exp_row_avx2(t, b, u, V, a, capped, shift);
 #endif
-  return sum_exp_row_scalar(t, b, V, a, shift);
+  return exp_row_scalar(t, b, u, V, a, capped, shift);
 }
-void grad_row(const float* t, const float* b, float* dx, int64_t V, float a, bool capped, float lse, float g) {
+double cap_exp_row(const float* x, const float* b, float* u, int64_t V, float cap, float shift) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kHaveAvx2) return grad_row_avx2(t, b, dx, V, a, capped, lse, g);
+  if (kHaveAvx2) return cap_exp_row_avx2(x, b, u, V, cap, shift);
 #endif
-  grad_row_scalar(t, b, dx, V, a, capped, lse, g);
+  return cap_exp_row_scalar(x, b, u, V, cap, shift);
 }
 
+// Capped logits z = c·tanh(x/c) + b lie in [−c + min b, c + max b], so c + max b bounds every row's
+// maximum: one pass suffices while the smallest e = exp(z − shift) stays a normal float, with room
+// for the factor 1 − t² (≥ 1e-8 at the clamp), i.e. while 2c + (max b − min b) ≤ 60.
+constexpr float kFixedShiftRange = 60.0f;
+
 struct Rows {
-  const float* x = nullptr;  // (N, V) raw logits
-  float* t = nullptr;        // (N, V) where tanh(x/c) goes (may be x itself); null: per-thread scratch
+  float* x = nullptr;        // (N, V) raw logits; overwritten by u when u is x
+  float* u = nullptr;        // (N, V) where e·(1 − t²) goes (may be x); null: per-thread scratch
   const float* b = nullptr;  // (V)
   const int64_t* y = nullptr;
-  float* lse = nullptr;  // (N)
-  float* nll = nullptr;  // (N)
+  float* lse = nullptr;       // (N) log Σ_j exp z_j
+  float* nll = nullptr;       // (N) lse − z_y, 0 where y < 0
+  float* inv_sum = nullptr;   // (N) 1 / Σ_j e_j: scales u to d nll / d x (may be null)
+  float* slope_y = nullptr;   // (N) dz_y / dx_y = 1 − t_y² (1 uncapped) (may be null)
   int64_t N = 0, V = 0;
   float cap = 0;  // ≤ 0: no cap
 };
@@ -204,124 +220,139 @@ void check_targets(const torch::Tensor& y, int64_t V) {
                   "model.vocab_size to the tokenizer's size)");
 }
 
-// Pass 1 and 2 of every row: lse_i and nll_i; capped rows leave tanh(x/c) in r.t.
+// Every row's lse, nll and the factors of its gradient; u_i gets e·(1 − t²) (uncapped: e). Capped rows
+// take one pass under the fixed shift c + max b when the bias range allows, two passes otherwise.
 void forward_rows(const Rows& r) {
   const bool capped = r.cap > 0;
+  float b_min = 0, b_max = 0;
+  if (r.V > 0) {
+    const auto [lo, hi] = std::minmax_element(r.b, r.b + r.V);
+    b_min = *lo;
+    b_max = *hi;
+  }
+  const bool one_pass = capped && 2.0f * r.cap + (b_max - b_min) <= kFixedShiftRange;
   at::parallel_for(0, r.N, 4, [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(capped && !r.t ? r.V : 0);
+    std::vector<float> scratch(r.u ? 0 : r.V);
     for (int64_t i = begin; i < end; ++i) {
-      const float* x = r.x + i * r.V;
-      const float* t = x;
-      float a = 1.0f, m;
-      if (capped) {
-        float* ti = r.t ? r.t + i * r.V : scratch.data();
-        m = cap_row(x, ti, r.b, r.V, r.cap);
-        t = ti;
-        a = r.cap;
-      } else {
-        m = max_row(x, r.b, r.V);
-      }
-      const float lse = m + static_cast<float>(std::log(sum_exp_row(t, r.b, r.V, a, m)));
-      r.lse[i] = lse;
+      float* x = r.x + i * r.V;
+      float* u = r.u ? r.u + i * r.V : scratch.data();
       const int64_t y = r.y[i];
-      r.nll[i] = y < 0 ? 0.0f : lse - (a * t[y] + r.b[y]);
+      float shift, t_y = 0;
+      double sum;
+      if (one_pass) {
+        if (y >= 0) t_y = tanh_approx(x[y] / r.cap);  // read before u overwrites the row
+        shift = r.cap + b_max;
+        sum = cap_exp_row(x, r.b, u, r.V, r.cap, shift);
+      } else {
+        shift = capped ? cap_row(x, u, r.b, r.V, r.cap) : max_row(x, r.b, r.V);  // capped: t in u
+        const float* t = capped ? u : x;
+        if (y >= 0) t_y = t[y];
+        sum = exp_row(t, r.b, u, r.V, capped ? r.cap : 1.0f, capped, shift);
+      }
+      const float lse = shift + static_cast<float>(std::log(sum));
+      r.lse[i] = lse;
+      r.nll[i] = y < 0 ? 0.0f : lse - ((capped ? r.cap * t_y : t_y) + r.b[y]);
+      if (r.inv_sum) r.inv_sum[i] = static_cast<float>(1.0 / sum);
+      if (r.slope_y) r.slope_y[i] = capped ? 1.0f - t_y * t_y : 1.0f;
     }
   });
 }
 
-// nats (N) and lse (N) of the rows of x (N, V); capped rows leave tanh(x/c) in t (null: scratch).
-std::pair<torch::Tensor, torch::Tensor> row_nats(const float* x, float* t, const torch::Tensor& y,
-                                                 const torch::Tensor& bias, double cap, int64_t N, int64_t V) {
-  auto nll = torch::empty({N}, bias.options());  // (N)
+// What a forward pass leaves for its backward: per row (N) the nats, 1/Σe and 1 − t_y².
+struct RowStats {
+  torch::Tensor nll, inv_sum, slope_y;
+};
+
+// The rows of x (N, V): their nats and, when u is given, e·(1 − t²) in u (which may be x) and the
+// gradient factors; without u the rows go through per-thread scratch and x is left alone.
+RowStats row_nats(float* x, float* u, const torch::Tensor& y, const torch::Tensor& bias, double cap, int64_t N,
+                  int64_t V) {
+  RowStats s;
+  s.nll = torch::empty({N}, bias.options());  // (N)
   auto lse = torch::empty({N}, bias.options());  // (N)
-  forward_rows({x, t, bias.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(), nll.data_ptr<float>(),
-                N, V, static_cast<float>(cap)});
-  return {nll, lse};
+  if (u) {
+    s.inv_sum = torch::empty({N}, bias.options());  // (N)
+    s.slope_y = torch::empty({N}, bias.options());  // (N)
+  }
+  forward_rows({x, u, bias.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(), s.nll.data_ptr<float>(),
+                u ? s.inv_sum.data_ptr<float>() : nullptr, u ? s.slope_y.data_ptr<float>() : nullptr, N, V,
+                static_cast<float>(cap)});
+  return s;
 }
 
-// The output layer's logits h·Wᵀ into buffer (N, V), then their nats, the capped table left in place.
-std::pair<torch::Tensor, torch::Tensor> linear_nats(torch::Tensor& buffer, const torch::Tensor& h,
-                                                    const torch::Tensor& W, const torch::Tensor& y,
-                                                    const torch::Tensor& bias, double cap) {
+// The output layer's logits h·Wᵀ into buffer (N, V), then their nats; with keep, the buffer is left
+// holding e·(1 − t²).
+RowStats linear_nats(torch::Tensor& buffer, const torch::Tensor& h, const torch::Tensor& W, const torch::Tensor& y,
+                     const torch::Tensor& bias, double cap, bool keep) {
   at::mm_out(buffer, h, W.t());  // (N, V) logits
   float* x = buffer.data_ptr<float>();
-  return row_nats(x, cap > 0 ? x : nullptr, y, bias, cap, buffer.size(0), buffer.size(1));
+  return row_nats(x, keep ? x : nullptr, y, bias, cap, buffer.size(0), buffer.size(1));
 }
 
-// d nats_i / d x_ij · g_i for every row from the kept t (tanh(x/c), or x uncapped); dx may be t.
-void backward_rows(const torch::Tensor& kept, const torch::Tensor& bias, const torch::Tensor& y,
-                   const torch::Tensor& lse, const torch::Tensor& g, float cap, float* dx) {
-  const int64_t N = kept.size(0), V = kept.size(1);
-  const float* t = kept.data_ptr<float>();
-  const float* b = bias.data_ptr<float>();
-  const int64_t* yy = y.data_ptr<int64_t>();
-  const float* ls = lse.data_ptr<float>();
-  const float* gg = g.data_ptr<float>();
-  const bool capped = cap > 0;
-  at::parallel_for(0, N, 4, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      float* di = dx + i * V;
-      const float* ti = t + i * V;
-      const int64_t target = yy[i];
-      if (target < 0) {
-        std::fill(di, di + V, 0.0f);
-        continue;
-      }
-      const float t_target = ti[target];  // read before the row is overwritten in place
-      grad_row(ti, b, di, V, capped ? cap : 1.0f, capped, ls[i], gg[i]);
-      di[target] -= capped ? gg[i] * (1.0f - t_target * t_target) : gg[i];
-    }
-  });
+// d nll_i / d x_ij · g_i = r_i·u_ij − s_i·[j = y_i] with r = g/Σe and s = g·(1 − t_y²), both zero where
+// y < 0. Returns r (N) and s (N), and the targets clamped to valid rows (N) for gathering.
+struct GradFactors {
+  torch::Tensor row_scale, target_scale, target;
+};
+GradFactors grad_factors(const torch::Tensor& g, const torch::Tensor& y, const torch::Tensor& inv_sum,
+                         const torch::Tensor& slope_y) {
+  auto valid = (y >= 0).to(g.scalar_type());             // (N)
+  auto gv = g * valid;                                    // (N)
+  return {gv * inv_sum, gv * slope_y, y.clamp_min(0)};
 }
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// nats from logits x (N, V): the capped table goes to a new buffer (x may be used elsewhere).
+// nats from logits x (N, V): e·(1 − t²) goes to a new table (x may be used elsewhere).
 class SoftcapNll : public torch::autograd::Function<SoftcapNll> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& y, double cap,
                                const torch::Tensor& bias) {
-    torch::Tensor kept = cap > 0 ? torch::empty_like(x) : x;  // (N, V) tanh(x/c), or x itself
-    auto [nll, lse] = row_nats(x.data_ptr<float>(), cap > 0 ? kept.data_ptr<float>() : nullptr, y, bias, cap,
-                               x.size(0), x.size(1));
-    ctx->save_for_backward({kept, y, lse, bias});
-    ctx->saved_data["cap"] = cap;
-    return nll;
+    auto kept = torch::empty_like(x);  // (N, V) e·(1 − t²)
+    RowStats s = row_nats(x.data_ptr<float>(), kept.data_ptr<float>(), y, bias, cap, x.size(0), x.size(1));
+    ctx->save_for_backward({kept, y, s.inv_sum, s.slope_y});
+    return s.nll;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto saved = ctx->get_saved_variables();
+    const auto& kept = saved[0];
     auto g = grads[0].to(torch::kFloat).contiguous();  // (N)
-    auto dx = torch::empty_like(saved[0]);            // (N, V)
-    backward_rows(saved[0], saved[3], saved[1], saved[2], g, static_cast<float>(ctx->saved_data["cap"].toDouble()),
-                  dx.data_ptr<float>());
+    GradFactors f = grad_factors(g, saved[1], saved[2], saved[3]);
+    auto dx = kept * f.row_scale.unsqueeze(1);  // (N, V)
+    const int64_t N = dx.size(0), V = dx.size(1);
+    float* d = dx.data_ptr<float>();
+    const int64_t* yy = f.target.data_ptr<int64_t>();
+    const float* s = f.target_scale.data_ptr<float>();
+    for (int64_t i = 0; i < N; ++i) d[i * V + yy[i]] -= s[i];
     return {dx, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
-// nats from the final hidden states h (N, d) and the output layer W (V, d): the logits, their
-// capped table and their gradient share one (N, V) workspace buffer, overwritten in place.
+// nats from the final hidden states h (N, d) and the output layer W (V, d): the logits and then
+// e·(1 − t²) share one (N, V) workspace buffer; the backward pass is the buffer's two products with
+// their rows scaled, and a correction at the targets.
 class LinearSoftcapNll : public torch::autograd::Function<LinearSoftcapNll> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& h, const torch::Tensor& W,
                                const torch::Tensor& y, double cap, const torch::Tensor& bias, torch::Tensor buffer) {
-    auto [nll, lse] = linear_nats(buffer, h, W, y, bias, cap);
-    ctx->save_for_backward({h, W, buffer, y, lse, bias});
-    ctx->saved_data["cap"] = cap;
-    return nll;
+    RowStats s = linear_nats(buffer, h, W, y, bias, cap, /*keep=*/true);
+    ctx->save_for_backward({h, W, buffer, y, s.inv_sum, s.slope_y});
+    return s.nll;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto saved = ctx->get_saved_variables();
-    const auto &h = saved[0], &W = saved[1], &buffer = saved[2];
+    const auto &h = saved[0], &W = saved[1], &kept = saved[2];
     auto g = grads[0].to(torch::kFloat).contiguous();  // (N)
-    // The kept table becomes d loss / d logits row by row (a second backward would find it spent).
-    backward_rows(buffer, saved[5], saved[3], saved[4], g, static_cast<float>(ctx->saved_data["cap"].toDouble()),
-                  buffer.data_ptr<float>());
+    GradFactors f = grad_factors(g, saved[3], saved[4], saved[5]);
+    auto ts = f.target_scale.unsqueeze(1);  // (N, 1)
     torch::Tensor dh, dW;
-    if (ctx->needs_input_grad(0)) dh = torch::mm(buffer, W);      // (N, d)
-    if (ctx->needs_input_grad(1)) dW = torch::mm(buffer.t(), h);  // (V, d)
+    if (ctx->needs_input_grad(0))
+      dh = torch::mm(kept, W).mul_(f.row_scale.unsqueeze(1)).sub_(W.index_select(0, f.target) * ts);  // (N, d)
+    if (ctx->needs_input_grad(1))
+      dW = torch::mm(kept.t(), h * f.row_scale.unsqueeze(1)).index_add_(0, f.target, h * (-ts));  // (V, d)
     return {dh, dW, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
@@ -367,7 +398,7 @@ torch::Tensor softcapped_nll(const torch::Tensor& logits, const torch::Tensor& t
   auto [y, b] = prepare(targets, bias, N, V, x.options());
   if (torch::GradMode::is_enabled() && x.requires_grad()) return SoftcapNll::apply(x, y, cap, b);
   // Evaluation: no graph, no kept table; rows are capped into per-thread scratch.
-  return row_nats(x.data_ptr<float>(), nullptr, y, b, cap, N, V).first;
+  return row_nats(x.data_ptr<float>(), nullptr, y, b, cap, N, V).nll;
 }
 
 void softcap_logits_(torch::Tensor& logits, double cap, const torch::Tensor& bias) {
@@ -400,7 +431,7 @@ torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Te
   if (torch::GradMode::is_enabled() && (h.requires_grad() || weight.requires_grad()))
     return LinearSoftcapNll::apply(h, weight, y, cap, b, buffer);
   torch::NoGradGuard no_grad;
-  return linear_nats(buffer, h, weight, y, b, cap).first;
+  return linear_nats(buffer, h, weight, y, b, cap, /*keep=*/false).nll;
 }
 
 }  // namespace gllm

@@ -1,5 +1,5 @@
-// Fused soft-capped cross-entropy: −log softmax(c·tanh(x/c) + b)[y] per row, forward and backward
-// in two passes over each row, without materialising the capped logits, their softmax or one-hots.
+// Fused soft-capped cross-entropy: −log softmax(c·tanh(x/c) + b)[y] per row in one pass over each row
+// (two when the bias is too wide for a fixed shift), without materialising capped logits or one-hots.
 #pragma once
 // LibTorch header: engine .cpp files and tests only (see DESIGN.md).
 #include <torch/torch.h>
@@ -22,7 +22,7 @@ void softcap_logits_(torch::Tensor& logits, double cap, const torch::Tensor& bia
 // Whether the fused functions handle a tensor like this (CPU, fp32, 2-D).
 bool softcapped_nll_supports(const torch::Tensor& t);
 
-// A reusable (N, V) fp32 buffer for the output layer's logits, capped table and gradient. Blocks this
+// A reusable (N, V) fp32 buffer for the output layer's logits and their unnormalised gradient. Blocks this
 // large are otherwise mapped and faulted in afresh by every allocation; the buffer is reused while no
 // pending graph holds it and replaced when the shape changes.
 class LogitWorkspace {
@@ -36,7 +36,7 @@ class LogitWorkspace {
 
 // The output layer and the loss in one: nats of softcap(hidden · weightᵀ) + bias, as softcapped_nll,
 // hidden (N, d) and weight (V, d) fp32 on the CPU; gradients flow to both. The logits live only in
-// the workspace; one backward per forward (the buffer holds the gradient after it).
+// the workspace, which then holds e·(1 − t²) for the backward pass (its two products).
 torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& weight,
                                     const torch::Tensor& targets, double cap, const torch::Tensor& bias,
                                     LogitWorkspace& workspace);

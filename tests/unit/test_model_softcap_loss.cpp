@@ -24,13 +24,14 @@ struct Case {
   torch::Tensor x, y, b, w;  // logits (N, V), targets (N), bias (V), per-row weights (N)
 };
 
-Case make_case(int64_t N, int64_t V, double spread, bool bias, int64_t seed) {
+// bias_spread: standard deviation of the bias (0: no bias).
+Case make_case(int64_t N, int64_t V, double spread, double bias_spread, int64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   Case c;
   c.x = torch::empty({N, V}).normal_(0.0, spread, gen);
   c.y = torch::randint(0, V, {N}, gen, torch::kLong);
   c.y[1] = -1;  // an ignored position
-  if (bias) c.b = torch::empty({V}).normal_(0.0, 0.7, gen);
+  if (bias_spread > 0) c.b = torch::empty({V}).normal_(0.0, bias_spread, gen);
   c.w = torch::empty({N}).uniform_(0.5, 2.0, gen);
   return c;
 }
@@ -42,19 +43,22 @@ class TestSoftcapLoss : public QObject {
  private slots:
   void matchesReferenceValuesAndGradients_data() {
     QTest::addColumn<double>("cap");
-    QTest::addColumn<bool>("bias");
+    QTest::addColumn<double>("bias");
     QTest::addColumn<double>("spread");
     QTest::addColumn<int>("vocab");
-    QTest::newRow("cap 15, baseline logits") << 15.0 << false << 3.0 << 8192;
-    QTest::newRow("cap 15, large logits saturate") << 15.0 << false << 60.0 << 1000;
-    QTest::newRow("cap 15 with a tilt bias") << 15.0 << true << 5.0 << 517;
-    QTest::newRow("cap 2, odd vocabulary") << 2.0 << false << 1.0 << 37;
-    QTest::newRow("no cap") << 0.0 << false << 4.0 << 300;
-    QTest::newRow("no cap with bias") << 0.0 << true << 4.0 << 19;
+    // Capped rows take one pass under a fixed shift unless 2c + the bias range exceeds 60.
+    QTest::newRow("cap 15, baseline logits") << 15.0 << 0.0 << 3.0 << 8192;
+    QTest::newRow("cap 15, large logits saturate") << 15.0 << 0.0 << 60.0 << 1000;
+    QTest::newRow("cap 15 with a tilt bias") << 15.0 << 0.7 << 5.0 << 517;
+    QTest::newRow("cap 15, bias too wide for one pass") << 15.0 << 12.0 << 30.0 << 517;
+    QTest::newRow("cap 28, just inside one pass") << 28.0 << 0.3 << 80.0 << 2000;
+    QTest::newRow("cap 2, odd vocabulary") << 2.0 << 0.0 << 1.0 << 37;
+    QTest::newRow("no cap") << 0.0 << 0.0 << 4.0 << 300;
+    QTest::newRow("no cap with bias") << 0.0 << 0.7 << 4.0 << 19;
   }
   void matchesReferenceValuesAndGradients() {
     QFETCH(double, cap);
-    QFETCH(bool, bias);
+    QFETCH(double, bias);
     QFETCH(double, spread);
     QFETCH(int, vocab);
     auto c = make_case(13, vocab, spread, bias, 7 + vocab);
@@ -78,7 +82,7 @@ class TestSoftcapLoss : public QObject {
   }
 
   void evaluationWithoutGraphGivesTheSameNats() {
-    auto c = make_case(9, 4096, 3.0, true, 3);
+    auto c = make_case(9, 4096, 3.0, 0.7, 3);
     auto with_graph = softcapped_nll(c.x.clone().requires_grad_(true), c.y, 15.0, c.b).detach();
     torch::NoGradGuard ng;
     auto without = softcapped_nll(c.x, c.y, 15.0, c.b);
@@ -87,7 +91,7 @@ class TestSoftcapLoss : public QObject {
 
   void gradientMatchesFiniteDifferences() {
     // Independent of ATen's tanh/log_softmax: central differences of the fused value itself.
-    auto c = make_case(3, 11, 6.0, true, 5);
+    auto c = make_case(3, 11, 6.0, 0.7, 5);
     auto x = c.x.clone().requires_grad_(true);
     softcapped_nll(x, c.y, 4.0, c.b).sum().backward();
     torch::NoGradGuard ng;
@@ -148,7 +152,7 @@ class TestSoftcapLoss : public QObject {
 
   void evaluationLogitsInOnePass() {
     for (double cap : {15.0, 0.0}) {
-      auto c = make_case(7, 517, 20.0, true, 13);
+      auto c = make_case(7, 517, 20.0, 0.7, 13);
       auto ref = cap > 0 ? cap * torch::tanh(c.x.to(torch::kDouble) / cap) : c.x.to(torch::kDouble);
       ref = ref + c.b.to(torch::kDouble);
       auto z = c.x.clone();
@@ -160,7 +164,7 @@ class TestSoftcapLoss : public QObject {
   }
 
   void targetOutsideTheVocabularyIsAClearError() {
-    auto c = make_case(4, 10, 1.0, false, 2);
+    auto c = make_case(4, 10, 1.0, 0.0, 2);
     c.y[2] = 10;
     try {
       softcapped_nll(c.x, c.y, 15.0);
