@@ -1,6 +1,10 @@
 # Third-party dependencies: LibTorch, Eigen, nlohmann_json, sentencepiece, CLI11, and Qt 6 (optional).
 # Every package here is installed by scripts/setup.sh (Debian) or carried by scripts/device-check.sh.
 find_package(Torch REQUIRED)
+# ATen's at::parallel_for is an inline template that forks only in code compiled with OpenMP (this
+# LibTorch's threading backend); without it the engine's own kernels would run on one thread.
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+list(APPEND TORCH_LIBRARIES OpenMP::OpenMP_CXX)
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
 find_package(nlohmann_json 3.2 REQUIRED)
 find_package(CLI11 REQUIRED)
@@ -27,6 +31,12 @@ if(GLLM_BUILD_GUI OR GLLM_BUILD_TESTS)
   endif()
 endif()
 if(GLLM_BUILD_GUI AND NOT (TARGET Qt6::Widgets AND TARGET Qt6::Charts))
+  if(GLLM_REQUIRE_GUI)
+    # Qt6Charts' CMake package needs Qt6OpenGL's (libqt6opengl6-dev), which qt6-charts-dev does not pull in.
+    message(FATAL_ERROR "GLLM: Qt 6 Widgets/Charts/Svg not found, so the workbench and its GUI tests cannot "
+                        "be built; run scripts/setup.sh (qt6-base-dev qt6-charts-dev qt6-svg-dev "
+                        "libqt6opengl6-dev), or configure with -DGLLM_REQUIRE_GUI=OFF for the engine and CLI only")
+  endif()
   message(STATUS "GLLM: Qt 6 Widgets/Charts not found — building the engine and CLI only")
   set(GLLM_BUILD_GUI OFF CACHE BOOL "Build the Qt 6 workbench" FORCE)
 endif()

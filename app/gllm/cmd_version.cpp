@@ -24,6 +24,7 @@ gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
                              {"blas_detail", info.blas_detail},
                              {"blas_library", info.blas_library},
                              {"threads", info.threads},
+                             {"kernel_threads", info.kernel_threads},
                              {"cores", info.cores},
                              {"cuda", info.cuda_available},
                              {"cuda_devices", info.cuda_devices},
@@ -36,7 +37,8 @@ gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
     std::cout << "gllm " << info.project_version << "\n"
               << "LibTorch " << info.torch_version << "\n"
               << "BLAS     " << info.blas << " (" << info.blas_detail << ")\n"
-              << "threads  " << info.threads << " of " << info.cores << " cores\n"
+              << "threads  " << info.threads << " of " << info.cores << " cores (engine kernels on "
+              << info.kernel_threads << ")\n"
               << "CUDA     " << (info.cuda_available ? std::to_string(info.cuda_devices) + " device(s)" : "not available")
               << (scale.cuda_build ? " (CUDA build)" : "") << "\n"
               << "c10d     " << (scale.gloo ? "Gloo" : "no Gloo") << ", " << (scale.nccl ? "NCCL" : "no NCCL") << "\n"

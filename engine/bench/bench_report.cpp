@@ -94,6 +94,7 @@ nlohmann::json machine_info() {
   j["cpu_model"] = cpu_model();
   j["cores"] = r.cores;
   j["threads"] = r.threads;
+  j["kernel_threads"] = r.kernel_threads;
   j["blas"] = r.blas;
   j["blas_detail"] = r.blas_detail;
   j["blas_library"] = r.blas_library;

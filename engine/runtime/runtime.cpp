@@ -7,9 +7,12 @@
 #include <sched.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace gllm {
@@ -81,11 +84,23 @@ std::string mapped_blas_library() {
 
 }  // namespace
 
+int kernel_threads() {
+  std::mutex mutex;
+  std::set<int> seen;
+  // One iteration per chunk: every thread of the pool gets a share when the loop forks at all.
+  at::parallel_for(0, 4 * std::max(1, at::get_num_threads()), 1, [&](int64_t, int64_t) {
+    std::lock_guard<std::mutex> lock(mutex);
+    seen.insert(at::get_thread_num());
+  });
+  return static_cast<int>(seen.size());
+}
+
 RuntimeInfo runtime_info() {
   RuntimeInfo info;
   info.project_version = GLLM_VERSION;
   info.torch_version = TORCH_VERSION;
   info.threads = at::get_num_threads();
+  info.kernel_threads = kernel_threads();
   info.cores = available_cores();
   info.cuda_available = torch::cuda::is_available();
   info.cuda_devices = info.cuda_available ? static_cast<int>(torch::cuda::device_count()) : 0;

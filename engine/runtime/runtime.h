@@ -12,6 +12,7 @@ struct RuntimeInfo {
   std::string blas_detail;   // openblas_get_config() text or the loaded library path
   std::string blas_library;  // resolved path of the BLAS shared object in this process
   int threads = 0;           // intra-op threads LibTorch uses now
+  int kernel_threads = 0;    // threads the engine's own parallel loops run on (measured)
   int cores = 0;             // cores this process may run on
   bool cuda_available = false;
   int cuda_devices = 0;
@@ -35,6 +36,11 @@ void configure_allocator();
 // read at the child's start-up), so a program this process times runs on the same heap policy;
 // empty when GLLM_KEEP_HEAP=0 or off glibc.
 std::string allocator_tunables();
+
+// Threads an at::parallel_for in the engine's own code runs on now, counted by running one: ATen's
+// loop forks only where the calling code was compiled with OpenMP, so this equals `threads` in a
+// correct build and 1 in one that lost its OpenMP flags.
+int kernel_threads();
 
 // Cores the process may run on (sched_getaffinity), at least 1.
 int available_cores();

@@ -19,6 +19,8 @@ class TestCliBasics : public QObject {
               j["blas_detail"].get<std::string>() + "); install libopenblas0-openmp").c_str());
     QVERIFY(j["threads"].get<int>() >= 1);
     QCOMPARE(j["threads"].get<int>(), j["cores"].get<int>());  // all cores by default
+    // The engine's own parallel loops fork too (they run serially where OpenMP flags were lost).
+    QCOMPARE(j["kernel_threads"].get<int>(), j["threads"].get<int>());
     QVERIFY(j.contains("torch") && j.contains("cuda"));
     // Scaling out: Debian's LibTorch has Gloo (the 2-process test relies on it) and the attention
     // operator the model calls on CUDA (found by name at run time).
@@ -31,6 +33,16 @@ class TestCliBasics : public QObject {
     auto r = run_cli({"version", "--json"}, {"GLLM_THREADS=1"});
     QCOMPARE(r.exit_code, 0);
     QCOMPARE(nlohmann::json::parse(r.out)["threads"].get<int>(), 1);
+    QCOMPARE(nlohmann::json::parse(r.out)["kernel_threads"].get<int>(), 1);
+  }
+  void kernelsForkOnTwoThreadsEvenOnOneCore() {
+    // Two threads asked for explicitly, so the check holds on a single-core machine as well.
+    auto r = run_cli({"version", "--json", "--threads", "2"});
+    QCOMPARE(r.exit_code, 0);
+    auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j["threads"].get<int>(), 2);
+    QVERIFY2(j["kernel_threads"].get<int>() == 2, "the engine's at::parallel_for loops run on one thread: its "
+                                                  "sources were compiled without OpenMP (see GllmDependencies.cmake)");
   }
   void unknownSubcommandFails() {
     auto r = run_cli({"frobnicate"});
