@@ -155,7 +155,10 @@ GLLM_AVX2 double cap_exp_row_avx2(const float* x, const float* b, float* u, int6
   const __m256 inv = _mm256_set1_ps(1.0f / cap), c = _mm256_set1_ps(cap), sh = _mm256_set1_ps(shift);
   __m256 sum = _mm256_setzero_ps();
   int64_t j = 0;
-  for (; j + 8 <= V; j += 8) exp_lanes(tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv)), b + j, u + j, c, sh, true, sum);
+  for (; j + 8 <= V; j += 8) {
+    const __m256 t = tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv));
+    exp_lanes(t, b + j, u + j, c, sh, /*capped=*/true, sum);
+  }
   return static_cast<double>(hsum8(sum)) + cap_exp_row_scalar(x, b, u, V, cap, shift, j);
 }
 
@@ -301,6 +304,23 @@ GradFactors grad_factors(const torch::Tensor& g, const torch::Tensor& y, const t
   return {gv * inv_sum, gv * slope_y, y.clamp_min(0)};
 }
 
+// The transpose of a contiguous fp32 (R, C) matrix as a new contiguous (C, R) one, in 32 × 32 tiles
+// that stay in cache (a strided copy walks one of the two with a stride of a whole row per element).
+torch::Tensor transpose_rows(const torch::Tensor& a) {
+  const int64_t R = a.size(0), C = a.size(1);
+  auto out = torch::empty({C, R}, a.options());  // (C, R)
+  const float* src = a.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  constexpr int64_t kTile = 32;
+  at::parallel_for(0, (C + kTile - 1) / kTile, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t cb = begin * kTile; cb < std::min(C, end * kTile); cb += kTile)
+      for (int64_t rb = 0; rb < R; rb += kTile)
+        for (int64_t c = cb; c < std::min(C, cb + kTile); ++c)
+          for (int64_t r = rb; r < std::min(R, rb + kTile); ++r) dst[c * R + r] = src[r * C + c];
+  });
+  return out;
+}
+
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
@@ -348,11 +368,18 @@ class LinearSoftcapNll : public torch::autograd::Function<LinearSoftcapNll> {
     auto g = grads[0].to(torch::kFloat).contiguous();  // (N)
     GradFactors f = grad_factors(g, saved[3], saved[4], saved[5]);
     auto ts = f.target_scale.unsqueeze(1);  // (N, 1)
+    // The products come back fp32 even where an autocast scope made them in a lower precision.
     torch::Tensor dh, dW;
-    if (ctx->needs_input_grad(0))
-      dh = torch::mm(kept, W).mul_(f.row_scale.unsqueeze(1)).sub_(W.index_select(0, f.target) * ts);  // (N, d)
-    if (ctx->needs_input_grad(1))
-      dW = torch::mm(kept.t(), h * f.row_scale.unsqueeze(1)).index_add_(0, f.target, h * (-ts));  // (V, d)
+    if (ctx->needs_input_grad(0)) {
+      dh = torch::mm(kept, W).to(torch::kFloat).mul_(f.row_scale.unsqueeze(1));  // (N, d)
+      dh.sub_(W.index_select(0, f.target) * ts);
+    }
+    if (ctx->needs_input_grad(1)) {
+      // (h·r)ᵀ·kept, then transposed: OpenBLAS packs kept's rows as they lie, much faster than keptᵀ's.
+      auto dW_t = torch::mm((h * f.row_scale.unsqueeze(1)).t(), kept).to(torch::kFloat).contiguous();  // (d, V)
+      dW = transpose_rows(dW_t);  // (V, d)
+      dW.index_add_(0, f.target, h * (-ts));
+    }
     return {dh, dW, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
