@@ -10,7 +10,8 @@ build=${GLLM_BUILD_DIR:-$root/build}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${GLLM_CMAKE_ARGS:-}
+  # The README's commands build the workbench: a missing Qt package is an error, not a silent CLI-only build.
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGLLM_REQUIRE_GUI=ON ${GLLM_CMAKE_ARGS:-}
 fi
 jobs=${GLLM_JOBS:-$(nproc)}
 echo "build: ninja -j$jobs in $build"

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache git
-  qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
   libtorch-dev libopenblas0-openmp
   libeigen3-dev nlohmann-json3-dev libsentencepiece-dev libcli11-dev libgloo-dev
   xvfb xauth python3-torch ca-certificates
