@@ -206,8 +206,7 @@ struct Rows {
   float* u = nullptr;        // (N, V) where e·(1 − t²) goes (may be x); null: per-thread scratch
   const float* b = nullptr;  // (V)
   const int64_t* y = nullptr;
-  float* lse = nullptr;       // (N) log Σ_j exp z_j
-  float* nll = nullptr;       // (N) lse − z_y, 0 where y < 0
+  float* nll = nullptr;       // (N) log Σ_j exp z_j − z_y, 0 where y < 0
   float* inv_sum = nullptr;   // (N) 1 / Σ_j e_j: scales u to d nll / d x (may be null)
   float* slope_y = nullptr;   // (N) dz_y / dx_y = 1 − t_y² (1 uncapped) (may be null)
   int64_t N = 0, V = 0;
@@ -223,7 +222,7 @@ void check_targets(const torch::Tensor& y, int64_t V) {
                   "model.vocab_size to the tokenizer's size)");
 }
 
-// Every row's lse, nll and the factors of its gradient; u_i gets e·(1 − t²) (uncapped: e). Capped rows
+// Every row's nll and the factors of its gradient; u_i gets e·(1 − t²) (uncapped: e). Capped rows
 // take one pass under the fixed shift c + max b when the bias range allows, two passes otherwise.
 void forward_rows(const Rows& r) {
   const bool capped = r.cap > 0;
@@ -253,7 +252,6 @@ void forward_rows(const Rows& r) {
         sum = exp_row(t, r.b, u, r.V, capped ? r.cap : 1.0f, capped, shift);
       }
       const float lse = shift + static_cast<float>(std::log(sum));
-      r.lse[i] = lse;
       r.nll[i] = y < 0 ? 0.0f : lse - ((capped ? r.cap * t_y : t_y) + r.b[y]);
       if (r.inv_sum) r.inv_sum[i] = static_cast<float>(1.0 / sum);
       if (r.slope_y) r.slope_y[i] = capped ? 1.0f - t_y * t_y : 1.0f;
@@ -272,12 +270,11 @@ RowStats row_nats(float* x, float* u, const torch::Tensor& y, const torch::Tenso
                   int64_t V) {
   RowStats s;
   s.nll = torch::empty({N}, bias.options());  // (N)
-  auto lse = torch::empty({N}, bias.options());  // (N)
   if (u) {
     s.inv_sum = torch::empty({N}, bias.options());  // (N)
     s.slope_y = torch::empty({N}, bias.options());  // (N)
   }
-  forward_rows({x, u, bias.data_ptr<float>(), y.data_ptr<int64_t>(), lse.data_ptr<float>(), s.nll.data_ptr<float>(),
+  forward_rows({x, u, bias.data_ptr<float>(), y.data_ptr<int64_t>(), s.nll.data_ptr<float>(),
                 u ? s.inv_sum.data_ptr<float>() : nullptr, u ? s.slope_y.data_ptr<float>() : nullptr, N, V,
                 static_cast<float>(cap)});
   return s;
