@@ -49,8 +49,8 @@ inline bool cpu_has_avx2_fma() {
 
 #ifdef GLLM_HAVE_AVX2_KERNELS
 
-GLLM_AVX2 inline __m256 exp8(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+// exp8 for arguments already known to lie in [−87, 88] (no clamp).
+GLLM_AVX2 GLLM_ALWAYS_INLINE __m256 exp8_in_range(__m256 x) {
   const __m256 n = _mm256_floor_ps(
       _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
@@ -65,6 +65,10 @@ GLLM_AVX2 inline __m256 exp8(__m256 x) {
   const __m256i bits =
       _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(e, _mm256_castsi256_ps(bits));
+}
+
+GLLM_AVX2 inline __m256 exp8(__m256 x) {
+  return exp8_in_range(_mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)));
 }
 
 GLLM_AVX2 inline float hmax8(__m256 v) {

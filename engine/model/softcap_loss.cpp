@@ -77,16 +77,20 @@ double exp_row_scalar(const float* t, const float* b, float* u, int64_t V, float
   }
   return s;
 }
+// The one-pass lane: with q = 1/(exp(2x/c) + 1), t = tanh(x/c) = 1 − 2q and 1 − t² = 4q(1 − q), so
+// z − shift = (b + c − shift) − 2c·q, e = exp(z − shift) and u = e·4q(1 − q): two exps, one division,
+// no branch (2x/c is clamped to ±18, where tanh is ±1 in float32). t and 1 − t² keep an absolute error
+// of a few ulp of 1, which is what c·t and the gradient need.
+GLLM_ALWAYS_INLINE float cap_exp_lane(float x, float b, float two_over_c, float two_c, float c_minus_shift, float& u) {
+  const float q = 1.0f / (exp_approx(std::min(std::max(x * two_over_c, -18.0f), 18.0f)) + 1.0f);
+  const float e = exp_approx(b + c_minus_shift - two_c * q);
+  u = e * (4.0f * q * (1.0f - q));
+  return e;
+}
 double cap_exp_row_scalar(const float* x, const float* b, float* u, int64_t V, float cap, float shift,
                           int64_t from = 0) {
-  const float inv = 1.0f / cap;
   double s = 0;
-  for (int64_t j = from; j < V; ++j) {
-    const float tj = tanh_approx(x[j] * inv);
-    const float e = exp_approx(cap * tj + b[j] - shift);
-    s += e;
-    u[j] = e * (1.0f - tj * tj);
-  }
+  for (int64_t j = from; j < V; ++j) s += cap_exp_lane(x[j], b[j], 2.0f / cap, 2.0f * cap, cap - shift, u[j]);
   return s;
 }
 
@@ -151,13 +155,21 @@ GLLM_AVX2 double exp_row_avx2(const float* t, const float* b, float* u, int64_t 
   return static_cast<double>(hsum8(sum)) + exp_row_scalar(t, b, u, V, a, capped, shift, j);
 }
 
+// cap_exp_lane eight lanes at a time; z − shift stays in [−60, 0] (kFixedShiftRange), so its exp
+// needs no clamp.
 GLLM_AVX2 double cap_exp_row_avx2(const float* x, const float* b, float* u, int64_t V, float cap, float shift) {
-  const __m256 inv = _mm256_set1_ps(1.0f / cap), c = _mm256_set1_ps(cap), sh = _mm256_set1_ps(shift);
+  const __m256 two_over_c = _mm256_set1_ps(2.0f / cap), two_c = _mm256_set1_ps(2.0f * cap);
+  const __m256 c_minus_shift = _mm256_set1_ps(cap - shift), one = _mm256_set1_ps(1.0f);
+  const __m256 lo = _mm256_set1_ps(-18.0f), hi = _mm256_set1_ps(18.0f), four = _mm256_set1_ps(4.0f);
   __m256 sum = _mm256_setzero_ps();
   int64_t j = 0;
   for (; j + 8 <= V; j += 8) {
-    const __m256 t = tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv));
-    exp_lanes(t, b + j, u + j, c, sh, /*capped=*/true, sum);
+    const __m256 a = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j), two_over_c), lo), hi);
+    const __m256 q = _mm256_div_ps(one, _mm256_add_ps(simd::exp8_in_range(a), one));
+    const __m256 e = simd::exp8_in_range(_mm256_fnmadd_ps(two_c, q, _mm256_add_ps(_mm256_loadu_ps(b + j), c_minus_shift)));
+    sum = _mm256_add_ps(sum, e);
+    const __m256 q4 = _mm256_mul_ps(four, q);
+    _mm256_storeu_ps(u + j, _mm256_mul_ps(e, _mm256_fnmadd_ps(q4, q, q4)));
   }
   return static_cast<double>(hsum8(sum)) + cap_exp_row_scalar(x, b, u, V, cap, shift, j);
 }
