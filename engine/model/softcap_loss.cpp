@@ -234,17 +234,31 @@ void check_targets(const torch::Tensor& y, int64_t V) {
                   "model.vocab_size to the tokenizer's size)");
 }
 
+// The shift that bounds every capped row's maximum, c + max b, when one pass may use it (the bias
+// range leaves e a normal float); NaN when two passes are needed (no cap, or too wide a bias).
+float fixed_shift(const float* b, int64_t V, float cap) {
+  if (cap <= 0 || V == 0) return std::numeric_limits<float>::quiet_NaN();
+  const auto [lo, hi] = std::minmax_element(b, b + V);
+  return 2.0f * cap + (*hi - *lo) <= kFixedShiftRange ? cap + *hi : std::numeric_limits<float>::quiet_NaN();
+}
+
+// Row i's nats and gradient factors from its shift, Σ e and t_y (the target's capped value, or its
+// logit uncapped).
+void store_row(const Rows& r, int64_t i, float shift, double sum, float t_y) {
+  const bool capped = r.cap > 0;
+  const int64_t y = r.y[i];
+  const float lse = shift + static_cast<float>(std::log(sum));
+  r.nll[i] = y < 0 ? 0.0f : lse - ((capped ? r.cap * t_y : t_y) + r.b[y]);
+  if (r.inv_sum) r.inv_sum[i] = static_cast<float>(1.0 / sum);
+  if (r.slope_y) r.slope_y[i] = capped ? 1.0f - t_y * t_y : 1.0f;
+}
+
 // Every row's nll and the factors of its gradient; u_i gets e·(1 − t²) (uncapped: e). Capped rows
 // take one pass under the fixed shift c + max b when the bias range allows, two passes otherwise.
 void forward_rows(const Rows& r) {
   const bool capped = r.cap > 0;
-  float b_min = 0, b_max = 0;
-  if (r.V > 0) {
-    const auto [lo, hi] = std::minmax_element(r.b, r.b + r.V);
-    b_min = *lo;
-    b_max = *hi;
-  }
-  const bool one_pass = capped && 2.0f * r.cap + (b_max - b_min) <= kFixedShiftRange;
+  const float one_pass_shift = fixed_shift(r.b, r.V, r.cap);
+  const bool one_pass = !std::isnan(one_pass_shift);
   at::parallel_for(0, r.N, 4, [&](int64_t begin, int64_t end) {
     std::vector<float> scratch(r.u ? 0 : r.V);
     for (int64_t i = begin; i < end; ++i) {
@@ -255,7 +269,7 @@ void forward_rows(const Rows& r) {
       double sum;
       if (one_pass) {
         if (y >= 0) t_y = tanh_approx(x[y] / r.cap);  // read before u overwrites the row
-        shift = r.cap + b_max;
+        shift = one_pass_shift;
         sum = cap_exp_row(x, r.b, u, r.V, r.cap, shift);
       } else {
         shift = capped ? cap_row(x, u, r.b, r.V, r.cap) : max_row(x, r.b, r.V);  // capped: t in u
@@ -263,13 +277,135 @@ void forward_rows(const Rows& r) {
         if (y >= 0) t_y = t[y];
         sum = exp_row(t, r.b, u, r.V, capped ? r.cap : 1.0f, capped, shift);
       }
-      const float lse = shift + static_cast<float>(std::log(sum));
-      r.nll[i] = y < 0 ? 0.0f : lse - ((capped ? r.cap * t_y : t_y) + r.b[y]);
-      if (r.inv_sum) r.inv_sum[i] = static_cast<float>(1.0 / sum);
-      if (r.slope_y) r.slope_y[i] = capped ? 1.0f - t_y * t_y : 1.0f;
+      store_row(r, i, shift, sum, t_y);
     }
   });
 }
+
+#ifdef GLLM_HAVE_AVX2_KERNELS
+// ---- The output layer's logits with the one-pass row kernel as their epilogue (AVX2+FMA)
+//
+// h (N, d)·Wᵀ for W (V, d), W packed once into 16-column panels (⌈V/16⌉, d, 16). Each thread takes
+// whole rows, six at a time, and walks W in column blocks whose panels stay in L2: a 6 × 16 tile of
+// logits lives in twelve registers for its whole d-long sum and is stored once, and after each block
+// the six row segments, still in L1, go through cap_exp_row in place. OpenBLAS instead zeroes the
+// (N, V) output first, adds into it, and leaves the row pass a second trip through memory.
+constexpr int64_t kTileRows = 6, kPanelCols = 16;
+
+// W (V, d) → (⌈V/16⌉, d, 16) panels; columns past V are zero.
+torch::Tensor pack_panels(const torch::Tensor& W) {
+  const int64_t V = W.size(0), d = W.size(1), P = (V + kPanelCols - 1) / kPanelCols;
+  auto panels = torch::empty({P, d, kPanelCols}, W.options());  // (P, d, 16)
+  const float* w = W.data_ptr<float>();
+  float* out = panels.data_ptr<float>();
+  at::parallel_for(0, P, 8, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p)
+      for (int64_t c = 0; c < kPanelCols; ++c) {
+        const int64_t j = p * kPanelCols + c;
+        float* dst = out + p * d * kPanelCols + c;
+        for (int64_t k = 0; k < d; ++k) dst[k * kPanelCols] = j < V ? w[j * d + k] : 0.0f;
+      }
+  });
+  return panels;
+}
+
+// out (rows × cols of a 6 × 16 tile, row stride ld) ← the six rows' dot products with one panel.
+// Twelve named accumulators, so that they stay in registers at any optimisation level.
+GLLM_AVX2 GLLM_ALWAYS_INLINE void logit_tile(const float* const* h, const float* panel, int64_t d, float* out,
+                                             int64_t ld, int64_t rows, int64_t cols) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  const float *h0 = h[0], *h1 = h[1], *h2 = h[2], *h3 = h[3], *h4 = h[4], *h5 = h[5];
+  for (int64_t k = 0; k < d; ++k) {
+    const __m256 b0 = _mm256_load_ps(panel + k * kPanelCols), b1 = _mm256_load_ps(panel + k * kPanelCols + 8);
+    __m256 a = _mm256_broadcast_ss(h0 + k);
+    c00 = _mm256_fmadd_ps(a, b0, c00);
+    c01 = _mm256_fmadd_ps(a, b1, c01);
+    a = _mm256_broadcast_ss(h1 + k);
+    c10 = _mm256_fmadd_ps(a, b0, c10);
+    c11 = _mm256_fmadd_ps(a, b1, c11);
+    a = _mm256_broadcast_ss(h2 + k);
+    c20 = _mm256_fmadd_ps(a, b0, c20);
+    c21 = _mm256_fmadd_ps(a, b1, c21);
+    a = _mm256_broadcast_ss(h3 + k);
+    c30 = _mm256_fmadd_ps(a, b0, c30);
+    c31 = _mm256_fmadd_ps(a, b1, c31);
+    a = _mm256_broadcast_ss(h4 + k);
+    c40 = _mm256_fmadd_ps(a, b0, c40);
+    c41 = _mm256_fmadd_ps(a, b1, c41);
+    a = _mm256_broadcast_ss(h5 + k);
+    c50 = _mm256_fmadd_ps(a, b0, c50);
+    c51 = _mm256_fmadd_ps(a, b1, c51);
+  }
+  const __m256 tile[2 * kTileRows] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
+  for (int64_t i = 0; i < rows; ++i) {
+    if (cols == kPanelCols) {
+      _mm256_storeu_ps(out + i * ld, tile[2 * i]);
+      _mm256_storeu_ps(out + i * ld + 8, tile[2 * i + 1]);
+    } else {
+      alignas(32) float lanes[kPanelCols];
+      _mm256_store_ps(lanes, tile[2 * i]);
+      _mm256_store_ps(lanes + 8, tile[2 * i + 1]);
+      std::memcpy(out + i * ld, lanes, sizeof(float) * cols);
+    }
+  }
+}
+
+struct LogitJob {
+  const float* h;       // (N, d)
+  const float* panels;  // (⌈V/16⌉, d, 16)
+  const float* b;       // (V)
+  float* u;             // (N, V): e·(1 − t²)
+  double* sums;         // (N) Σ_j e_j, zeroed
+  int64_t N, V, d;
+  float cap, shift;
+};
+
+// Row tiles [tile_begin, tile_end) of a LogitJob.
+GLLM_AVX2 void logit_rows_avx2(const LogitJob& job, int64_t tile_begin, int64_t tile_end) {
+  const int64_t P = (job.V + kPanelCols - 1) / kPanelCols, d = job.d;
+  // Panels per column block: 128 KiB of them, which L2 holds beside the tile's rows.
+  const int64_t block = std::max<int64_t>(1, (128 * 1024 / 4) / (d * kPanelCols));
+  for (int64_t pb = 0; pb < P; pb += block) {
+    const int64_t pe = std::min(P, pb + block), col0 = pb * kPanelCols;
+    const int64_t cols = std::min(job.V, pe * kPanelCols) - col0;
+    for (int64_t t = tile_begin; t < tile_end; ++t) {
+      const int64_t r0 = t * kTileRows, rows = std::min(kTileRows, job.N - r0);
+      const float* h[kTileRows];
+      // A last tile's missing rows repeat its last row; only the rows that exist are stored.
+      for (int64_t i = 0; i < kTileRows; ++i) h[i] = job.h + (r0 + std::min(i, rows - 1)) * d;
+      for (int64_t p = pb; p < pe; ++p)
+        logit_tile(h, job.panels + p * d * kPanelCols, d, job.u + r0 * job.V + p * kPanelCols, job.V, rows,
+                   std::min(kPanelCols, job.V - p * kPanelCols));
+      for (int64_t i = 0; i < rows; ++i) {
+        float* seg = job.u + (r0 + i) * job.V + col0;
+        job.sums[r0 + i] += cap_exp_row_avx2(seg, job.b + col0, seg, cols, job.cap, job.shift);
+      }
+    }
+  }
+}
+
+// The fused forward for rows that take one pass (shift finite): u ← e·(1 − t²) for every row, and
+// the row stats; t_y from the target's own dot product.
+void linear_rows_avx2(const Rows& r, const float* h, const torch::Tensor& W, float shift) {
+  const int64_t d = W.size(1);
+  auto panels = pack_panels(W);  // (⌈V/16⌉, d, 16)
+  std::vector<double> sums(r.N, 0.0);
+  const LogitJob job{h, panels.data_ptr<float>(), r.b, r.u, sums.data(), r.N, r.V, d, r.cap, shift};
+  at::parallel_for(0, (r.N + kTileRows - 1) / kTileRows, 1,
+                   [&](int64_t begin, int64_t end) { logit_rows_avx2(job, begin, end); });
+  const float* w = W.data_ptr<float>();
+  for (int64_t i = 0; i < r.N; ++i) {
+    float t_y = 0;
+    if (r.y[i] >= 0) {
+      float x_y = 0;
+      for (int64_t k = 0; k < d; ++k) x_y += h[i * d + k] * w[r.y[i] * d + k];
+      t_y = tanh_approx(x_y / r.cap);
+    }
+    store_row(r, i, shift, sums[i], t_y);
+  }
+}
+#endif
 
 // What a forward pass leaves for its backward: per row (N) the nats, 1/Σe and 1 − t_y².
 struct RowStats {
@@ -278,27 +414,47 @@ struct RowStats {
 
 // The rows of x (N, V): their nats and, when u is given, e·(1 − t²) in u (which may be x) and the
 // gradient factors; without u the rows go through per-thread scratch and x is left alone.
-RowStats row_nats(float* x, float* u, const torch::Tensor& y, const torch::Tensor& bias, double cap, int64_t N,
-                  int64_t V) {
+// The stats tensors of N rows, and the Rows that point at them (x and u still to be set).
+std::pair<RowStats, Rows> stats_for(const torch::Tensor& y, const torch::Tensor& bias, double cap, int64_t N,
+                                    int64_t V, bool with_grad_factors) {
   RowStats s;
   s.nll = torch::empty({N}, bias.options());  // (N)
-  if (u) {
+  if (with_grad_factors) {
     s.inv_sum = torch::empty({N}, bias.options());  // (N)
     s.slope_y = torch::empty({N}, bias.options());  // (N)
   }
-  forward_rows({x, u, bias.data_ptr<float>(), y.data_ptr<int64_t>(), s.nll.data_ptr<float>(),
-                u ? s.inv_sum.data_ptr<float>() : nullptr, u ? s.slope_y.data_ptr<float>() : nullptr, N, V,
-                static_cast<float>(cap)});
+  Rows r{nullptr, nullptr, bias.data_ptr<float>(), y.data_ptr<int64_t>(), s.nll.data_ptr<float>(),
+         with_grad_factors ? s.inv_sum.data_ptr<float>() : nullptr,
+         with_grad_factors ? s.slope_y.data_ptr<float>() : nullptr, N, V, static_cast<float>(cap)};
+  return {s, r};
+}
+
+RowStats row_nats(float* x, float* u, const torch::Tensor& y, const torch::Tensor& bias, double cap, int64_t N,
+                  int64_t V) {
+  auto [s, r] = stats_for(y, bias, cap, N, V, u != nullptr);
+  r.x = x;
+  r.u = u;
+  forward_rows(r);
   return s;
 }
 
 // The output layer's logits h·Wᵀ into buffer (N, V), then their nats; with keep, the buffer is left
-// holding e·(1 − t²).
+// holding e·(1 − t²) (and without keep it may be too: it is scratch then).
 RowStats linear_nats(torch::Tensor& buffer, const torch::Tensor& h, const torch::Tensor& W, const torch::Tensor& y,
                      const torch::Tensor& bias, double cap, bool keep) {
+  const int64_t N = buffer.size(0), V = buffer.size(1);
+#ifdef GLLM_HAVE_AVX2_KERNELS
+  const float shift = fixed_shift(bias.data_ptr<float>(), V, static_cast<float>(cap));
+  if (kHaveAvx2 && !std::isnan(shift) && h.size(1) > 0) {
+    auto [s, r] = stats_for(y, bias, cap, N, V, keep);
+    r.u = buffer.data_ptr<float>();
+    linear_rows_avx2(r, h.data_ptr<float>(), W.contiguous(), shift);
+    return s;
+  }
+#endif
   at::mm_out(buffer, h, W.t());  // (N, V) logits
   float* x = buffer.data_ptr<float>();
-  return row_nats(x, keep ? x : nullptr, y, bias, cap, buffer.size(0), buffer.size(1));
+  return row_nats(x, keep ? x : nullptr, y, bias, cap, N, V);
 }
 
 // d nll_i / d x_ij · g_i = r_i·u_ij − s_i·[j = y_i] with r = g/Σe and s = g·(1 − t_y²), both zero where

@@ -110,17 +110,37 @@ class TestSoftcapLoss : public QObject {
     QVERIFY(worst < 2e-3);
   }
 
+  // The linear form takes the register-tiled logits kernel (6 rows × 16 columns, column blocks of
+  // 128 KiB of packed W) when one pass applies: shapes with partial row tiles, partial panels and
+  // several column blocks; a bias too wide for one pass and no cap take the BLAS product instead.
+  void linearFormMatchesReferenceForHiddenAndWeight_data() {
+    QTest::addColumn<qint64>("N");
+    QTest::addColumn<qint64>("d");
+    QTest::addColumn<qint64>("V");
+    QTest::addColumn<double>("cap");
+    QTest::addColumn<double>("bias_sd");
+    QTest::newRow("whole row tiles, one block") << qint64(24) << qint64(16) << qint64(301) << 15.0 << 0.5;
+    QTest::newRow("partial tile, several blocks") << qint64(25) << qint64(40) << qint64(3001) << 15.0 << 0.5;
+    QTest::newRow("fewer rows than a tile") << qint64(4) << qint64(7) << qint64(19) << 2.0 << 0.5;
+    QTest::newRow("bias too wide: BLAS path") << qint64(13) << qint64(16) << qint64(301) << 15.0 << 20.0;
+    QTest::newRow("no cap: BLAS path") << qint64(13) << qint64(16) << qint64(301) << 0.0 << 0.5;
+  }
+
   void linearFormMatchesReferenceForHiddenAndWeight() {
+    QFETCH(qint64, N);
+    QFETCH(qint64, d);
+    QFETCH(qint64, V);
+    QFETCH(double, cap);
+    QFETCH(double, bias_sd);
     auto gen = at::make_generator<at::CPUGeneratorImpl>(11);
-    const int64_t N = 24, d = 16, V = 301;
     auto h0 = torch::empty({N, d}).normal_(0.0, 1.0, gen);
     auto W0 = torch::empty({V, d}).normal_(0.0, 0.8, gen);
     auto y = torch::randint(0, V, {N}, gen, torch::kLong);
-    y[5] = -1;
-    auto bias = torch::empty({V}).normal_(0.0, 0.5, gen);
+    y[N / 2] = -1;
+    auto bias = torch::empty({V}).normal_(0.0, bias_sd, gen);
     auto w = torch::empty({N}).uniform_(0.5, 2.0, gen);
     auto hr = h0.to(torch::kDouble).requires_grad_(true), Wr = W0.to(torch::kDouble).requires_grad_(true);
-    auto ref = reference_nats(torch::mm(hr, Wr.t()), y, 15.0, bias);
+    auto ref = reference_nats(torch::mm(hr, Wr.t()), y, cap, bias);
     (ref * w.to(torch::kDouble)).sum().backward();
 
     LogitWorkspace ws;
@@ -133,7 +153,7 @@ class TestSoftcapLoss : public QObject {
       if (k == 2) {
         for (int j = 0; j < 2; ++j) (outs[j] * w).sum().backward();
       }
-      outs.push_back(linear_softcapped_nll(hs[k], Ws[k], y, 15.0, bias, ws));
+      outs.push_back(linear_softcapped_nll(hs[k], Ws[k], y, cap, bias, ws));
     }
     (outs[2] * w).sum().backward();
     for (int k = 0; k < 3; ++k) {
@@ -146,7 +166,7 @@ class TestSoftcapLoss : public QObject {
       QVERIFY(dW < 1e-5 * std::max(1.0, Wr.grad().abs().max().item<double>()));
     }
     torch::NoGradGuard ng;
-    auto eval = linear_softcapped_nll(h0, W0, y, 15.0, bias, ws);
+    auto eval = linear_softcapped_nll(h0, W0, y, cap, bias, ws);
     QVERIFY((eval.to(torch::kDouble) - ref.detach()).abs().max().item<double>() < 2e-5);
   }
 
