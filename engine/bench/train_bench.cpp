@@ -95,7 +95,7 @@ std::vector<nlohmann::json> aggregate_profile(const torch::autograd::profiler::t
 
 // One matrix product of the step: op name and operand shapes as the profiler saw them.
 struct GemmShape {
-  std::string op;                          // aten::mm | aten::bmm | aten::addmm | aten::baddbmm | gllm::tiled_logits
+  std::string op;                          // aten::mm | aten::bmm | aten::addmm | aten::baddbmm | gllm::…
   std::vector<std::vector<int64_t>> dims;  // the two multiplied operands
   bool operator<(const GemmShape& o) const { return std::tie(op, dims) < std::tie(o.op, o.dims); }
 };
@@ -104,10 +104,10 @@ struct GemmShape {
 // recorded step, with how often each shape occurs.
 std::map<GemmShape, int> collect_gemms(const torch::autograd::profiler::thread_event_lists& lists) {
   using torch::autograd::profiler::EventKind;
-  // gllm::tiled_logits: the loss's own output-layer kernel, recorded with the shapes (h, Wᵀ) of its
-  // product (it also runs the row pass, which the bound leaves out).
-  static const std::set<std::string> kGemm{"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm",
-                                           "gllm::tiled_logits"};
+  // The engine's own panel products are recorded with their operands' shapes: gllm::panel_mm (linear
+  // layers) and gllm::tiled_logits (the output layer, whose row pass the bound leaves out).
+  static const std::set<std::string> kGemm{"aten::mm",      "aten::bmm",          "aten::addmm",
+                                           "aten::baddbmm", "gllm::panel_mm", "gllm::tiled_logits"};
   std::map<GemmShape, int> out;
   for (const auto& list : lists) {
     int inside = 0;

@@ -17,6 +17,7 @@
 #include "engine/model/param_count.h"
 #include "engine/model/sdpa.h"
 #include "engine/model/softcap_loss.h"
+#include "engine/model/tiled_linear.h"
 #include "engine/model/window_attention.h"
 
 namespace gllm {
@@ -406,9 +407,9 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   auto& b = P.blocks[layer];
   const auto& m = config_.model;
   const int64_t B = x.size(0), T = x.size(1), H = n_head_, Dh = head_dim_;
-  auto q = b.c_q(x).view({B, T, H, Dh});  // (B, T, H, Dh)
-  auto k = b.c_k(x).view({B, T, H, Dh});
-  auto v = b.c_v(x).view({B, T, H, Dh});
+  auto q = tiled_linear(x, b.c_q->weight).view({B, T, H, Dh});  // (B, T, H, Dh)
+  auto k = tiled_linear(x, b.c_k->weight).view({B, T, H, Dh});
+  auto v = tiled_linear(x, b.c_v->weight).view({B, T, H, Dh});
   if (b.ve_gate) {
     auto gate = 2.0 * torch::sigmoid(b.ve_gate(x.narrow(-1, 0, b.ve_gate->weight.size(1))));  // (B, T, H)
     auto ve = P.value_embeds.at(layer)(idx).to(v.scalar_type()).view({B, T, H, Dh});       // (B, T, H, Dh)
@@ -439,7 +440,7 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   }
   // c_proj with the value grades folded into its input columns.
   auto project = [&](const torch::Tensor& y) {  // y (B, T, d)
-    return value_grade.defined() ? torch::linear(y, b.c_proj->weight * value_grade.unsqueeze(0)) : b.c_proj(y);
+    return tiled_linear(y, value_grade.defined() ? b.c_proj->weight * value_grade.unsqueeze(0) : b.c_proj->weight);
   };
   const int w = windows_[layer];
   torch::Tensor y;
@@ -479,10 +480,10 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
 torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
   auto& b = parts_->blocks[layer];
   if (b.c_fc) {
-    auto u = b.c_fc(x);  // (B, T, 4d)
-    if (fused_ops_support(u)) return b.mlp_proj(fused_relu_square(u));
+    auto u = tiled_linear(x, b.c_fc->weight);  // (B, T, 4d)
+    if (fused_ops_support(u)) return tiled_linear(fused_relu_square(u), b.mlp_proj->weight);
     auto h = torch::relu(u);
-    return b.mlp_proj(h * h);
+    return tiled_linear(h * h, b.mlp_proj->weight);
   }
   // FFN(X) = Σ_l GeGLU_l(X P_l) P_lᵀ (seed 000 §4.5)
   const auto& Pm = parts_->level_proj;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/io/error.h"
+#include "engine/model/panel_gemm.h"
 #include "engine/model/simd_math.h"
 
 namespace gllm {
@@ -283,118 +284,20 @@ void forward_rows(const Rows& r) {
   });
 }
 
-#ifdef GLLM_HAVE_AVX2_KERNELS
-// ---- The output layer's logits with the one-pass row kernel as their epilogue (AVX2+FMA)
-//
-// h (N, d)·Wᵀ for W (V, d), W packed once into 16-column panels (⌈V/16⌉, d, 16). Each thread takes
-// whole rows, six at a time, and walks W in column blocks whose panels stay in L2: a 6 × 16 tile of
-// logits lives in twelve registers for its whole d-long sum and is stored once, and after each block
-// the six row segments, still in L1, go through cap_exp_row in place. OpenBLAS instead zeroes the
-// (N, V) output first, adds into it, and leaves the row pass a second trip through memory.
-constexpr int64_t kTileRows = 6, kPanelCols = 16;
-
-// W (V, d) → (⌈V/16⌉, d, 16) panels; columns past V are zero.
-torch::Tensor pack_panels(const torch::Tensor& W) {
-  const int64_t V = W.size(0), d = W.size(1), P = (V + kPanelCols - 1) / kPanelCols;
-  auto panels = torch::empty({P, d, kPanelCols}, W.options());  // (P, d, 16)
-  const float* w = W.data_ptr<float>();
-  float* out = panels.data_ptr<float>();
-  at::parallel_for(0, P, 8, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p)
-      for (int64_t c = 0; c < kPanelCols; ++c) {
-        const int64_t j = p * kPanelCols + c;
-        float* dst = out + p * d * kPanelCols + c;
-        for (int64_t k = 0; k < d; ++k) dst[k * kPanelCols] = j < V ? w[j * d + k] : 0.0f;
-      }
-  });
-  return panels;
-}
-
-// out (rows × cols of a 6 × 16 tile, row stride ld) ← the six rows' dot products with one panel.
-// Twelve named accumulators, so that they stay in registers at any optimisation level.
-GLLM_AVX2 GLLM_ALWAYS_INLINE void logit_tile(const float* const* h, const float* panel, int64_t d, float* out,
-                                             int64_t ld, int64_t rows, int64_t cols) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  const float *h0 = h[0], *h1 = h[1], *h2 = h[2], *h3 = h[3], *h4 = h[4], *h5 = h[5];
-  for (int64_t k = 0; k < d; ++k) {
-    const __m256 b0 = _mm256_load_ps(panel + k * kPanelCols), b1 = _mm256_load_ps(panel + k * kPanelCols + 8);
-    __m256 a = _mm256_broadcast_ss(h0 + k);
-    c00 = _mm256_fmadd_ps(a, b0, c00);
-    c01 = _mm256_fmadd_ps(a, b1, c01);
-    a = _mm256_broadcast_ss(h1 + k);
-    c10 = _mm256_fmadd_ps(a, b0, c10);
-    c11 = _mm256_fmadd_ps(a, b1, c11);
-    a = _mm256_broadcast_ss(h2 + k);
-    c20 = _mm256_fmadd_ps(a, b0, c20);
-    c21 = _mm256_fmadd_ps(a, b1, c21);
-    a = _mm256_broadcast_ss(h3 + k);
-    c30 = _mm256_fmadd_ps(a, b0, c30);
-    c31 = _mm256_fmadd_ps(a, b1, c31);
-    a = _mm256_broadcast_ss(h4 + k);
-    c40 = _mm256_fmadd_ps(a, b0, c40);
-    c41 = _mm256_fmadd_ps(a, b1, c41);
-    a = _mm256_broadcast_ss(h5 + k);
-    c50 = _mm256_fmadd_ps(a, b0, c50);
-    c51 = _mm256_fmadd_ps(a, b1, c51);
-  }
-  const __m256 tile[2 * kTileRows] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51};
-  for (int64_t i = 0; i < rows; ++i) {
-    if (cols == kPanelCols) {
-      _mm256_storeu_ps(out + i * ld, tile[2 * i]);
-      _mm256_storeu_ps(out + i * ld + 8, tile[2 * i + 1]);
-    } else {
-      alignas(32) float lanes[kPanelCols];
-      _mm256_store_ps(lanes, tile[2 * i]);
-      _mm256_store_ps(lanes + 8, tile[2 * i + 1]);
-      std::memcpy(out + i * ld, lanes, sizeof(float) * cols);
-    }
-  }
-}
-
-struct LogitJob {
-  const float* h;       // (N, d)
-  const float* panels;  // (⌈V/16⌉, d, 16)
-  const float* b;       // (V)
-  float* u;             // (N, V): e·(1 − t²)
-  double* sums;         // (N) Σ_j e_j, zeroed
-  int64_t N, V, d;
-  float cap, shift;
-};
-
-// Row tiles [tile_begin, tile_end) of a LogitJob.
-GLLM_AVX2 void logit_rows_avx2(const LogitJob& job, int64_t tile_begin, int64_t tile_end) {
-  const int64_t P = (job.V + kPanelCols - 1) / kPanelCols, d = job.d;
-  // Panels per column block: 128 KiB of them, which L2 holds beside the tile's rows.
-  const int64_t block = std::max<int64_t>(1, (128 * 1024 / 4) / (d * kPanelCols));
-  for (int64_t pb = 0; pb < P; pb += block) {
-    const int64_t pe = std::min(P, pb + block), col0 = pb * kPanelCols;
-    const int64_t cols = std::min(job.V, pe * kPanelCols) - col0;
-    for (int64_t t = tile_begin; t < tile_end; ++t) {
-      const int64_t r0 = t * kTileRows, rows = std::min(kTileRows, job.N - r0);
-      const float* h[kTileRows];
-      // A last tile's missing rows repeat its last row; only the rows that exist are stored.
-      for (int64_t i = 0; i < kTileRows; ++i) h[i] = job.h + (r0 + std::min(i, rows - 1)) * d;
-      for (int64_t p = pb; p < pe; ++p)
-        logit_tile(h, job.panels + p * d * kPanelCols, d, job.u + r0 * job.V + p * kPanelCols, job.V, rows,
-                   std::min(kPanelCols, job.V - p * kPanelCols));
-      for (int64_t i = 0; i < rows; ++i) {
-        float* seg = job.u + (r0 + i) * job.V + col0;
-        job.sums[r0 + i] += cap_exp_row_avx2(seg, job.b + col0, seg, cols, job.cap, job.shift);
-      }
-    }
-  }
-}
-
-// The fused forward for rows that take one pass (shift finite): u ← e·(1 − t²) for every row, and
-// the row stats; t_y from the target's own dot product.
-void linear_rows_avx2(const Rows& r, const float* h, const torch::Tensor& W, float shift) {
+// The output layer's logits h·Wᵀ as a panel product (engine/model/panel_gemm.h) whose row epilogue is
+// the one-pass row kernel: each row segment goes through cap_exp_row in place while it is in L1, so
+// the logits make no trip through memory before the row pass, and no zeroing pass precedes them (as
+// OpenBLAS's does). Rows that take one pass only (shift finite); t_y from the target's own dot product.
+void linear_rows_tiled(const Rows& r, const float* h, const torch::Tensor& W, float shift) {
   const int64_t d = W.size(1);
-  auto panels = pack_panels(W);  // (⌈V/16⌉, d, 16)
+  auto panels = torch::empty({panel::packed_floats(d, r.V)}, W.options());  // (⌈V/16⌉·d·16)
+  panel::pack_transposed(W.data_ptr<float>(), d, r.V, d, panels.data_ptr<float>());
   std::vector<double> sums(r.N, 0.0);
-  const LogitJob job{h, panels.data_ptr<float>(), r.b, r.u, sums.data(), r.N, r.V, d, r.cap, shift};
-  at::parallel_for(0, (r.N + kTileRows - 1) / kTileRows, 1,
-                   [&](int64_t begin, int64_t end) { logit_rows_avx2(job, begin, end); });
+  const panel::RowEpilogue row_pass = [&](int64_t i, int64_t col0, int64_t cols) {
+    float* seg = r.u + i * r.V + col0;
+    sums[i] += cap_exp_row(seg, r.b + col0, seg, cols, r.cap, shift);
+  };
+  panel::multiply(h, d, r.N, d, panels.data_ptr<float>(), r.V, r.u, r.V, &row_pass);
   const float* w = W.data_ptr<float>();
   for (int64_t i = 0; i < r.N; ++i) {
     float t_y = 0;
@@ -406,7 +309,6 @@ void linear_rows_avx2(const Rows& r, const float* h, const torch::Tensor& W, flo
     store_row(r, i, shift, sums[i], t_y);
   }
 }
-#endif
 
 // What a forward pass leaves for its backward: per row (N) the nats, 1/Σe and 1 − t_y².
 struct RowStats {
@@ -444,17 +346,15 @@ RowStats row_nats(float* x, float* u, const torch::Tensor& y, const torch::Tenso
 RowStats linear_nats(torch::Tensor& buffer, const torch::Tensor& h, const torch::Tensor& W, const torch::Tensor& y,
                      const torch::Tensor& bias, double cap, bool keep) {
   const int64_t N = buffer.size(0), V = buffer.size(1);
-#ifdef GLLM_HAVE_AVX2_KERNELS
   const float shift = fixed_shift(bias.data_ptr<float>(), V, static_cast<float>(cap));
-  if (kHaveAvx2 && !std::isnan(shift) && h.size(1) > 0) {
+  if (panel::available() && !std::isnan(shift) && h.size(1) > 0 && h.size(1) <= panel::kMaxInner) {
     // Seen by the profiler as one product of these shapes (the bench's GEMM bound counts it).
     RECORD_FUNCTION("gllm::tiled_logits", std::vector<c10::IValue>({h, W.t()}));
     auto [s, r] = stats_for(y, bias, cap, N, V, keep);
     r.u = buffer.data_ptr<float>();
-    linear_rows_avx2(r, h.data_ptr<float>(), W.contiguous(), shift);
+    linear_rows_tiled(r, h.data_ptr<float>(), W.contiguous(), shift);
     return s;
   }
-#endif
   at::mm_out(buffer, h, W.t());  // (N, V) logits
   float* x = buffer.data_ptr<float>();
   return row_nats(x, keep ? x : nullptr, y, bias, cap, N, V);

@@ -1,0 +1,78 @@
+// Bias-free linear layers through the register-tiled panel products: y = x·Wᵀ and dx = dy·W write
+// their outputs once, with W packed per call (at most 1024 × 1024 floats); dW = dyᵀ·x stays BLAS.
+#include "engine/model/tiled_linear.h"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
+#include <torch/version.h>
+
+#include "engine/model/fused_ops.h"
+#include "engine/model/panel_gemm.h"
+
+namespace gllm {
+
+namespace {
+
+bool cpu_autocast_on() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::is_autocast_enabled(c10::DeviceType::CPU);
+#else
+  return at::autocast::is_cpu_enabled();
+#endif
+}
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// a (M, K) contiguous times Wᵀ or W: panels of the right-hand side, then one panel product.
+torch::Tensor times_weight(const torch::Tensor& a, const torch::Tensor& W, bool transposed) {
+  // Seen by the profiler as one product a·B with B (K, N) (the bench's GEMM bound counts it).
+  RECORD_FUNCTION("gllm::panel_mm", std::vector<c10::IValue>({a, transposed ? W.t() : W}));
+  const int64_t M = a.size(0), K = a.size(1), N = transposed ? W.size(0) : W.size(1);
+  auto panels = torch::empty({panel::packed_floats(K, N)}, W.options());  // (⌈N/16⌉·K·16)
+  if (transposed)
+    panel::pack_transposed(W.data_ptr<float>(), W.size(1), N, K, panels.data_ptr<float>());  // B = Wᵀ (K, N)
+  else
+    panel::pack(W.data_ptr<float>(), W.size(1), K, N, panels.data_ptr<float>());  // B = W (K, N)
+  auto out = torch::empty({M, N}, a.options());  // (M, N)
+  panel::multiply(a.data_ptr<float>(), K, M, K, panels.data_ptr<float>(), N, out.data_ptr<float>(), N);
+  return out;
+}
+
+class TiledLinearFn : public torch::autograd::Function<TiledLinearFn> {
+ public:
+  // x (M, K) contiguous, W (N, K) contiguous → y (M, N)
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& W) {
+    ctx->save_for_backward({x, W});
+    return times_weight(x, W, /*transposed=*/true);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const auto &x = saved[0], &W = saved[1];
+    auto dy = grads[0].contiguous();  // (M, N)
+    torch::Tensor dx, dW;
+    if (ctx->needs_input_grad(0)) dx = times_weight(dy, W, /*transposed=*/false);  // (M, K) = dy·W
+    if (ctx->needs_input_grad(1)) dW = torch::mm(dy.t(), x);                         // (N, K) = dyᵀ·x
+    return {dx, dW};
+  }
+};
+
+}  // namespace
+
+bool tiled_linear_supports(const torch::Tensor& x, const torch::Tensor& W) {
+  return panel::available() && fused_ops_support(x) && W.defined() && W.device().is_cpu() &&
+         W.scalar_type() == torch::kFloat && W.dim() == 2 && x.size(-1) == W.size(1) && W.size(0) > 0 &&
+         W.size(1) <= panel::kMaxInner && W.size(0) <= panel::kMaxInner && !cpu_autocast_on();
+}
+
+torch::Tensor tiled_linear(const torch::Tensor& x, const torch::Tensor& W) {
+  if (!tiled_linear_supports(x, W)) return torch::linear(x, W);
+  const int64_t K = W.size(1), N = W.size(0);
+  auto x2 = x.reshape({-1, K});  // (M, K), contiguous as x is
+  auto sizes = x.sizes().vec();
+  sizes.back() = N;
+  return TiledLinearFn::apply(x2, W.contiguous()).view(sizes);  // (…, N)
+}
+
+}  // namespace gllm

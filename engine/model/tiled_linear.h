@@ -1,0 +1,17 @@
+// The model's bias-free linear layers y = x·Wᵀ on the CPU through the panel products (forward and the
+// input gradient; BLAS for the weight gradient), and torch::linear wherever those do not apply.
+#pragma once
+// LibTorch header: engine .cpp files and tests only (see DESIGN.md).
+#include <torch/torch.h>
+
+namespace gllm {
+
+// Whether tiled_linear(x, W) takes the panel kernels: fused CPU ops on (fused_ops_support), fp32 x
+// and W on an AVX2 + FMA CPU, no CPU autocast scope, in and out features ≤ panel::kMaxInner.
+bool tiled_linear_supports(const torch::Tensor& x, const torch::Tensor& W);
+
+// y (…, N) = x (…, K)·Wᵀ for W (N, K), differentiable in both: the panel kernels where supported,
+// torch::linear otherwise.
+torch::Tensor tiled_linear(const torch::Tensor& x, const torch::Tensor& W);
+
+}  // namespace gllm
