@@ -88,7 +88,7 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
   cmd->add_option("--script", o->script, "Path of bench_train_reference.py (default: the source tree's)");
   cmd->add_flag("--profile", o->profile, "Op-level profile of both sides (self time per op)");
   cmd->add_flag("--no-gemm-bound", o->no_gemm_bound, "Skip timing the step's own matrix products alone");
-  cmd->add_flag("--vs-unfused", o->vs_unfused, "Also time the engine with its fused CPU ops (RMSNorm, RoPE, ReLU²) off");
+  cmd->add_flag("--vs-unfused", o->vs_unfused, "Also time the engine with its own CPU kernels (RMSNorm, RoPE, ReLU², attention, panel products) off");
   cmd->add_flag("--no-full-step", o->no_full_step, "Skip timing the engine's full step with MuonAdamW");
   cmd->add_option("--out-dir", o->out_dir, "Folder for the result file (default: the source tree's bench/results)");
   cmd->add_flag("--no-save", o->no_save, "Do not write a result file");
