@@ -168,7 +168,8 @@ GLLM_AVX2 double cap_exp_row_avx2(const float* x, const float* b, float* u, int6
   for (; j + 8 <= V; j += 8) {
     const __m256 a = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j), two_over_c), lo), hi);
     const __m256 q = _mm256_div_ps(one, _mm256_add_ps(simd::exp8_in_range(a), one));
-    const __m256 e = simd::exp8_in_range(_mm256_fnmadd_ps(two_c, q, _mm256_add_ps(_mm256_loadu_ps(b + j), c_minus_shift)));
+    const __m256 z_minus_shift = _mm256_fnmadd_ps(two_c, q, _mm256_add_ps(_mm256_loadu_ps(b + j), c_minus_shift));
+    const __m256 e = simd::exp8_in_range(z_minus_shift);
     sum = _mm256_add_ps(sum, e);
     const __m256 q4 = _mm256_mul_ps(four, q);
     _mm256_storeu_ps(u + j, _mm256_mul_ps(e, _mm256_fnmadd_ps(q4, q, q4)));

@@ -82,8 +82,10 @@ class TestTiledLinear : public QObject {
       QVERIFY2(C_full.narrow(1, N, 5).eq(7.0f).all().item<bool>(), "columns past N were written");
       QVERIFY2(seen.eq(1).all().item<bool>(), "the epilogue did not see every element exactly once");
       auto row_sums = ref.sum(1);
-      for (int64_t i = 0; i < M; ++i)
-        QVERIFY(std::abs(epi_sum[i] - row_sums[i].item<double>()) < 1e-4 * (1.0 + std::abs(row_sums[i].item<double>())));
+      for (int64_t i = 0; i < M; ++i) {
+        const double want = row_sums[i].item<double>();
+        QVERIFY(std::abs(epi_sum[i] - want) < 1e-4 * (1.0 + std::abs(want)));
+      }
     }
   }
 
