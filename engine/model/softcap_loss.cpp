@@ -348,7 +348,8 @@ RowStats linear_nats(torch::Tensor& buffer, const torch::Tensor& h, const torch:
                      const torch::Tensor& bias, double cap, bool keep) {
   const int64_t N = buffer.size(0), V = buffer.size(1);
   const float shift = fixed_shift(bias.data_ptr<float>(), V, static_cast<float>(cap));
-  if (panel::available() && !std::isnan(shift) && h.size(1) > 0 && h.size(1) <= panel::kMaxInner) {
+  if (panel::available() && !std::isnan(shift) && h.size(1) > 0 && h.size(1) <= panel::kMaxInner &&
+      N >= panel::kMinRows) {
     // Seen by the profiler as one product of these shapes (the bench's GEMM bound counts it).
     RECORD_FUNCTION("gllm::tiled_logits", std::vector<c10::IValue>({h, W.t()}));
     auto [s, r] = stats_for(y, bias, cap, N, V, keep);

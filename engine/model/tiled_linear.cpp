@@ -63,7 +63,8 @@ class TiledLinearFn : public torch::autograd::Function<TiledLinearFn> {
 bool tiled_linear_supports(const torch::Tensor& x, const torch::Tensor& W) {
   return panel::available() && fused_ops_support(x) && W.defined() && W.device().is_cpu() &&
          W.scalar_type() == torch::kFloat && W.dim() == 2 && x.size(-1) == W.size(1) && W.size(0) > 0 &&
-         W.size(1) <= panel::kMaxInner && W.size(0) <= panel::kMaxInner && !cpu_autocast_on();
+         W.size(1) <= panel::kMaxInner && W.size(0) <= panel::kMaxInner &&
+         x.numel() / W.size(1) >= panel::kMinRows && !cpu_autocast_on();
 }
 
 torch::Tensor tiled_linear(const torch::Tensor& x, const torch::Tensor& W) {

@@ -7,7 +7,8 @@
 namespace gllm {
 
 // Whether tiled_linear(x, W) takes the panel kernels: fused CPU ops on (fused_ops_support), fp32 x
-// and W on an AVX2 + FMA CPU, no CPU autocast scope, in and out features ≤ panel::kMaxInner.
+// and W on an AVX2 + FMA CPU, no CPU autocast scope, in and out features ≤ panel::kMaxInner and at
+// least panel::kMinRows rows.
 bool tiled_linear_supports(const torch::Tensor& x, const torch::Tensor& W);
 
 // y (…, N) = x (…, K)·Wᵀ for W (N, K), differentiable in both: the panel kernels where supported,

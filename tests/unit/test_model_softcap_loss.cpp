@@ -110,18 +110,20 @@ class TestSoftcapLoss : public QObject {
     QVERIFY(worst < 2e-3);
   }
 
-  // The linear form takes the register-tiled logits kernel (6 rows × 16 columns, column blocks of
-  // 128 KiB of packed W) when one pass applies: shapes with partial row tiles, partial panels and
-  // several column blocks; a bias too wide for one pass and no cap take the BLAS product instead.
+  // The linear form takes the panel product (6 rows × 16 columns, column blocks of 128 KiB of packed
+  // W) when one pass applies and there are at least panel::kMinRows rows: shapes with partial row
+  // tiles, partial panels and several column blocks; few rows, a bias too wide for one pass and no
+  // cap take the BLAS product instead.
   void linearFormMatchesReferenceForHiddenAndWeight_data() {
     QTest::addColumn<qint64>("N");
     QTest::addColumn<qint64>("d");
     QTest::addColumn<qint64>("V");
     QTest::addColumn<double>("cap");
     QTest::addColumn<double>("bias_sd");
-    QTest::newRow("whole row tiles, one block") << qint64(24) << qint64(16) << qint64(301) << 15.0 << 0.5;
-    QTest::newRow("partial tile, several blocks") << qint64(25) << qint64(40) << qint64(3001) << 15.0 << 0.5;
-    QTest::newRow("fewer rows than a tile") << qint64(4) << qint64(7) << qint64(19) << 2.0 << 0.5;
+    QTest::newRow("whole row tiles, one block") << qint64(192) << qint64(16) << qint64(301) << 15.0 << 0.5;
+    QTest::newRow("partial tile, several blocks") << qint64(197) << qint64(40) << qint64(3001) << 15.0 << 0.5;
+    QTest::newRow("odd width, cap 2") << qint64(193) << qint64(7) << qint64(19) << 2.0 << 0.5;
+    QTest::newRow("few rows: BLAS path") << qint64(4) << qint64(7) << qint64(19) << 2.0 << 0.5;
     QTest::newRow("bias too wide: BLAS path") << qint64(13) << qint64(16) << qint64(301) << 15.0 << 20.0;
     QTest::newRow("no cap: BLAS path") << qint64(13) << qint64(16) << qint64(301) << 0.0 << 0.5;
   }

@@ -90,7 +90,7 @@ class TestTiledLinear : public QObject {
   }
 
   void linearMatchesReferenceWithGradients() {
-    auto x0 = normal({2, 7, 40}, 3), W0 = normal({37, 40}, 4), g = normal({2, 7, 37}, 5);
+    auto x0 = normal({2, 101, 40}, 3), W0 = normal({37, 40}, 4), g = normal({2, 101, 37}, 5);  // 202 rows
     QVERIFY(tiled_linear_supports(x0, W0));
     auto xr = x0.to(torch::kDouble).requires_grad_(true), Wr = W0.to(torch::kDouble).requires_grad_(true);
     auto ref = torch::linear(xr, Wr);
@@ -108,12 +108,13 @@ class TestTiledLinear : public QObject {
   }
 
   void fallsBackWhereThePanelsDoNotApply() {
-    // Too wide an inner dimension, fused ops off, a bf16 input: torch::linear, same values.
-    auto x = normal({3, panel::kMaxInner + 1}, 6), W = normal({5, panel::kMaxInner + 1}, 7);
+    // Too wide an inner dimension, too few rows, fused ops off, a bf16 input: torch::linear, same values.
+    auto x = normal({panel::kMinRows, panel::kMaxInner + 1}, 6), W = normal({5, panel::kMaxInner + 1}, 7);
     QVERIFY(!tiled_linear_supports(x, W));
     QVERIFY((tiled_linear(x, W) - torch::linear(x, W)).abs().max().item<double>() < 1e-4);
-    auto xs = normal({4, 8}, 8), Ws = normal({6, 8}, 9);
+    auto xs = normal({panel::kMinRows, 8}, 8), Ws = normal({6, 8}, 9);
     QVERIFY(tiled_linear_supports(xs, Ws));
+    QVERIFY(!tiled_linear_supports(xs.narrow(0, 1, panel::kMinRows - 1), Ws));
     const bool was = set_fused_ops_enabled(false);
     QVERIFY(!tiled_linear_supports(xs, Ws));
     set_fused_ops_enabled(was);
