@@ -31,7 +31,8 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
             << num("engine_gflops") << " GFLOP/s";
   if (num("gemm_peak_gflops") > 0)
     std::cout << "  (" << std::setprecision(1) << 100 * num("peak_fraction") << " % of the " << std::setprecision(0)
-              << num("gemm_peak_gflops") << " GFLOP/s " << j["gemm_n"] << "² GEMM peak)";
+              << num("gemm_peak_gflops") << " GFLOP/s " << j["gemm_n"] << "² GEMM peak, best of the rounds; median "
+              << num("gemm_median_gflops") << ")";
   std::cout << "\n";
   if (j["gemm_bound"].is_object()) {
     const auto& g = j["gemm_bound"];

@@ -8,6 +8,7 @@
 #include "engine/model/gpt.h"
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/support/test_support.h"
@@ -97,9 +98,11 @@ class TestBenchHarness : public QObject {
     QCOMPARE(e.size(), size_t(3));
     const double ev = j["engine_tokens_per_s"].get<double>();
     QCOMPARE(ev, bench::median(e));
-    QCOMPARE(j["gemm_peak_gflops"].get<double>(), bench::median(g));
+    const double best = *std::max_element(g.begin(), g.end());
+    QCOMPARE(j["gemm_peak_gflops"].get<double>(), best);  // the best round: a median would flatter the fraction
+    QCOMPARE(j["gemm_median_gflops"].get<double>(), bench::median(g));
     QVERIFY(close_rel(j["engine_gflops"].get<double>(), ev * j["flops_per_token"].get<double>() / 1e9));
-    QVERIFY(close_rel(j["peak_fraction"].get<double>(), j["engine_gflops"].get<double>() / bench::median(g)));
+    QVERIFY(close_rel(j["peak_fraction"].get<double>(), j["engine_gflops"].get<double>() / best));
     QVERIFY(j["machine"]["cores"].get<int>() >= 1);
     QVERIFY(!j["machine"]["torch_version"].get<std::string>().empty());
     // The step's matrix products, counted from the model's structure: per layer the q, k, v and
