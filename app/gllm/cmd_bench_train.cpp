@@ -40,6 +40,9 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
               << g["gemm_ms"].get<double>() << " ms/step at " << std::setprecision(0) << g["gemm_gflops"].get<double>()
               << " GFLOP/s; step " << std::setprecision(1) << g["step_ms"].get<double>() << " ms → "
               << 100 * g["fraction"].get<double>() << " % of the step is GEMM-bound time\n";
+    if (g.contains("peak_fraction_ceiling") && g["peak_fraction_ceiling"].get<double>() > 0)
+      std::cout << "                    products alone, the step would reach "
+                << 100 * g["peak_fraction_ceiling"].get<double>() << " % of the peak (the ceiling of its fraction)\n";
   }
   if (j.contains("fusion_speedup"))
     std::cout << std::setprecision(0) << "engine, fused ops off  " << num("unfused_tokens_per_s") << " tok/s  (fused "

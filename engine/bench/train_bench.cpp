@@ -381,12 +381,17 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     }
     const double step_ms = 1000.0 * tokens_per_step / s.engine_tokens_per_s, gemm_ms = 1000.0 * bound_s;
     const double gemm_gflops = bound_s > 0 ? flops / bound_s / 1e9 : 0.0, fraction = step_ms > 0 ? gemm_ms / step_ms : 0.0;
+    // A step is no shorter than its products: the peak fraction it could reach if all else were free.
+    const double step_flops = cost.flops_per_token * static_cast<double>(tokens_per_step);
+    const double ceiling = bound_s > 0 && peak > 0 ? step_flops / bound_s / 1e9 / peak : 0.0;
     gemm_bound = {{"products_per_step", products}, {"shapes", shapes}, {"gemm_ms", gemm_ms},
-                  {"gemm_gflops", gemm_gflops}, {"step_ms", step_ms}, {"fraction", fraction}};
+                  {"gemm_gflops", gemm_gflops}, {"step_ms", step_ms}, {"fraction", fraction},
+                  {"peak_fraction_ceiling", ceiling}};
     std::ostringstream line;
     line.precision(3);
     line << "the step's " << products << " matrix products alone take " << gemm_ms << " ms (" << gemm_gflops
-         << " GFLOP/s); the step takes " << step_ms << " ms: " << 100.0 * fraction << " % of it is GEMM-bound time";
+         << " GFLOP/s); the step takes " << step_ms << " ms: " << 100.0 * fraction << " % of it is GEMM-bound time"
+         << "; with nothing else, the step would reach " << 100.0 * ceiling << " % of the peak";
     log(line.str());
   }
 

@@ -129,6 +129,10 @@ class TestBenchHarness : public QObject {
       QVERIFY(close_rel(gb["gemm_ms"].get<double>(), sum_ms, 1e-9));
       QVERIFY(close_rel(gb["step_ms"].get<double>(), 1000.0 * 32 / j["engine_tokens_per_s"].get<double>(), 1e-9));
       QVERIFY(close_rel(gb["fraction"].get<double>(), gb["gemm_ms"].get<double>() / gb["step_ms"].get<double>(), 1e-9));
+      // The ceiling: the step's model FLOPs over its products' time alone, against the same peak.
+      const double flops_per_step = j["flops_per_token"].get<double>() * j["tokens_per_step"].get<double>();
+      QVERIFY(close_rel(gb["peak_fraction_ceiling"].get<double>(),
+                        flops_per_step / (gb["gemm_ms"].get<double>() / 1000.0) / 1e9 / best, 1e-9));
     }
     QVERIFY(j["profile"]["engine"].size() > 0);
     bool saw_mm = false;
