@@ -434,7 +434,9 @@ void MonitorPanel::updateChart(Chart& c) {
       auto it = c.curves.find(key);
       if (it == c.curves.end()) {
         // A new run or metric: its two series are made once and kept.
-        const QColor col = runColor(run);
+        // A chart's second metric (held-out beside validation BPB) is dashed and darker, with larger
+        // marks: it is often a single point, where a dash alone does not show.
+        const QColor col = mi == 0 ? runColor(run) : runColor(run).darker(170);
         const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
         const QString name = c.metrics.size() > 1 ? run + QStringLiteral(" · ") + metricLabel(metric) : run;
         Curve cv;
@@ -453,6 +455,7 @@ void MonitorPanel::updateChart(Chart& c) {
           s->attachAxis(c.ax);
           s->attachAxis(c.ay);
         }
+        if (mi > 0) cv.main->setMarkerSize(cv.main->markerSize() * 1.6);  // after the chart's theme is applied
         const auto markers = c.chart->legend()->markers(cv.raw);  // the legend names the smoothed curve only
         for (QLegendMarker* m : markers) m->setVisible(false);
         it = c.curves.insert(key, cv);

@@ -64,6 +64,27 @@ class TestMonitor : public QObject {
     QVERIFY(s);
     QCOMPARE(s->points().last().x(), 2000.0 * 1000.0);
   }
+  void secondMetricIsDistinguishable() {
+    // Validation BPB at every evaluation, held-out BPB once at the end: the one held-out point must
+    // not look like one more validation point (same run colour, a dash that a point cannot show).
+    MonitorPanel m;
+    m.resize(900, 600);
+    for (int i = 1; i <= 4; ++i) m.addPoint("a", "val_bpb", {100.0 * i, 1e5 * i, 1e7 * i, 0.01 * i, 2.2 - 0.1 * i});
+    m.addPoint("a", "heldout_bpb", {400.0, 4e5, 4e7, 0.04, 1.86});
+    m.redrawNow();
+    QLineSeries *val = nullptr, *held = nullptr;
+    for (QAbstractSeries* a : m.chartFor("val_bpb")->series()) {
+      auto* s = qobject_cast<QLineSeries*>(a);
+      if (s && s->name() == QStringLiteral("a · val BPB")) val = s;
+      if (s && s->name() == QStringLiteral("a · held-out BPB")) held = s;
+    }
+    QVERIFY2(val && held, "the BPB chart lacks the validation or the held-out series");
+    QVERIFY(val->pointsVisible() && held->pointsVisible());
+    QVERIFY(val->pen().color() != held->pen().color());
+    QVERIFY(held->markerSize() > val->markerSize());
+    QCOMPARE(held->pen().style(), Qt::DashLine);
+  }
+
   void decimationKeepsSpikesAndEnds() {
     QList<QPointF> pts;
     for (int i = 0; i < 10000; ++i) pts.append(QPointF(i, std::sin(0.01 * i) + (i == 4321 ? 50 : 0) - (i == 777 ? 20 : 0)));
