@@ -80,7 +80,7 @@ class TestMonitor : public QObject {
     }
     QVERIFY2(val && held, "the BPB chart lacks the validation or the held-out series");
     QVERIFY(val->pointsVisible() && held->pointsVisible());
-    QVERIFY(val->pen().color() != held->pen().color());
+    QVERIFY(val->pen().color().rgba() != held->pen().color().rgba());  // the colour itself, not its spec
     QVERIFY(held->markerSize() > val->markerSize());
     QCOMPARE(held->pen().style(), Qt::DashLine);
   }
