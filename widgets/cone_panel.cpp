@@ -401,8 +401,7 @@ void ConePanel::applyResult(const ConeResult& r) {
     auto* ax = new QBarCategoryAxis;
     ax->append(cats);
     auto* ay = new QValueAxis;
-    ay->setRange(0, top * 1.1);
-    ay->setLabelFormat(QStringLiteral("%.2f"));
+    applyNiceTicks(ay, 0, top > 0 ? top * 1.1 : 1);
     m_chart->addAxis(ax, Qt::AlignBottom);
     m_chart->addAxis(ay, Qt::AlignLeft);
     series->attachAxis(ax);

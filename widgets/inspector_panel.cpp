@@ -179,7 +179,7 @@ void InspectorPanel::refreshChart() {
   f.setPointSizeF(7);
   ay->setLabelsFont(f);
   auto* ax = new QValueAxis;
-  ax->setRange(0, top > 0 ? top * 1.05 : 1);
+  applyNiceTicks(ax, 0, top > 0 ? top * 1.05 : 1);
   m_chart->addAxis(ay, Qt::AlignLeft);
   m_chart->addAxis(ax, Qt::AlignBottom);
   series->attachAxis(ay);

@@ -488,7 +488,8 @@ void MonitorPanel::updateChart(Chart& c) {
   if (!std::isfinite(xmin)) xmin = logX ? 1 : 0, xmax = logX ? 10 : 1;
   if (!std::isfinite(ymin)) ymin = logY ? 1 : 0, ymax = logY ? 10 : 1;
   if (xmax <= xmin) xmax = xmin + (logX ? xmin : 1);
-  if (ymax <= ymin) {
+  // A constant metric (its EMA differs from the values only by rounding) gets the same ±5 % band.
+  if (ymax - ymin <= 1e-9 * std::max(std::fabs(ymin), std::fabs(ymax))) {
     const double pad = std::fabs(ymin) > 0 ? std::fabs(ymin) * 0.05 : 1;
     ymin = logY ? ymin / 1.1 : ymin - pad;
     ymax = logY ? ymax * 1.1 : ymax + pad;
@@ -513,16 +514,14 @@ void MonitorPanel::updateChart(Chart& c) {
   if (auto* a = qobject_cast<QLogValueAxis*>(c.ax)) {
     a->setRange(xmin, xmax);
   } else if (auto* v = qobject_cast<QValueAxis*>(c.ax)) {
-    v->setRange(xmin, xmax);
-    // Whole steps once the range spans the ticks (an empty chart's 0…1 would read "0 0 1 1 1").
-    const QString fmt = m_xAxis == XAxis::Step && xmax - xmin >= 4 ? QStringLiteral("%.0f") : QStringLiteral("%.3g");
-    if (v->labelFormat() != fmt) v->setLabelFormat(fmt);
+    // Steps 1…400 tick at 100, 200, 300, 400; labels such as 800000 need about 80 px each.
+    applyNiceTicks(v, xmin, xmax, ticksThatFit(c.chart->plotArea().width(), 80));
   }
   if (auto* a = qobject_cast<QLogValueAxis*>(c.ay)) {
     a->setRange(ymin, ymax);
   } else if (auto* v = qobject_cast<QValueAxis*>(c.ay)) {
     const double pad = (ymax - ymin) * 0.04;
-    v->setRange(ymin - pad, ymax + pad);
+    applyNiceTicks(v, ymin - pad, ymax + pad, ticksThatFit(c.chart->plotArea().height(), 28));
   }
   if (c.ax->titleText() != m_xCombo->currentText()) c.ax->setTitleText(m_xCombo->currentText());
 }

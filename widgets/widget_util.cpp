@@ -3,6 +3,7 @@
 #include "widgets/widget_util.h"
 
 #include <QRegularExpression>
+#include <QValueAxis>
 #include <algorithm>
 #include <array>
 
@@ -74,6 +75,54 @@ QColor seriesColor(int i) {
       QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127),
       QColor(188, 189, 34),  QColor(23, 190, 207)};
   return palette[static_cast<size_t>(i) % palette.size()];
+}
+
+double niceTickInterval(double lo, double hi, int maxTicks) {
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo) || maxTicks < 2) return 0;
+  // A range within rounding of its values (an EMA of a constant) has no ticks that adding the
+  // interval would move past: Qt's label loop would never end.
+  if (hi - lo <= 1e-9 * std::max(std::fabs(lo), std::fabs(hi))) return 0;
+  // Start a decade below span / maxTicks and widen through 1, 2, 5 × 10^k until the ticks fit.
+  double decade = std::pow(10.0, std::floor(std::log10((hi - lo) / maxTicks)) - 1);
+  for (int step = 0; step < 64; ++step) {
+    for (double mantissa : {1.0, 2.0, 5.0}) {
+      const double interval = mantissa * decade;
+      const double ticks = std::floor(hi / interval) - std::ceil(lo / interval) + 1;
+      if (ticks <= maxTicks) return interval;
+    }
+    decade *= 10;
+  }
+  return 0;
+}
+
+QString tickLabelFormat(double interval, double maxAbs) {
+  if (!(interval > 0) || maxAbs >= 1e6 || interval < 1e-4) return QStringLiteral("%.3g");
+  if (interval >= 1) return QStringLiteral("%.0f");
+  // The decimals of 1, 2 or 5 × 10^-k: k (0.05 → 2, 0.2 → 1); the epsilon absorbs log10's rounding.
+  const int decimals = int(std::ceil(-std::log10(interval) - 1e-9));
+  return QStringLiteral("%.%1f").arg(decimals);
+}
+
+int ticksThatFit(double pixels, double spacing) {
+  if (!(pixels > 0) || !(spacing > 0)) return 6;
+  return std::clamp(int(pixels / spacing), 2, 6);
+}
+
+void applyNiceTicks(QValueAxis* axis, double lo, double hi, int maxTicks) {
+  const double interval = niceTickInterval(lo, hi, maxTicks);
+  // Every setter lays the axis out again: widen the spacing before the range grows and narrow it
+  // after, so that no layout in between has a tick every 0.2 over a range of thousands.
+  if (interval > axis->tickInterval()) axis->setTickInterval(interval);
+  axis->setRange(lo, hi);
+  if (interval > 0) {
+    axis->setTickAnchor(0);
+    axis->setTickInterval(interval);
+    axis->setTickType(QValueAxis::TicksDynamic);
+  } else {
+    axis->setTickType(QValueAxis::TicksFixed);
+  }
+  const QString fmt = tickLabelFormat(interval, std::max(std::fabs(lo), std::fabs(hi)));
+  if (axis->labelFormat() != fmt) axis->setLabelFormat(fmt);
 }
 
 }  // namespace gllm::gui

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+class QValueAxis;
+
 namespace gllm::gui {
 
 inline QString qs(const std::string& s) { return QString::fromStdString(s); }
@@ -26,5 +28,22 @@ QColor diverging(double t);
 
 // A colour for the i-th series of a chart (distinct, print-friendly).
 QColor seriesColor(int i);
+
+// The tick spacing of a value axis over [lo, hi]: the smallest 1, 2 or 5 × 10^k that puts at most
+// maxTicks of its multiples inside the range, so ticks read 100, 200, 300 rather than 1, 101, 201.
+// 0 when the range is empty, not finite, or narrower than a billionth of its values.
+double niceTickInterval(double lo, double hi, int maxTicks = 6);
+
+// A printf label format that prints ticks `interval` apart exactly and no longer than needed:
+// whole numbers, as many decimals as the interval has, or %.3g beyond 1e6 and below 1e-4.
+QString tickLabelFormat(double interval, double maxAbs);
+
+// Sets the axis to [lo, hi] with at most maxTicks ticks at multiples of niceTickInterval (fixed
+// ticks when the range is empty) and the matching label format.
+void applyNiceTicks(QValueAxis* axis, double lo, double hi, int maxTicks = 6);
+
+// How many ticks an axis `pixels` long has room for, one per `spacing` pixels, between 2 and 6
+// (6 before the first layout, when the length is still unknown).
+int ticksThatFit(double pixels, double spacing);
 
 }  // namespace gllm::gui

@@ -1,15 +1,19 @@
 // GUI test of the chart monitor: EMA against an independent loop, coalesced redraws, true log
-// axes, several runs overlaid, long-lived decimated series, and PNG / SVG / CSV exports read back.
+// axes, several runs overlaid, long-lived decimated series, round axis ticks, and PNG / SVG / CSV
+// exports read back.
 #include <QtTest>
 #include <QChart>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QRandomGenerator>
 #include <QValueAxis>
+#include <algorithm>
 #include <cmath>
 
 #include "widgets/monitor_panel.h"
+#include "widgets/widget_util.h"
 
 using namespace gllm::gui;
 
@@ -63,6 +67,95 @@ class TestMonitor : public QObject {
     auto* s = qobject_cast<QLineSeries*>(m.chartFor("loss")->series().last());
     QVERIFY(s);
     QCOMPARE(s->points().last().x(), 2000.0 * 1000.0);
+  }
+  void niceTickIntervals_data() {
+    QTest::addColumn<double>("lo");
+    QTest::addColumn<double>("hi");
+    QTest::addColumn<double>("interval");
+    QTest::addColumn<QString>("format");
+    // Ranges read off a 400-step tiny-cpu run's charts.
+    QTest::newRow("steps") << 1.0 << 400.0 << 100.0 << "%.0f";
+    QTest::newRow("loss") << 4.833 << 9.172 << 1.0 << "%.0f";
+    QTest::newRow("bpb") << 1.851 << 2.153 << 0.05 << "%.2f";
+    QTest::newRow("memory") << 563.8 << 581.1 << 5.0 << "%.0f";
+    QTest::newRow("tokens/s") << 4044.0 << 5937.0 << 500.0 << "%.0f";
+    QTest::newRow("tokens") << 0.0 << 819200.0 << 200000.0 << "%.0f";
+    QTest::newRow("empty chart") << 0.0 << 1.0 << 0.2 << "%.1f";
+    QTest::newRow("negative") << -0.37 << 0.12 << 0.1 << "%.1f";
+    QTest::newRow("millions") << 0.0 << 4e7 << 1e7 << "%.3g";
+    QTest::newRow("tiny") << 1e-5 << 3e-5 << 5e-6 << "%.3g";
+    // The EMA of a constant 1000 tokens/s: a range of rounding errors gets fixed ticks, not 5e-14.
+    QTest::newRow("rounding") << 1000.0 << 1000.0000000000002 << 0.0 << "%.3g";
+  }
+  void niceTickIntervals() {
+    QFETCH(double, lo);
+    QFETCH(double, hi);
+    QFETCH(double, interval);
+    QFETCH(QString, format);
+    const double got = niceTickInterval(lo, hi);
+    QVERIFY2(std::fabs(got - interval) <= 1e-9 * interval || got == interval, qPrintable(QString::number(got)));
+    QCOMPARE(tickLabelFormat(got, std::max(std::fabs(lo), std::fabs(hi))), format);
+  }
+  void niceTickIntervalIsTheSmallestThatFits() {
+    // Against a brute-force scan of 1, 2, 5 × 10^k over many ranges: at most 6 ticks inside the
+    // range, and the next smaller nice interval would put more.
+    std::vector<double> nice;
+    for (int k = -8; k <= 9; ++k)
+      for (double m : {1.0, 2.0, 5.0}) nice.push_back(m * std::pow(10.0, k));
+    auto ticks = [](double lo, double hi, double i) {
+      if ((hi - lo) / i > 7) return 7;  // a range this long holds at least 7 multiples
+      int n = 0;
+      for (double t = std::ceil(lo / i - 1e-9) * i; t <= hi * (1 + 1e-12) + 1e-300; t += i) ++n;
+      return n;
+    };
+    QRandomGenerator rng(7);
+    for (int trial = 0; trial < 500; ++trial) {
+      const double scale = std::pow(10.0, rng.bounded(12.0) - 4);
+      const double lo = (rng.generateDouble() - 0.5) * scale, hi = lo + (0.01 + rng.generateDouble()) * scale;
+      const double got = niceTickInterval(lo, hi);
+      const auto it = std::find_if(nice.begin(), nice.end(), [&](double i) { return ticks(lo, hi, i) <= 6; });
+      QVERIFY(it != nice.end());
+      QVERIFY2(std::fabs(got - *it) <= 1e-9 * *it,
+               qPrintable(QString("[%1, %2]: %3, expected %4").arg(lo).arg(hi).arg(got).arg(*it)));
+    }
+    // A short axis asks for fewer ticks: one per 28 px of a 90 px BPB axis is 3 (1.9, 2.0, 2.1).
+    QCOMPARE(ticksThatFit(90, 28), 3);
+    QCOMPARE(ticksThatFit(30, 28), 2);
+    QCOMPARE(ticksThatFit(1000, 28), 6);
+    QCOMPARE(ticksThatFit(0, 28), 6);  // before the first layout
+    QVERIFY(std::fabs(niceTickInterval(1.851, 2.153, 3) - 0.1) < 1e-12);
+    QCOMPARE(niceTickInterval(5, 5), 0.0);
+    QCOMPARE(niceTickInterval(std::nan(""), 1), 0.0);
+  }
+  void stepAxisTicksAtRoundSteps() {
+    MonitorPanel m;
+    m.resize(900, 600);
+    for (int i = 1; i <= 400; ++i) m.addPoint("a", "loss", {double(i), 2048.0 * i, 1e6 * i, 0.01 * i, 9.0 - i / 100.0});
+    m.redrawNow();
+    auto* x = qobject_cast<QValueAxis*>(m.chartFor("loss")->axes(Qt::Horizontal).first());
+    auto* y = qobject_cast<QValueAxis*>(m.chartFor("loss")->axes(Qt::Vertical).first());
+    QVERIFY(x && y);
+    QCOMPARE(x->min(), 1.0);
+    QCOMPARE(x->max(), 400.0);
+    QCOMPARE(x->tickType(), QValueAxis::TicksDynamic);
+    QCOMPARE(x->tickAnchor(), 0.0);
+    QCOMPARE(x->tickInterval(), 100.0);
+    QCOMPARE(x->labelFormat(), QStringLiteral("%.0f"));
+    QCOMPARE(y->tickType(), QValueAxis::TicksDynamic);
+    QCOMPARE(y->tickInterval(), 1.0);
+  }
+  void constantMetricGetsABand() {
+    // tokens/s and peak memory are often constant: their EMA then wobbles by rounding only, and the
+    // axis must still span a readable band around the value with round ticks.
+    MonitorPanel m;
+    m.resize(900, 600);
+    for (int i = 1; i <= 20; ++i) m.addPoint("a", "tokens_per_s", {double(i), 2048.0 * i, 0.1 * i, 0.01 * i, 1000.0 / 3.0});
+    m.redrawNow();
+    auto* y = qobject_cast<QValueAxis*>(m.chartFor("tokens_per_s")->axes(Qt::Vertical).first());
+    QVERIFY(y);
+    QVERIFY2(y->min() < 320 && y->max() > 345, qPrintable(QString("%1 … %2").arg(y->min()).arg(y->max())));
+    QCOMPARE(y->tickType(), QValueAxis::TicksDynamic);
+    QCOMPARE(y->tickInterval(), 10.0);
   }
   void secondMetricIsDistinguishable() {
     // Validation BPB at every evaluation, held-out BPB once at the end: the one held-out point must
@@ -133,9 +226,10 @@ class TestMonitor : public QObject {
     QVERIFY(spike);
     QCOMPARE(main->points().last().x(), 5000.0);
     QCOMPARE(main->points().last().y(), m.smoothed("a", "loss").back());
-    // The raw curve has no legend entry; the smoothed one has.
+    // The raw curve has no legend entry, not even before the legend's next layout; the smoothed
+    // one has (the legend shows a marker once its layout has placed it).
     QVERIFY(!c->legend()->markers(raw).first()->isVisible());
-    QVERIFY(c->legend()->markers(main).first()->isVisible());
+    QTRY_VERIFY(c->legend()->markers(main).first()->isVisible());
     QVERIFY(!c->legend()->markers(raw).first()->isVisible());
     QTest::qWait(60);  // still so once the legend is laid out
     QVERIFY(c->legend()->markers(main).first()->isVisible());
