@@ -1,5 +1,6 @@
 // GUI test of the grade editor and the cone panel: edits are refused at the field with the reason,
 // and the panel's numbers equal the engine's evaluate_cone_levels / select_levels for the same inputs.
+#include <QLabel>
 #include <QPushButton>
 #include <QtTest>
 #include <cmath>
@@ -93,6 +94,28 @@ class TestCone : public QObject {
     QVERIFY(panel.waitForResult(10000));
     QCOMPARE(panel.result().report.lambda_q, 1.0);
     QVERIFY(panel.badgeText().contains("not certified"));
+  }
+  void badgeKeepsItsPadding() {
+    // The verdict pill beside a long reason in a narrow panel: its text keeps 10 px either side
+    // and the reason starts after it (a squeezed pill ran into the reason's first word).
+    ConePanel panel;
+    panel.resize(420, 700);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setGeometric(0.6, 0.3);
+    panel.setGrades({12, 10, 3, 0}, std::exp(1.0 / 32.0), 2.0);  // against the profiles: Λ(q) > 1
+    QVERIFY(panel.waitForResult(10000));
+    auto* badge = panel.findChild<QLabel*>(QStringLiteral("badgeNotCertified"));
+    QVERIFY(badge);
+    QLabel* reason = nullptr;
+    for (QLabel* l : panel.findChildren<QLabel*>())
+      if (l->text().contains(QStringLiteral("needs more tokens than uniform"))) reason = l;
+    QVERIFY(reason);
+    QTRY_VERIFY(badge->width() >= badge->fontMetrics().horizontalAdvance(badge->text()) + 20);
+    QVERIFY(badge->height() >= badge->fontMetrics().height() + 6);
+    const QRect b(badge->mapTo(&panel, QPoint(0, 0)), badge->size());
+    const QRect t(reason->mapTo(&panel, QPoint(0, 0)), reason->size());
+    QVERIFY2(b.right() < t.left(), qPrintable(QString("pill ends at %1, reason starts at %2").arg(b.right()).arg(t.left())));
   }
   void burstOfEditsEndsOnTheLatest() {
     ConePanel panel;
