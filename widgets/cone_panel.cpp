@@ -132,7 +132,8 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   m_badgeReason = new QLabel(res);
   m_badgeReason->setObjectName(QStringLiteral("hint"));
   m_badgeReason->setWordWrap(true);
-  // A pill that keeps its padding beside a long reason (style sheet padding is not in a QLabel's size hint).
+  // A pill that keeps its padding beside a long reason (style sheet padding is not in a QLabel's
+  // size hint).
   m_badge->setContentsMargins(10, 3, 10, 3);
   m_badge->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
   auto* brow = new QHBoxLayout;

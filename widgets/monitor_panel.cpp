@@ -361,8 +361,7 @@ void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
       a = l;
     } else {
       auto* v = new QValueAxis;
-      v->setTickCount(5);
-      v->setLabelFormat(horizontal ? QStringLiteral("%.3g") : QStringLiteral("%.4g"));
+      v->setTickCount(5);  // ticks and labels are set with each range (applyNiceTicks)
       a = v;
     }
     a->setTitleFont(f);
@@ -489,7 +488,7 @@ void MonitorPanel::updateChart(Chart& c) {
   if (!std::isfinite(ymin)) ymin = logY ? 1 : 0, ymax = logY ? 10 : 1;
   if (xmax <= xmin) xmax = xmin + (logX ? xmin : 1);
   // A constant metric (its EMA differs from the values only by rounding) gets the same ±5 % band.
-  if (ymax - ymin <= 1e-9 * std::max(std::fabs(ymin), std::fabs(ymax))) {
+  if (spansOnlyRounding(ymin, ymax)) {
     const double pad = std::fabs(ymin) > 0 ? std::fabs(ymin) * 0.05 : 1;
     ymin = logY ? ymin / 1.1 : ymin - pad;
     ymax = logY ? ymax * 1.1 : ymax + pad;

@@ -77,11 +77,15 @@ QColor seriesColor(int i) {
   return palette[static_cast<size_t>(i) % palette.size()];
 }
 
+bool spansOnlyRounding(double lo, double hi) {
+  return hi - lo <= 1e-9 * std::max(std::fabs(lo), std::fabs(hi));
+}
+
 double niceTickInterval(double lo, double hi, int maxTicks) {
   if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo) || maxTicks < 2) return 0;
   // A range within rounding of its values (an EMA of a constant) has no ticks that adding the
   // interval would move past: Qt's label loop would never end.
-  if (hi - lo <= 1e-9 * std::max(std::fabs(lo), std::fabs(hi))) return 0;
+  if (spansOnlyRounding(lo, hi)) return 0;
   // Start a decade below span / maxTicks and widen through 1, 2, 5 × 10^k until the ticks fit.
   double decade = std::pow(10.0, std::floor(std::log10((hi - lo) / maxTicks)) - 1);
   for (int step = 0; step < 64; ++step) {

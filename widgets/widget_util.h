@@ -29,9 +29,13 @@ QColor diverging(double t);
 // A colour for the i-th series of a chart (distinct, print-friendly).
 QColor seriesColor(int i);
 
+// True when [lo, hi] is no wider than rounding of its values (a billionth of their magnitude):
+// the EMA of a constant metric, for instance.
+bool spansOnlyRounding(double lo, double hi);
+
 // The tick spacing of a value axis over [lo, hi]: the smallest 1, 2 or 5 × 10^k that puts at most
 // maxTicks of its multiples inside the range, so ticks read 100, 200, 300 rather than 1, 101, 201.
-// 0 when the range is empty, not finite, or narrower than a billionth of its values.
+// 0 when the range is empty, not finite, or spans only rounding.
 double niceTickInterval(double lo, double hi, int maxTicks = 6);
 
 // A printf label format that prints ticks `interval` apart exactly and no longer than needed:

@@ -115,7 +115,9 @@ class TestCone : public QObject {
     QVERIFY(badge->height() >= badge->fontMetrics().height() + 6);
     const QRect b(badge->mapTo(&panel, QPoint(0, 0)), badge->size());
     const QRect t(reason->mapTo(&panel, QPoint(0, 0)), reason->size());
-    QVERIFY2(b.right() < t.left(), qPrintable(QString("pill ends at %1, reason starts at %2").arg(b.right()).arg(t.left())));
+    QVERIFY2(
+        b.right() < t.left(),
+        qPrintable(QString("pill ends at %1, reason starts at %2").arg(b.right()).arg(t.left())));
   }
   void burstOfEditsEndsOnTheLatest() {
     ConePanel panel;
