@@ -52,7 +52,7 @@ function(gllm_cuda_compile_check)
   # compiled through a generated wrapper that also fails when the file's CUDA block was left out,
   # so the check cannot pass by skipping the code it is meant to check.
   file(GLOB_RECURSE engine_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/*.cpp)
-  set(sources ${PROJECT_SOURCE_DIR}/engine/dist/gpu_check.cpp)
+  set(sources ${PROJECT_SOURCE_DIR}/engine/train/gpu_check.cpp)
   foreach(src ${engine_sources})
     file(STRINGS ${src} guarded REGEX "GLLM_WITH_CUDA" LIMIT_COUNT 1)
     if(guarded)

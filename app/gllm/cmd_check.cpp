@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "app/gllm/command_registry.h"
-#include "engine/dist/gpu_check.h"
+#include "engine/train/gpu_check.h"
 #include "engine/io/error.h"
 #include "engine/runtime/runtime.h"
 

@@ -26,6 +26,7 @@
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
 #include "engine/train/accounting.h"
+#include "engine/train/step.h"
 
 namespace gllm::bench {
 
@@ -34,13 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// The trainer's mapping from model parameter groups to optimizer groups.
-std::string optimizer_group(const std::string& g) {
-  if (g == "level_proj") return "matrix";
-  if (g == "position") return "embedding";
-  return g;
-}
 
 // A scratch folder removed when the benchmark ends.
 struct ScratchDir {
@@ -221,10 +215,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
   const CostEstimate cost = estimate_cost(c, vocab);
 
   torch::manual_seed(c.train.seed);
-  GPTOptions mo;
-  mo.vocab_size = vocab;
-  mo.seed = c.train.seed;
-  GPT model(c, mo);
+  GPT model = build_model(c, vocab, c.train.seed);
   model->train();
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(c.train.seed) + 1);
   auto x = torch::randint(vocab, {B, T}, gen, torch::kLong);  // (B, T)
@@ -238,18 +229,16 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
   const std::string python = o.python.empty() ? default_python() : o.python;
   const std::string script = o.vs_python ? (o.script.empty() ? reference_script("bench_train_reference.py") : o.script) : "";
 
-  std::vector<torch::Tensor> params;
-  for (const auto& p : model->parameters())
-    if (p.requires_grad()) params.push_back(p);
-  auto zero_grads = [&] {
-    for (auto& p : params) p.mutable_grad() = torch::Tensor();
-  };
-  torch::Tensor last_loss;
+  // The trainer's own step (engine/train/step.h): the timed rounds run its forward, loss and
+  // backward and drop the gradients; the full step below adds its update.
+  optim::MuonAdamWOptions oo;
+  oo.grade_lr = c.grading.grade_lr;
+  const int full_steps = std::max(3, o.steps);
+  optim::MuonAdamW opt(c.optim, model->width(), full_steps + 1 + o.warmup, optimizer_params(model), oo);
+  TrainStep train_step(model, opt, torch::Device(torch::kCPU), c.train.dtype);
   auto engine_step = [&] {
-    LossParts parts = model->loss(x, y);
-    parts.total.backward();
-    zero_grads();
-    last_loss = parts.total.detach();
+    train_step.micro_step(x, y, 1.0);
+    train_step.discard();
   };
   auto time_engine = [&](int steps, int warmup) {
     for (int i = 0; i < warmup; ++i) engine_step();
@@ -335,7 +324,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     auto t1 = Clock::now();
     parts.total.backward();
     auto t2 = Clock::now();
-    zero_grads();
+    train_step.discard();
     auto t3 = Clock::now();
     f_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     b_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
@@ -397,25 +386,12 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
 
   nlohmann::json full = nullptr;
   if (o.full_step) {
-    std::vector<optim::TaggedParam> tp;
-    for (const auto& t : model->tagged_parameters())
-      if (t.trainable) tp.push_back({t.name, t.param, optimizer_group(t.group)});
-    optim::MuonAdamWOptions oo;
-    oo.grade_lr = c.grading.grade_lr;
-    const int n = std::max(3, o.steps);
-    optim::MuonAdamW opt(c.optim, model->width(), n + 1 + o.warmup, std::move(tp), oo);
     std::vector<double> step_s, opt_ms;
-    for (int i = 0; i < n + o.warmup; ++i) {
+    for (int i = 0; i < full_steps + o.warmup; ++i) {
       auto t0 = Clock::now();
-      LossParts parts = model->loss(x, y);
-      parts.total.backward();
+      train_step.micro_step(x, y, 1.0);
       auto t1 = Clock::now();
-      opt.step(i);
-      opt.zero_grad();
-      {
-        torch::NoGradGuard ng;
-        model->project_grades();
-      }
+      train_step.update(i);
       if (i >= o.warmup) {
         step_s.push_back(seconds_since(t0));
         opt_ms.push_back(1000.0 * seconds_since(t1));

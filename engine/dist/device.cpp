@@ -61,7 +61,7 @@ void set_autocast(c10::DeviceType type, bool enabled, c10::ScalarType dtype) {
 bool wants_autocast(const torch::Device& device, const std::string& dtype) {
   if (dtype != "bf16" && dtype != "fp32")
     throw Error("train.dtype is \"" + dtype + "\"; use \"fp32\" or \"bf16\"");
-  return device.is_cuda() && dtype == "bf16";
+  return dtype == "bf16" && (device.is_cuda() || device.is_cpu());
 }
 
 }  // namespace
@@ -112,10 +112,9 @@ AutocastScope::~AutocastScope() {
   set_autocast(type_, prev_enabled_, prev_dtype_);
 }
 
-bool enable_autocast_for_thread(const torch::Device& device, const std::string& dtype) {
-  if (!wants_autocast(device, dtype)) return false;
-  set_autocast(c10::DeviceType::CUDA, true, at::kBFloat16);
-  return true;
+bool autocast_active(const torch::Device& device) {
+  if (!device.is_cpu() && !device.is_cuda()) return false;
+  return autocast_enabled(device.type());
 }
 
 CudaMemory cuda_memory(int device_index) {

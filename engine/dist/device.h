@@ -1,5 +1,5 @@
-// Device selection (auto | cpu | cuda), the autocast scope (bf16 CUDA training with fp32 master
-// weights; CPU too on request), and CUDA caching-allocator memory figures; CUDA parts guarded at run time.
+// Device selection (auto | cpu | cuda), the autocast scope (bf16 compute around forward passes,
+// CUDA or CPU), and CUDA caching-allocator memory figures; CUDA parts guarded at run time.
 #pragma once
 #include <torch/torch.h>
 
@@ -16,16 +16,19 @@ bool cuda_available();
 // rank (cuda:local_rank modulo the device count).
 torch::Device select_device(const std::string& requested, int local_rank = 0);
 
-// Enables autocast for this thread while alive: matmuls and attention compute in the low precision
-// while parameters, gradients and optimizer state stay fp32 (the baseline's mixed precision).
-// Restores the previous state of that device type's autocast on destruction.
+// An autocast region of the calling thread: matmuls and attention compute in the low precision
+// while parameters, gradients and optimizer state keep their dtypes (the baseline's mixed
+// precision). Training opens one around each micro-step's forward and loss and around each
+// evaluation forward, never around backward or the optimizer step. Leaving the outermost region
+// clears autocast's cache of low-precision weight copies, so the next region casts the updated
+// weights; the previous autocast state of that device type is restored.
 class AutocastScope {
  public:
-  // Training's scope (train.dtype): bf16 autocast when the device is CUDA and `dtype` is "bf16"; a
-  // no-op on CPU (bf16 matmuls are slower than fp32 there) or with "fp32".
+  // Training's scope (train.dtype): bf16 autocast on CUDA or the CPU when `dtype` is "bf16"; a
+  // no-op with "fp32".
   AutocastScope(const torch::Device& device, const std::string& dtype);
-  // Autocast to `dtype` on `device`'s type, CPU included: CPU takes bf16, CUDA bf16 or fp16; any
-  // other pair throws gllm::Error.
+  // Autocast to `dtype` on `device`'s type: CPU takes bf16, CUDA bf16 or fp16; any other pair
+  // throws gllm::Error.
   AutocastScope(const torch::Device& device, c10::ScalarType dtype);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
@@ -40,9 +43,8 @@ class AutocastScope {
   c10::ScalarType prev_dtype_ = c10::ScalarType::Half;
 };
 
-// Turns bf16 autocast on for the calling thread for the rest of its life (what a training worker
-// thread wants); returns whether it was turned on (CUDA and "bf16" only).
-bool enable_autocast_for_thread(const torch::Device& device, const std::string& dtype);
+// Whether autocast is on for `device`'s type on the calling thread (CPU and CUDA; false otherwise).
+bool autocast_active(const torch::Device& device);
 
 // CUDA caching-allocator statistics of one device (bytes). `available` is false when this build has
 // no CUDA allocator or no device: then every figure is 0.

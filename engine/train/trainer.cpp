@@ -31,6 +31,7 @@
 #include "engine/runtime/runtime.h"
 #include "engine/train/accounting.h"
 #include "engine/train/run_store.h"
+#include "engine/train/step.h"
 
 namespace gllm {
 namespace {
@@ -39,14 +40,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Model parameter groups → optimizer groups. Level projections (orthonormal P) take Muon's
-// orthogonalised updates; a learned position table trains like an embedding.
-std::string optimizer_group(const std::string& model_group) {
-  if (model_group == "level_proj") return "matrix";
-  if (model_group == "position") return "embedding";
-  return model_group;
 }
 
 torch::Tensor to_tensor(const std::vector<int64_t>& v, int64_t rows, int64_t T, const torch::Device& dev) {
@@ -92,9 +85,8 @@ struct Session {
   std::unique_ptr<Dataset> data;
   GPT model{nullptr};
   std::unique_ptr<optim::MuonAdamW> opt;
+  std::unique_ptr<TrainStep> step_fn;  // forward/backward/update, autocast scoped to the forwards
   std::unique_ptr<PackingLoader> train_loader;
-  std::vector<std::string> oe_table_names;
-  std::vector<int64_t> oe_table_rows;
   // Data parallel (engine/dist): one context per process; single-process when not launched.
   std::unique_ptr<dist::Context> dist;
   dist::BatchPlan plan;
@@ -128,8 +120,6 @@ struct Session {
     const dist::DistOptions dopt = dist::options_from_env();
     device = dist::select_device(config.train.device, dopt.local_rank);
     cuda = device.is_cuda();
-    // Autocast state is thread-local: this worker computes in bf16 with fp32 master weights.
-    dist::enable_autocast_for_thread(device, config.train.dtype);
     dist = dist::Context::from_env(device);
     plan = dist::plan_batch(config.train.device_batch, config.train.grad_accum, dist->world_size(), dist->rank());
     if (dist->distributed())
@@ -139,30 +129,28 @@ struct Session {
     data = std::make_unique<Dataset>(open_dataset(config.data, [this](const std::string& s) { log(s); }));
     if (writer()) dist->barrier();
     int64_t vocab = data->tokenizer.vocab_size();
-    GPTOptions mo;
-    mo.vocab_size = vocab;
-    mo.seed = config.train.seed;
     torch::manual_seed(config.train.seed);
-    model = GPT(config, mo);
+    model = build_model(config, vocab, config.train.seed, data->tokenizer.hash());
     model->to(device);
     if (dist->distributed()) {
       std::vector<torch::Tensor> all = model->parameters();
       for (const auto& b : model->buffers()) all.push_back(b);
       dist->broadcast(all, 0);  // every rank starts from rank 0's weights
     }
-    std::vector<optim::TaggedParam> params;
-    for (const auto& tp : model->tagged_parameters()) {
-      if (!tp.trainable) continue;
-      params.push_back({tp.name, tp.param, optimizer_group(tp.group)});
-      grad_params.push_back(tp.param);
-      if (tp.group == "oe_table") {
-        oe_table_names.push_back(tp.name);
-        oe_table_rows.push_back(tp.param.size(0));
-      }
+    std::vector<optim::TaggedParam> params = optimizer_params(model);
+    std::map<std::string, int64_t> table_rows;
+    for (const auto& tp : params) {
+      grad_params.push_back(tp.tensor);
+      if (tp.group == "oe_table") table_rows[tp.name] = tp.tensor.size(0);
     }
     optim::MuonAdamWOptions oo;
     oo.grade_lr = config.grading.grade_lr;
     opt = std::make_unique<optim::MuonAdamW>(config.optim, model->width(), config.train.steps, std::move(params), oo);
+    step_fn = std::make_unique<TrainStep>(model, *opt, device, config.train.dtype);
+    if (dist->distributed())  // visits are summed over ranks before the moment-free update
+      step_fn->visit_sink = [this, table_rows](const std::string& table, const torch::Tensor& rows) {
+        visits.add(table, rows, table_rows.at(table));
+      };
     train_loader = std::make_unique<PackingLoader>(data->loader("train", config.train.device_batch,
                                                                 config.model.sequence_len,
                                                                 PackingLoader::Mode::Train,
@@ -260,7 +248,7 @@ struct Session {
       auto x = to_tensor(batch.inputs_int64(), batch.rows, batch.T, device);
       auto y_host = batch.targets_int64();
       auto y = to_tensor(y_host, batch.rows, batch.T, device);
-      auto nats = model->per_target_nats(x, y).to(torch::kCPU, torch::kDouble).contiguous();  // (B, T)
+      auto nats = step_fn->eval_nats(x, y).to(torch::kCPU, torch::kDouble).contiguous();  // (B, T)
       acc.add(nats.data_ptr<double>(), y_host.data(), y_host.size());
       seen += batch.rows * batch.T;
     }
@@ -312,27 +300,16 @@ struct Session {
         x = x.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
         y = y.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
       }
-      LossParts parts = model->loss(x, y);
-      torch::Tensor total = parts.total;
-      if (inject_nan == step + 1) total = total * std::numeric_limits<double>::quiet_NaN();
-      double tv = total.item<double>();
-      if (!std::isfinite(tv)) {
-        last_loss = tv;
-        opt->zero_grad();
+      MicroStepLoss l = step_fn->micro_step(x, y, static_cast<double>(plan.local_micro_steps), inject_nan == step + 1);
+      if (!l.finite) {
+        last_loss = l.total;
+        step_fn->discard();
         if (!dp) return false;
         nonfinite = true;  // every rank must agree before stopping (below)
         continue;
       }
-      (total / static_cast<double>(plan.local_micro_steps)).backward();
-      if (!oe_table_names.empty()) {
-        auto rows = model->oe_rows(x);  // one (B, T) row-index tensor per hashed table
-        for (size_t j = 0; j < oe_table_names.size() && j < rows.size(); ++j) {
-          if (dp) visits.add(oe_table_names[j], rows[j], oe_table_rows[j]);
-          else opt->accumulate_visits(oe_table_names[j], rows[j]);
-        }
-      }
-      loss_sum += parts.data.item<double>();
-      total_sum += tv;
+      loss_sum += l.data;
+      total_sum += l.total;
       tokens += batch.rows * batch.T;
       segment_tokens += batch.rows * batch.T;
     }
@@ -341,7 +318,7 @@ struct Session {
       auto sums = dist->all_reduce_sum({loss_sum, total_sum, nonfinite ? 1.0 : 0.0});
       if (sums[2] > 0) {
         if (!nonfinite) last_loss = NAN;
-        opt->zero_grad();
+        step_fn->discard();
         visits.counts().clear();
         return false;
       }
@@ -352,12 +329,7 @@ struct Session {
       dist->all_reduce_counts(visits);  // before the moment-free update
       visits.apply(*opt);
     }
-    auto info = opt->step(step);
-    opt->zero_grad();
-    {
-      torch::NoGradGuard ng;
-      model->project_grades();
-    }
+    auto info = step_fn->update(step);
     ++step;
     last_loss = loss_sum / local_micro;
     train_seconds += seconds_since(ts);

@@ -5,7 +5,7 @@
 #include <QtTest>
 
 #include "engine/dist/device.h"
-#include "engine/dist/gpu_check.h"
+#include "engine/train/gpu_check.h"
 #include "engine/io/error.h"
 
 class TestEngineCuda : public QObject {

@@ -1,5 +1,5 @@
 // AutocastScope on the CPU: an explicit bf16 scope computes matmuls in bf16 while parameters and
-// gradients stay fp32, restores the previous state, and train.dtype "bf16" still autocasts CUDA only.
+// gradients stay fp32, restores the previous state, and train.dtype "bf16" opens it on either device.
 #include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -49,9 +49,9 @@ class TestDistAutocast : public QObject {
       dist::AutocastScope ac(torch::Device(torch::kCPU), at::kBFloat16);
       QVERIFY(ac.active());
       QCOMPARE(cpu_matmul_dtype(), torch::kBFloat16);
-      {  // an inner training scope on the CPU changes nothing
+      {  // a nested training scope keeps bf16 and leaves the outer one open when it ends
         dist::AutocastScope inner(torch::Device(torch::kCPU), std::string("bf16"));
-        QVERIFY(!inner.active());
+        QVERIFY(inner.active());
         QCOMPARE(cpu_matmul_dtype(), torch::kBFloat16);
       }
       QCOMPARE(cpu_matmul_dtype(), torch::kBFloat16);
@@ -106,15 +106,19 @@ class TestDistAutocast : public QObject {
     QCOMPARE(cpu_matmul_dtype(), torch::kFloat);
   }
 
-  // Training's choice is unchanged: "bf16" on the CPU and "fp32" anywhere open no scope; unsupported
-  // pairs are refused with a message.
+  // Training's scope follows train.dtype on either device: "bf16" opens a bf16 region on the CPU
+  // too (closed again at the end of the scope), "fp32" none; unsupported pairs are refused with a
+  // message.
   void trainingScopeAndRefusals() {
-    dist::AutocastScope cpu_bf16(torch::Device(torch::kCPU), std::string("bf16"));
-    QVERIFY(!cpu_bf16.active());
+    {
+      dist::AutocastScope cpu_bf16(torch::Device(torch::kCPU), std::string("bf16"));
+      QVERIFY(cpu_bf16.active());
+      QVERIFY(dist::autocast_active(torch::Device(torch::kCPU)));
+      QCOMPARE(cpu_matmul_dtype(), torch::kBFloat16);
+    }
+    QVERIFY(!dist::autocast_active(torch::Device(torch::kCPU)));
     dist::AutocastScope cpu_fp32(torch::Device(torch::kCPU), std::string("fp32"));
     QVERIFY(!cpu_fp32.active());
-    QCOMPARE(cpu_matmul_dtype(), torch::kFloat);
-    QVERIFY(!dist::enable_autocast_for_thread(torch::Device(torch::kCPU), "bf16"));
     QCOMPARE(cpu_matmul_dtype(), torch::kFloat);
     QVERIFY_THROWS_EXCEPTION(Error, dist::AutocastScope(torch::Device(torch::kCPU), std::string("fp16")));
     QVERIFY_THROWS_EXCEPTION(Error, dist::AutocastScope(torch::Device(torch::kCPU), at::kHalf));

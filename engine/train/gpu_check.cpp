@@ -1,6 +1,6 @@
 // The GPU checks behind `gllm check gpu` and tests/gpu: each compares the device against an
 // independent reference (the CPU in fp32, fp32 against bf16, graded against compiled) with a bound.
-#include "engine/dist/gpu_check.h"
+#include "engine/train/gpu_check.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -14,6 +14,8 @@
 #include "engine/io/error.h"
 #include "engine/model/gpt.h"
 #include "engine/model/sdpa.h"
+#include "engine/optim/muon_adamw.h"
+#include "engine/train/step.h"
 
 namespace gllm::dist {
 namespace {
@@ -173,7 +175,6 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
     auto r = bounded("bf16_autocast_loss", "|loss_bf16 − loss_fp32| / loss_fp32", rel, 2e-2,
                      {{"loss_fp32", l32}, {"loss_bf16", std::isfinite(l16) ? nlohmann::json(l16) : nlohmann::json(nullptr)},
                       {"autocast_active", active}});
-    if (!dev.is_cuda()) r.detail += " (CPU self-test: autocast applies to CUDA only)";
     rep.checks.push_back(r);
   }
 
@@ -212,7 +213,53 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
                           std::string("LibTorch ") + TORCH_VERSION + " registers no attention operator (sdpa.h)", {}});
   }
 
-  // 5. peak memory of a training step from the caching allocator.
+  // 5. The trainer's own step (engine/train/step.h) for three optimizer steps: bf16 autocast on the
+  // device against fp32 on the CPU from the same weights and batches (loss within bf16 rounding at
+  // every step), and on the device each step's autocast forward against an fp32 forward of the
+  // weights the previous update wrote (a forward that kept stale bf16 weight copies fails here).
+  {
+    RunConfig sc = cfg;
+    sc.optim.polar_dtype = "fp32";  // the same update arithmetic on both sides
+    sc.optim.matrix_lr = 0.1;       // steps large enough to move the loss well past bf16 rounding
+    sc.optim.unembedding_lr = 0.2;
+    GPT cpu_model = clone_to(ref, sc, torch::kCPU), dev_model = clone_to(ref, sc, dev);
+    optim::MuonAdamW cpu_opt(sc.optim, cpu_model->width(), 10, optimizer_params(cpu_model));
+    optim::MuonAdamW dev_opt(sc.optim, dev_model->width(), 10, optimizer_params(dev_model));
+    TrainStep cpu_step(cpu_model, cpu_opt, torch::kCPU, "fp32");
+    TrainStep dev_step(dev_model, dev_opt, dev, "bf16");
+    double worst_vs_cpu = 0, worst_stale = 0, smallest_move = INFINITY, previous = NAN;
+    nlohmann::json per_step = nlohmann::json::array();
+    bool left_open = false;
+    for (int k = 0; k < 3; ++k) {
+      auto x = torch::randint(256, {B, T}, gen, torch::kLong);  // (B, T)
+      auto y = torch::randint(256, {B, T}, gen, torch::kLong);  // (B, T)
+      double fresh;
+      {
+        torch::NoGradGuard ng;
+        fresh = dev_model->loss(x.to(dev), y.to(dev)).total.item<double>();  // fp32 forward, current weights
+      }
+      const double lc = cpu_step.micro_step(x, y, 1.0).total;
+      const double ld = dev_step.micro_step(x.to(dev), y.to(dev), 1.0).total;
+      cpu_step.update(k);
+      dev_step.update(k);
+      left_open = left_open || autocast_active(dev);
+      worst_vs_cpu = std::max(worst_vs_cpu, std::abs(ld - lc) / std::abs(lc));
+      worst_stale = std::max(worst_stale, std::abs(ld - fresh) / std::abs(fresh));
+      if (k > 0) smallest_move = std::min(smallest_move, std::abs(fresh - previous) / std::abs(fresh));
+      previous = fresh;
+      per_step.push_back({{"step", k + 1}, {"loss_cpu_fp32", lc}, {"loss_device_bf16", ld}, {"loss_device_fp32", fresh}});
+    }
+    auto r = bounded("trainer_step_vs_cpu", "max relative |Δloss| over 3 steps (device bf16 vs CPU fp32)", worst_vs_cpu,
+                     2e-2, {{"steps", per_step}});
+    rep.checks.push_back(r);
+    auto s = bounded("forward_sees_updated_weights", "max relative |loss_bf16 − loss_fp32| of the same weights",
+                     worst_stale, 1e-2, {{"smallest_step_move", smallest_move}, {"autocast_left_open", left_open}});
+    s.detail += "; the loss moved ≥ " + fmt(smallest_move) + " between steps";
+    if (left_open || !(smallest_move > 5e-2)) s.status = "fail";
+    rep.checks.push_back(s);
+  }
+
+  // 6. peak memory of a training step from the caching allocator.
   {
     if (dev.is_cuda()) {
       cuda_synchronize();
