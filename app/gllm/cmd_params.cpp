@@ -43,6 +43,7 @@ void run(const ParamsArgs& a) {
   } else if (a.depth > 0) {
     cfg.name = "depth-" + std::to_string(a.depth);
     cfg.model.depth = a.depth;
+    cfg.model.storage = "bf16";     // seed 001 stores wte, value_embeds and the hashed tables in bf16
     cfg.model.sequence_len = 2048;  // the paper's batch: 64 × 2048 tokens × 4 micro-steps
     cfg.train.device_batch = 64;
     cfg.train.grad_accum = 4;

@@ -42,7 +42,10 @@ const Schema<ModelConfig>& ModelConfig::schema() {
         .integers("query_scale_frozen_layers", &ModelConfig::query_scale_frozen_layers, 0, 63,
                   "Layers whose query scale is held at 1.0")
         .integer("query_scale_frozen_planes", &ModelConfig::query_scale_frozen_planes, 0, 4096,
-                 "Planes [0, n) whose query scale is held at 1.0 in every layer");
+                 "Planes [0, n) whose query scale is held at 1.0 in every layer")
+        .choice("storage", &ModelConfig::storage, {"fp32", "bf16"},
+                "Storage dtype of wte, value_embeds and the hashed tables (seed 001 stores them in "
+                "bf16; optim.embedding_state then decides whether an fp32 master is kept)");
     s.check([](const ModelConfig& m, const std::string& path) {
       auto key = [&](const char* k) { return path.empty() ? std::string(k) : path + "." + k; };
       if (m.depth == 0 && m.n_embd % m.n_head != 0)

@@ -29,6 +29,10 @@ struct ModelConfig {
   bool query_scale = false;          // post-QK-norm RoPE-plane exp(q_tau)
   std::vector<int> query_scale_frozen_layers;  // layers whose scale is held at 1.0
   int query_scale_frozen_planes = 0;           // planes [0, n) held at 1.0 in every layer
+  // Storage dtype of the lookup tables (wte, value_embeds, oe_tables): "fp32", or "bf16" as seed
+  // 001 stores them (its optimizer then keeps bf16 moments, or an fp32 master with fp32 moments
+  // when optim.embedding_state is "fp32").
+  std::string storage = "fp32";
 
   // Derived shape: from depth (baseline) or from the explicit n_layer / n_embd / n_head.
   int layers() const;

@@ -14,7 +14,9 @@ const Schema<OptimConfig>& OptimConfig::schema() {
         .real("adam_beta2", &OptimConfig::adam_beta2, 0, 0.999999, "AdamW β2")
         .real("adam_eps", &OptimConfig::adam_eps, 0, 1, "AdamW ε")
         .choice("embedding_state", &OptimConfig::embedding_state, {"fp32", "bf16"},
-                "Embedding/value-embedding optimizer state: bf16 moments (baseline, control #4a) or fp32 master + moments (seed-001 Tier 1)")
+                "Optimizer state of bf16-stored wte/value_embeds (model.storage = bf16): moments in "
+                "bf16 and no master (baseline, control #4a), or an fp32 master with fp32 moments "
+                "(seed-001 Tier 1); fp32-stored tables always have fp32 moments")
         .real("query_scale_lr", &OptimConfig::query_scale_lr, 0, 100, "AdamW LR of the post-QK-norm query scale q_τ")
         .real("matrix_lr", &OptimConfig::matrix_lr, 0, 100, "Muon learning rate")
         .real("weight_decay", &OptimConfig::weight_decay, 0, 10, "Muon weight decay (scheduled 1−progress)")

@@ -47,6 +47,12 @@ const Schema<RunConfig>& RunConfig::schema() {
         .section("data", &RunConfig::data, DataConfig::schema(), "Data")
         .section("train", &RunConfig::train, TrainConfig::schema(), "Training loop");
     s.check([](const RunConfig& c, const std::string&) {
+      if (c.optim.embedding_state == "fp32" && c.model.storage != "bf16")
+        throw ConfigError("optim.embedding_state",
+                          "is \"fp32\" (an fp32 master and fp32 moments for bf16-stored embedding "
+                          "tables), but model.storage is \"" + c.model.storage +
+                              "\": the tables are already fp32 and no master can exist; set "
+                              "model.storage to \"bf16\" (seed 001) or embedding_state to \"bf16\"");
       if (c.model.vocab_size != 0 && c.model.vocab_size != c.data.vocab_size)
         throw ConfigError("model.vocab_size", "is " + std::to_string(c.model.vocab_size) +
                                                   " but data.vocab_size is " +

@@ -31,6 +31,10 @@ GPT compile_to_standard(GPT& graded) {
   if (had_attn && qk_norm) cfg.model.query_scale = true;
   cfg.model.query_scale_frozen_layers.clear();  // the mask is a training device: fold it in
   cfg.model.query_scale_frozen_planes = 0;
+  // Folded tables are kept in fp32, so the compiled model computes the graded one's function to
+  // fp32 rounding whatever the training storage was (no optimizer state travels with it).
+  cfg.model.storage = "fp32";
+  cfg.optim.embedding_state = "bf16";
 
   GPTOptions o;
   o.vocab_size = src.vocab_size();
@@ -50,7 +54,7 @@ GPT compile_to_standard(GPT& graded) {
   // MLGE: W̃_e = W_e G.
   if (src.config().grading.mlge) {
     auto G = torch::matmul(S.level_proj * torch::pow(src.grade_base(), S.level_grades).unsqueeze(0), S.level_proj.t());
-    D.wte->weight.copy_(torch::matmul(S.wte->weight, G));
+    D.wte->weight.copy_(torch::matmul(S.wte->weight.to(G.scalar_type()), G));
   }
   // Graded sinusoidal PE: the table λ^{q} PE in model coordinates becomes wpe.
   if (had_pe) {

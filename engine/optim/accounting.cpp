@@ -42,7 +42,9 @@ Accounting account(const RunConfig& c, int64_t vocab_size, int64_t tokens_per_st
 
   // Memory.
   const bool oe = m.oe_m > 0;
-  const double oe_bytes = static_cast<double>(a.params.oe_params) * (2 + 2) + static_cast<double>(a.params.oe_rows) * 4;
+  const double table_bytes = m.storage == "bf16" ? 2 : 4;  // weight and gradient each
+  const double oe_bytes =
+      static_cast<double>(a.params.oe_params) * 2 * table_bytes + static_cast<double>(a.params.oe_rows) * 4;
   a.memory.oe_tables = oe_bytes / kMiB;
   a.memory.fp32_embedding_state = static_cast<double>(a.params.wte + a.params.value_embeds) * 8 / kMiB;
   a.memory.query_scale = static_cast<double>(L * H * (Dh / 2)) * 16 / kMiB;

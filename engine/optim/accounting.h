@@ -13,7 +13,8 @@ namespace gllm::optim {
 
 // Persistent memory that a component adds over the dense baseline, in MiB (2^20 bytes).
 struct MemoryMiB {
-  double oe_tables = 0;             // rows·(d/4)·(2 B bf16 weight + 2 B bf16 grad) + rows·4 B fp32 counts
+  double oe_tables = 0;             // rows·(d/4)·(weight + grad: 2 + 2 B in bf16 storage, 4 + 4 B in
+                                    // fp32) + rows·4 B fp32 counts
   double fp32_embedding_state = 0;  // (wte + value_embeds)·8 B: fp32 master (4 B) + widening both moments bf16→fp32 (2+2 B)
   double query_scale = 0;           // q_τ·16 B: fp32 weight, grad and two Adam moments
   double delta = 0;                 // the sum over the components this config enables

@@ -157,9 +157,13 @@ struct MuonAdamW::Impl {
     grad = grad.to(q.exp_avg.scalar_type());
     q.exp_avg.lerp_(grad, 1.0 - q.beta1);
     q.exp_avg_sq.lerp_(grad.square(), 1.0 - q.beta2);
-    torch::Tensor denom = (q.exp_avg_sq / bias2).sqrt() + q.eps;
-    torch::Tensor upd = q.exp_avg / denom;
-    w.add_(upd.to(w.scalar_type()), -lr / bias1);
+    // The update in one buffer, in place (the same operations in the same order as
+    // exp_avg / (sqrt(exp_avg_sq / bias2) + eps)): a step's temporaries stay at two table-sized
+    // buffers, so its memory is the state's and not the arithmetic's.
+    torch::Tensor upd = q.exp_avg_sq.div(bias2);
+    upd.sqrt_().add_(q.eps);
+    torch::div_out(upd, q.exp_avg, upd);
+    w.add_(upd.scalar_type() == w.scalar_type() ? upd : upd.to(w.scalar_type()), -lr / bias1);
     if (q.master.defined()) q.p.copy_(q.master);
   }
 

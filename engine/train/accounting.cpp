@@ -38,18 +38,28 @@ CostEstimate estimate_cost(const RunConfig& c, int64_t vocab) {
   e.tokens_per_step = static_cast<int64_t>(c.train.device_batch) * c.train.grad_accum * T;
   e.flops_per_step = e.flops_per_token * static_cast<double>(e.tokens_per_step);
   const double mib = 1024.0 * 1024.0;
-  // Weights fp32 (bf16 for the embedding tables when their state is bf16: the fp32 master then
-  // lives in the optimizer), gradients like the weights, AdamW two moments, Muon one momentum
-  // plus the NorMuon second-moment vector (small).
-  bool bf16_tables = c.optim.embedding_state == "bf16";
-  double table_params = static_cast<double>(pc.wte + pc.value_embeds);
-  double other = static_cast<double>(pc.total_params) - table_params;
-  e.weights_mib = (other * 4 + table_params * (bf16_tables ? 2 : 4)) / mib;
+  // Persistent state as the engine allocates it (engine/model/gpt.cpp, engine/optim/muon_adamw.cpp):
+  // the lookup tables (wte, value_embeds, hashed tables) in model.storage's dtype, everything else
+  // fp32; a gradient like each weight; AdamW two moments in the weight's dtype, or fp32 moments plus
+  // an fp32 master for bf16 embedding tables with optim.embedding_state "fp32"; Muon one fp32
+  // momentum per matrix (and the NorMuon vector, small); the moment-free tables one fp32 count per row.
+  const bool bf16_tables = c.model.storage == "bf16";
+  const double table_bytes = bf16_tables ? 2 : 4;
+  const bool fp32_master = bf16_tables && c.optim.embedding_state == "fp32";
+  const bool moment_free = c.optim.oe_update == "moment_free";
+  const double embeddings = static_cast<double>(pc.wte + pc.value_embeds);
+  const double oe = static_cast<double>(pc.oe_params);
+  const double tables = embeddings + oe;
+  const double other = static_cast<double>(pc.total_params) - tables;
+  e.weights_mib = (other * 4 + tables * table_bytes) / mib;
   e.grads_mib = e.weights_mib;
-  double adam_params = static_cast<double>(pc.total_params - pc.transformer_matrices);
-  double adam_state = adam_params * 2 * (bf16_tables ? 2.5 : 4);  // bf16 tables: two bf16 moments + fp32 master
-  double muon_state = static_cast<double>(pc.transformer_matrices) * 4;
-  e.optimizer_mib = (adam_state + muon_state) / mib;
+  const double embedding_like = embeddings + (moment_free ? 0.0 : oe);  // AdamW tables
+  const double table_state = fp32_master ? 2 * 4 + 4 : 2 * table_bytes;   // moments (+ master) per element
+  const double adam_other = static_cast<double>(pc.total_params - pc.transformer_matrices) - tables;
+  double optimizer = embedding_like * table_state + adam_other * 2 * 4 +
+                     static_cast<double>(pc.transformer_matrices) * 4;
+  if (moment_free) optimizer += static_cast<double>(pc.oe_rows) * 4;
+  e.optimizer_mib = optimizer / mib;
   // Activations kept for backward per token: about 20·d per layer (norms, q/k/v, attention
   // output, the 4d MLP hidden twice, residuals), attention probabilities H·w per layer, and the
   // logits (softcap and softmax) 3·V; fp32.

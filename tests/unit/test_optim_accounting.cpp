@@ -16,6 +16,7 @@ gllm::RunConfig paper(int depth, int64_t oe_m) {
   c.model.depth = depth;
   c.model.sequence_len = 2048;
   c.model.oe_m = oe_m;
+  c.model.storage = "bf16";  // seed 001 stores wte, value_embeds and the hashed tables in bf16
   c.train.device_batch = 64;
   c.train.grad_accum = 4;
   return c;
@@ -50,6 +51,11 @@ class TestOptimAccounting : public QObject {
     QVERIFY(near(a6.memory.oe_tables, 223.29, 0.005));
     QVERIFY(near(a8.memory.oe_tables, 296.95, 0.005));
     QVERIFY(near(a6.memory.fp32_embedding_state, 96.0, 1e-9));
+    // fp32-stored tables cost 4 + 4 bytes per element for weight and gradient instead of 2 + 2.
+    auto f6 = paper(6, 150855);
+    f6.model.storage = "fp32";
+    QVERIFY(near(account(f6, 8192).memory.oe_tables - a6.memory.oe_tables,
+                 4.0 * static_cast<double>(a6.params.oe_params) / (1024.0 * 1024.0), 1e-9));
     QVERIFY(near(a8.memory.fp32_embedding_state, 160.0, 1e-9));
     // Arm deltas of Table 1b: 11_oe_opt +319.29 (d6), 12_oe_joint +456.98 (d8), #4a +296.98, 02_dense_joint +96.02.
     auto c = paper(6, 150855);
