@@ -1,6 +1,7 @@
 // `gllm ladder`: the six arms of seed 000 Table 2 from a profiles file, each with ⟨q, α̂−τ̂⟩, Λ(q),
 // held-out and bootstrap figures, ordered; written as the JSON presets name in grading.ladder_file.
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 
 #include "app/gllm/command_registry.h"
@@ -14,6 +15,7 @@ struct LadderArgs {
   double clip = 2.0, lambda = 0, magnitude_weight = 0;
   int head_dim = 64;
   uint64_t seed = 0;
+  std::string program = "d";
   bool json = false;
 };
 
@@ -26,6 +28,11 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
   cmd->add_option("--head-dim", a->head_dim, "d_k for the default base λ = e^{1/d_k}")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the random arm")->capture_default_str();
   cmd->add_option("--magnitude-weight", a->magnitude_weight, "ν_mag of the educated/oracle optimum");
+  cmd->add_option("--program", a->program,
+                  "Program of the educated and oracle arms: d (the d-variable box program, Prop. 10) or "
+                  "levels (the L-level reduction, Prop. 11)")
+      ->check(CLI::IsMember({"d", "levels"}))
+      ->capture_default_str();
   cmd->add_option("--out", a->out, "Write the ladder JSON here (atomic)");
   cmd->add_flag("--json", a->json, "Print the ladder JSON to stdout");
   cmd->callback([a] {
@@ -35,8 +42,18 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
     o.clip = a->clip;
     o.seed = a->seed;
     o.magnitude_weight = a->magnitude_weight;
+    o.level_program = a->program == "levels";
     auto f = gllm::grading::load_profiles_file(a->profiles);
     auto lad = gllm::grading::build_ladder(f, o);
+    // Where the profiles are, as the ladder's own folder sees them (presets and the workbench
+    // use it to give the model the same basis).
+    lad.profiles_file = a->profiles;
+    if (!a->out.empty()) {
+      std::error_code ec;
+      const auto base = std::filesystem::absolute(a->out, ec).parent_path();
+      const auto rel = std::filesystem::relative(std::filesystem::absolute(a->profiles, ec), base, ec);
+      if (!ec && !rel.empty() && rel.native().rfind("..", 0) != 0) lad.profiles_file = rel.string();
+    }
     if (!a->out.empty()) gllm::grading::save_ladder_file(a->out, lad);
     if (a->json) {
       gllm::cli::print_json(gllm::grading::ladder_to_json(lad));
@@ -52,7 +69,7 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
                 << arm.certificate << std::setw(12) << arm.lambda_q << arm.gain << "\n";
     }
     for (const auto& arm : lad.arms)
-      if (!arm.available) std::cout << "- " << arm.name << ": " << arm.reason << "\n";
+      std::cout << "- " << arm.name << ": " << (arm.available ? arm.program : arm.reason) << "\n";
     if (!a->out.empty()) std::cout << "wrote " << a->out << "\n";
     std::cout.flush();
   });

@@ -9,25 +9,39 @@
 #include "engine/data/profile_estimation.h"
 #include "engine/grading/profiles.h"
 #include "engine/io/error.h"
+#include "engine/train/head_profiles.h"
 
 namespace {
 
 gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
   auto* cmd = root.add_subcommand("profiles", "Estimate α̂/τ̂ profiles, graded basis, BC and part-of-speech grades on the Brown "
-                                              "corpus (seed 000 §7.1–§7.3) and write a profiles file");
+                                              "corpus (seed 000 §7.1–§7.3) and write a profiles file; with --checkpoint "
+                                              "alone, the profiles of every attention head in its own coordinates");
   struct Opts {
     gllm::ProfileOptions p;
     std::string corpus = "brown", path, out, config;
     bool json = false, no_output_grades = false;
     int vocab = 0;
+    gllm::HeadProfileOptions heads;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--corpus", o->corpus, "Corpus with annotations (brown)")->check(CLI::IsMember({"brown"}));
   cmd->add_option("--path", o->path, "Brown folder (default: the data cache)");
   cmd->add_option("--config", o->config, "Take the data section (split seed and fractions, vocab) from this RunConfig");
-  cmd->add_option("--reference", o->p.reference, "Reference representation: ppmi (PPMI + truncated SVD) or wte (a checkpoint's)")
-      ->check(CLI::IsMember({"ppmi", "wte"}));
-  cmd->add_option("--checkpoint", o->p.checkpoint, "Checkpoint (.safetensors) whose wte is the reference (--reference wte)");
+  auto* reference = cmd->add_option("--reference", o->p.reference,
+                                    "Reference representation: ppmi (PPMI + truncated SVD), wte (a checkpoint's "
+                                    "embedding), or heads (every attention head of --checkpoint; the default when "
+                                    "--checkpoint is given alone)")
+                        ->check(CLI::IsMember({"ppmi", "wte", "heads"}));
+  cmd->add_option("--checkpoint", o->p.checkpoint,
+                  "Run folder or checkpoint: head profiles (each head's keys after RoPE and QK-norm), or the "
+                  "reference embedding with --reference wte");
+  cmd->add_option("--features", o->heads.features, "Head profiles: read the heads' keys or queries")
+      ->check(CLI::IsMember({"keys", "queries"}))
+      ->capture_default_str();
+  cmd->add_option("--max-tokens", o->heads.max_tokens, "Head profiles: validation tokens read at most")
+      ->check(CLI::Range(int64_t(1000), int64_t(100000000)))
+      ->capture_default_str();
   cmd->add_option("--wte-name", o->p.wte_name, "Tensor name of the token embedding in the checkpoint");
   cmd->add_option("--d", o->p.d, "Width of the PPMI reference (wte: taken from the checkpoint)")->check(CLI::Range(2, 4096));
   cmd->add_option("--levels", o->p.levels, "Levels L (1–4; Brown levels 0 … L−1)")->check(CLI::Range(1, 4));
@@ -45,7 +59,40 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
   cmd->add_flag("--no-output-grades", o->no_output_grades, "Skip per-token output grades (no tokenizer needed)");
   cmd->add_option("--out", o->out, "Profiles file to write")->required();
   cmd->add_flag("--json", o->json, "Print the estimation report as JSON");
-  cmd->callback([o] {
+  cmd->callback([o, reference] {
+    const bool heads = o->p.reference == "heads" || (reference->count() == 0 && !o->p.checkpoint.empty());
+    if (heads) {
+      if (o->p.checkpoint.empty()) throw gllm::Error("--reference heads needs --checkpoint RUN_OR_CKPT");
+      auto h = o->heads;
+      h.checkpoint = o->p.checkpoint;
+      h.target = o->p.target;
+      h.bootstrap = o->p.bootstrap;
+      h.seed = o->p.seed;
+      h.ridge = o->p.ridge;
+      h.corpus_path = o->path;
+      auto t0 = std::chrono::steady_clock::now();
+      auto hp = gllm::estimate_head_profiles(h, [&](const std::string& s) {
+        if (!o->json) std::cerr << s << std::endl;
+      });
+      gllm::grading::save_head_profiles(o->out, hp);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      nlohmann::json bc = nlohmann::json::array();
+      for (int l = 0; l < hp.layers; ++l)
+        for (int k = 0; k < hp.heads; ++k)
+          bc.push_back({{"layer", l}, {"head", k},
+                        {"bc", gllm::grading::bhattacharyya(hp.at(l, k).profiles.alpha, hp.at(l, k).profiles.tau)}});
+      if (o->json) {
+        gllm::cli::print_json({{"out", o->out}, {"kind", "heads"}, {"layers", hp.layers}, {"heads", hp.heads},
+                               {"planes", hp.planes}, {"bc", bc}, {"meta", hp.meta}, {"total_seconds", secs}});
+        return;
+      }
+      std::cout << "wrote " << o->out << " (" << hp.layers << " layers × " << hp.heads << " heads, " << hp.planes
+                << " planes, " << h.bootstrap << " bootstrap resamples) in " << secs << " s\n";
+      for (const auto& e : bc)
+        std::cout << "  layer " << e["layer"] << " head " << e["head"] << ": BC " << e["bc"].get<double>() << "\n";
+      std::cout << std::flush;
+      return;
+    }
     gllm::DataConfig cfg;
     if (!o->config.empty()) cfg = gllm::RunConfig::load(o->config).data;
     cfg.corpus = o->corpus;

@@ -23,12 +23,8 @@ const Schema<GradingConfig>& GradingConfig::schema() {
         .flag("grades_trainable", &GradingConfig::grades_trainable,
               "Refine grades end-to-end, projected back into the clip box after every step")
         .real("grade_lr", &GradingConfig::grade_lr, 0, 10, "Learning rate of trainable grades")
-        .choice("head_grades", &GradingConfig::head_grades, {"uniform", "random", "ladder", "file"},
-                "Where head grades come from")
-        .text("ladder_file", &GradingConfig::ladder_file, "Ladder JSON written by `gllm ladder`")
-        .choice("ladder_arm", &GradingConfig::ladder_arm,
-                {"", "uniform", "random", "taxonomic", "pos", "educated", "oracle"},
-                "Arm of the selection ladder (seed 000 Table 2)")
+        .choice("head_grades", &GradingConfig::head_grades, {"uniform", "random", "file", "ladder"},
+                "Where head grades come from (uniform, random, or a grades file)")
         .text("grades_file", &GradingConfig::grades_file, "JSON with attn_grades[layer][head][plane]")
         .integer("random_seed", &GradingConfig::random_seed, 0, 2147483647, "Seed of random grades")
         .flag("mlge", &GradingConfig::mlge, "Multi-level graded embedding (seed 000 §4.1)")
@@ -36,8 +32,18 @@ const Schema<GradingConfig>& GradingConfig::schema() {
         .integers("level_dims", &GradingConfig::level_dims, 1, 65536,
                   "Dimension of each level subspace; empty = equal split of d")
         .reals("level_grades", &GradingConfig::level_grades, 0, 1e6, "Grade of each level")
+        .choice("level_grades_source", &GradingConfig::level_grades_source, {"levels", "ladder"},
+                "MLGE grades: one per level (level_grades), or an arm of a selection ladder "
+                "(per-coordinate grades in the profiles' graded basis)")
+        .text("ladder_file", &GradingConfig::ladder_file, "Ladder JSON written by `gllm ladder`")
+        .choice("ladder_arm", &GradingConfig::ladder_arm,
+                {"", "uniform", "random", "taxonomic", "pos", "educated", "oracle"},
+                "Arm of the selection ladder (seed 000 Table 2)")
         .text("profiles_file", &GradingConfig::profiles_file,
               "Profiles JSON from `gllm profiles`; its graded basis initialises P")
+        .flag("basis_trainable", &GradingConfig::basis_trainable,
+              "Train the level basis P (false: P stays the profiles' graded basis, where ladder "
+              "grades were certified)")
         .flag("graded_loss", &GradingConfig::graded_loss, "Weight the loss by λ_out^{q_out[y]}")
         .choice("output_grades", &GradingConfig::output_grades, {"uniform", "pos", "file"},
                 "Source of per-type output grades")
@@ -55,9 +61,18 @@ const Schema<GradingConfig>& GradingConfig::schema() {
         throw ConfigError(key("lambda"), "must be > 1 (or 0 for the default e^{1/d_k})");
       if (g.output_lambda != 0 && g.output_lambda <= 1)
         throw ConfigError(key("output_lambda"), "must be > 1 (or 0 to reuse lambda)");
-      if (g.head_grades == "ladder" && (g.ladder_file.empty() || g.ladder_arm.empty()))
-        throw ConfigError(key("ladder_file"),
-                          "head_grades = ladder needs ladder_file and ladder_arm");
+      if (g.head_grades == "ladder")
+        throw ConfigError(key("head_grades"),
+                          "\"ladder\" is no longer a source of head grades: ladder grades are MLGE "
+                          "per-coordinate grades (d = n_embd) certified in the profiles' graded basis, "
+                          "and a head's coordinates are not that basis. Set grading.mlge = true, "
+                          "grading.level_grades_source = \"ladder\" and grading.profiles_file to the "
+                          "ladder's profiles (see presets/ladder-*.json)");
+      if (g.level_grades_source == "ladder" &&
+          (!g.mlge || g.ladder_file.empty() || g.ladder_arm.empty() || g.profiles_file.empty()))
+        throw ConfigError(key("level_grades_source"),
+                          "\"ladder\" needs grading.mlge = true, ladder_file, ladder_arm and "
+                          "profiles_file (the profiles the ladder was certified against)");
       if (g.head_grades == "file" && g.grades_file.empty())
         throw ConfigError(key("grades_file"), "head_grades = file needs grades_file");
       if (!g.level_dims.empty() && static_cast<int>(g.level_dims.size()) != g.levels)

@@ -73,7 +73,15 @@ std::vector<double> normalize(const Eigen::VectorXd& v) {
   return out;
 }
 
-// Weighted ridge probes sharing one Gram matrix: columns of Y are targets; returns α̂ per target.
+std::vector<double> tau_of(const Eigen::MatrixXd& Z, const Eigen::VectorXd& w) {
+  const double W = w.sum();
+  Eigen::RowVectorXd zm = (w.transpose() * Z) / W;
+  Eigen::VectorXd var = ((Z.rowwise() - zm).array().square().colwise() * w.array()).colwise().sum().transpose() / W;
+  return normalize(var);
+}
+
+}  // namespace
+
 std::vector<std::vector<double>> probe_alphas(const Eigen::MatrixXd& Z, const Eigen::MatrixXd& Y,
                                               const Eigen::VectorXd& w, double ridge_rel) {
   const double W = w.sum();
@@ -95,15 +103,6 @@ std::vector<std::vector<double>> probe_alphas(const Eigen::MatrixXd& Z, const Ei
   for (int k = 0; k < Wt.cols(); ++k) out.push_back(normalize(Wt.col(k).array().square().matrix()));
   return out;
 }
-
-std::vector<double> tau_of(const Eigen::MatrixXd& Z, const Eigen::VectorXd& w) {
-  const double W = w.sum();
-  Eigen::RowVectorXd zm = (w.transpose() * Z) / W;
-  Eigen::VectorXd var = ((Z.rowwise() - zm).array().square().colwise() * w.array()).colwise().sum().transpose() / W;
-  return normalize(var);
-}
-
-}  // namespace
 
 std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt, const std::vector<int>& type,
                                                const Eigen::MatrixXd& Y, const Eigen::VectorXd& w, double ridge_rel) {
@@ -132,6 +131,27 @@ std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt, const 
   Eigen::MatrixXd Wt = G.llt().solve(B);
   for (int j = 0; j < k; ++j) out.push_back(normalize(Wt.col(j).array().square().matrix()));
   out.push_back(normalize(var));
+  return out;
+}
+
+std::vector<int> align_tokens_to_words(const Document& doc, const uint16_t* ids, size_t n,
+                                       const std::vector<int32_t>& token_bytes) {
+  std::vector<std::pair<uint32_t, uint32_t>> spans;  // (begin, end) of each word, in order
+  for (const auto& s : doc.sentences)
+    for (const auto& w : s.words) spans.push_back({w.begin, w.end});
+  std::vector<int> out(n, -1);
+  size_t pos = 0, wi = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const int id = ids[k];
+    const size_t b = id >= 0 && static_cast<size_t>(id) < token_bytes.size() ? static_cast<size_t>(token_bytes[id]) : 0;
+    size_t q = pos;
+    while (q < pos + b && q < doc.text.size() && (doc.text[q] == ' ' || doc.text[q] == '\n')) ++q;
+    if (q < pos + b) {
+      while (wi < spans.size() && spans[wi].second <= q) ++wi;
+      if (wi < spans.size() && spans[wi].first <= q) out[k] = static_cast<int>(wi);
+    }
+    pos += b;
+  }
   return out;
 }
 
@@ -556,7 +576,6 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
   // 6. Per-token output grades (BPE vocabulary) from POS statistics on the training documents.
   if (tokenizer && shard) {
     t0 = std::chrono::steady_clock::now();
-    const auto& tb = tokenizer->token_bytes();
     std::vector<double> o(tokenizer->vocab_size(), 0), tot(tokenizer->vocab_size(), 0);
     for (uint32_t di : splits.train) {
       const auto& doc = corpus.documents[di];
@@ -564,27 +583,20 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
       for (const auto& s : doc.sentences)
         for (const auto& w : s.words) words.push_back(&w);
       auto v = shard->document(di);
-      size_t pos = 0, wi = 0;
+      const auto at = align_tokens_to_words(doc, v.data, v.size, tokenizer->token_bytes());
       for (size_t k = 0; k < v.size; ++k) {
-        int id = v.data[k];
-        size_t b = static_cast<size_t>(tb[id]);
-        size_t q = pos;
-        while (q < pos + b && q < doc.text.size() && (doc.text[q] == ' ' || doc.text[q] == '\n')) ++q;
-        if (q < pos + b) {
-          while (wi < words.size() && words[wi]->end <= q) ++wi;
-          if (wi < words.size() && words[wi]->begin <= q) {
-            tot[id] += 1;
-            o[id] += brown_open_class(brown_base_tag(words[wi]->tag)) ? 1 : 0;
-          }
-        }
-        pos += b;
+        if (at[k] < 0) continue;
+        tot[v.data[k]] += 1;
+        o[v.data[k]] += brown_open_class(brown_base_tag(words[static_cast<size_t>(at[k])]->tag)) ? 1 : 0;
       }
     }
-    std::vector<double> grades(tokenizer->vocab_size(), 0.0);
+    std::vector<double> share(tokenizer->vocab_size(), 0.0);
     for (int id = 0; id < tokenizer->vocab_size(); ++id)
-      grades[id] = tokenizer->is_special(id) ? 0.0 : (o[id] + 1.0) / (tot[id] + 2.0);
-    meta["output_grades"] = {{"rule", "(open-class occurrences + 1) / (occurrences + 2) per BPE token on the train split; specials 0"},
-                             {"tokenizer_hash", tokenizer->hash()}, {"vocab_size", tokenizer->vocab_size()}, {"grades", grades}};
+      share[id] = tokenizer->is_special(id) ? 0.0 : (o[id] + 1.0) / (tot[id] + 2.0);
+    meta["output_grades"] = {{"rule", "open_share = (open-class occurrences + 1) / (occurrences + 2) per BPE token on "
+                                      "the train split, specials 0; output_grades \"pos\" uses q_out = q_max_out · open_share"},
+                             {"tokenizer_hash", tokenizer->hash()}, {"vocab_size", tokenizer->vocab_size()},
+                             {"open_share", share}};
     report["output_grades_seconds"] = seconds_since(t0);
   }
   f.meta = meta;

@@ -72,6 +72,16 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
                                 const Tokenizer* tokenizer = nullptr, const TokenShard* shard = nullptr,
                                 const std::function<void(const std::string&)>& log = {});
 
+// For each token of `doc` (ids from the token cache, byte lengths from the tokenizer) the index of
+// the word it starts inside, counting the document's words in order (sentence by sentence), or −1
+// for tokens that are only spacing or specials.
+std::vector<int> align_tokens_to_words(const Document& doc, const uint16_t* ids, size_t n,
+                                       const std::vector<int32_t>& token_bytes);
+
+// Weighted ridge probes sharing one Gram matrix: columns of Y are targets; α̂ per target.
+std::vector<std::vector<double>> probe_alphas(const Eigen::MatrixXd& Z, const Eigen::MatrixXd& Y,
+                                              const Eigen::VectorXd& weights, double ridge_rel);
+
 // Ridge probe in the basis: α̂_j = ŵ_j² / ‖ŵ‖² with ŵ = (ZᵀWZ + r·I)⁻¹ ZᵀW y on centred Z, y.
 std::vector<double> probe_alpha(const Eigen::MatrixXd& Z, const Eigen::VectorXd& y,
                                 const Eigen::VectorXd& weights, double ridge_rel);

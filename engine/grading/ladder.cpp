@@ -8,6 +8,7 @@
 
 #include "engine/grading/bootstrap.h"
 #include "engine/grading/cone.h"
+#include "engine/grading/grade_sources.h"
 #include "engine/grading/select.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
@@ -58,6 +59,16 @@ std::vector<double> taxonomic_grades(const Profiles& p, double q_max) {
   return q;
 }
 
+std::vector<double> pos_arm_grades(const std::vector<double>& shares, double q_max) {
+  if (shares.empty()) throw Error("the POS arm needs per-coordinate shares (pos_grades in the profiles file)");
+  const auto [lo, hi] = std::minmax_element(shares.begin(), shares.end());
+  std::vector<double> q(shares.size(), 0.0);
+  const double span = *hi - *lo;
+  if (!(span > 0)) return q;
+  for (size_t j = 0; j < q.size(); ++j) q[j] = std::clamp(q_max * (shares[j] - *lo) / span, 0.0, q_max);
+  return q;
+}
+
 const LadderArm& Ladder::arm(const std::string& name) const {
   for (auto& a : arms)
     if (a.name == name) return a;
@@ -77,6 +88,9 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
   lad.seed = opt.seed;
   lad.d = p.d();
   lad.level_dims = p.level_dims;
+  lad.alpha = p.alpha;
+  lad.tau = p.tau;
+  lad.profiles_digest = profiles_digest(f);
   SelectOptions so;
   so.lambda = opt.lambda;
   so.clip = opt.clip;
@@ -85,30 +99,43 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
   for (const auto& name : ladder_arm_names()) {
     LadderArm a;
     a.name = name;
+    const std::string optimum = opt.level_program ? "L-level program (Prop. 11)" : "d-variable program (Prop. 10)";
+    auto solve = [&](const Profiles& prof) {
+      return opt.level_program ? select_levels(prof, so).q : select_educated(prof, so).q;
+    };
     if (name == "uniform") {
       a.grades.assign(p.d(), 0.0);
+      a.program = "none: q = 0, the ungraded model";
     } else if (name == "random") {
       a.grades = random_grades(p.d(), lad.q_max, opt.seed);
+      a.program = "uniform draw on [0, q_max]^d (seed " + std::to_string(opt.seed) + ")";
     } else if (name == "taxonomic") {
-      if (p.has_levels()) a.grades = taxonomic_grades(p, lad.q_max);
-      else { a.available = false; a.reason = "the profiles have no level structure (level_dims)"; }
+      if (p.has_levels()) {
+        a.grades = taxonomic_grades(p, lad.q_max);
+        a.program = "level ordering: v_l = q_max·l/(L−1) (Rem. 9)";
+      } else {
+        a.available = false;
+        a.reason = "the profiles have no level structure (level_dims)";
+      }
     } else if (name == "pos") {
       if (f.pos_grades.empty()) {
         a.available = false;
         a.reason = "the profiles file has no pos_grades; regenerate it with `gllm profiles`";
       } else {
-        a.grades = f.pos_grades;
-        double mx = *std::max_element(a.grades.begin(), a.grades.end());
-        if (mx > lad.q_max) {  // keep the shape and the sign of the certificate, fit the clip
-          for (double& x : a.grades) x *= lad.q_max / mx;
-          a.reason = "scaled by " + std::to_string(lad.q_max / mx) + " into the clip box";
-        }
+        a.grades = pos_arm_grades(f.pos_grades, lad.q_max);
+        a.program = "part-of-speech statistics (§8.1.2): open-class energy share spread over [0, q_max]";
       }
     } else if (name == "educated") {
-      a.grades = select_educated(p, so).q;
+      a.grades = solve(p);
+      a.program = optimum + " on the estimated profiles";
     } else if (name == "oracle") {
-      if (f.has_heldout()) a.grades = select_educated(f.heldout, so).q;
-      else { a.available = false; a.reason = "the profiles file has no held-out profiles (\"heldout\")"; }
+      if (f.has_heldout()) {
+        a.grades = solve(f.heldout);
+        a.program = optimum + " on the held-out profiles";
+      } else {
+        a.available = false;
+        a.reason = "the profiles file has no held-out profiles (\"heldout\")";
+      }
     }
     if (a.available) {
       a.level_grades = level_means(p, a.grades);
@@ -155,10 +182,15 @@ nlohmann::json ladder_to_json(const Ladder& l) {
   j["bc"] = l.bc;
   j["lambda_star"] = l.lambda_star;
   j["seed"] = l.seed;
+  j["alpha"] = l.alpha;
+  j["tau"] = l.tau;
+  if (!l.profiles_digest.empty()) j["profiles_digest"] = l.profiles_digest;
+  if (!l.profiles_file.empty()) j["profiles_file"] = l.profiles_file;
   nlohmann::json arms = nlohmann::json::array();
   for (auto& a : l.arms) {
     nlohmann::json x{{"name", a.name}, {"available", a.available}};
     if (!a.reason.empty()) x["reason"] = a.reason;
+    if (!a.program.empty()) x["program"] = a.program;
     if (a.available) {
       x["grades"] = a.grades;
       x["level_grades"] = a.level_grades;
@@ -195,6 +227,12 @@ Ladder ladder_from_json(const nlohmann::json& j) {
     l.lambda_star = j.at("lambda_star").get<double>();
     l.seed = j.at("seed").get<uint64_t>();
     validate_base_and_clip(l.lambda, l.clip);
+    if (j.contains("alpha")) l.alpha = j.at("alpha").get<std::vector<double>>();
+    if (j.contains("tau")) l.tau = j.at("tau").get<std::vector<double>>();
+    if ((!l.alpha.empty() && static_cast<int>(l.alpha.size()) != l.d) || l.alpha.size() != l.tau.size())
+      throw Error("alpha and tau must both have d = " + std::to_string(l.d) + " entries");
+    l.profiles_digest = j.value("profiles_digest", std::string());
+    l.profiles_file = j.value("profiles_file", std::string());
     for (auto& x : j.at("arms")) {
       LadderArm a;
       a.name = x.at("name").get<std::string>();
@@ -202,6 +240,7 @@ Ladder ladder_from_json(const nlohmann::json& j) {
         throw Error("unknown arm \"" + a.name + "\"");
       a.available = x.at("available").get<bool>();
       a.reason = x.value("reason", std::string());
+      a.program = x.value("program", std::string());
       if (a.available) {
         a.grades = x.at("grades").get<std::vector<double>>();
         if (static_cast<int>(a.grades.size()) != l.d)

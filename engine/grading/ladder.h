@@ -11,12 +11,19 @@
 
 namespace gllm::grading {
 
-// Ladder JSON (`gllm ladder --out FILE`; presets name it in grading.ladder_file + ladder_arm):
+// Ladder JSON (`gllm ladder --out FILE`; presets name it in grading.ladder_file + ladder_arm).
+// Grades are MLGE per-coordinate grades in the graded basis of the profiles (d = n_embd), the
+// coordinates where the certificate is computed; names below stay put (scripts read them):
 //   { "format": "gllm-ladder/1", "lambda": λ, "clip": C, "q_max": …, "d": d, "levels": L,
 //     "level_dims": [...], "bc": BC(α̂,τ̂), "lambda_star": BC², "seed": s,
+//     "alpha": [d], "tau": [d]  the profiles every certificate below is computed against,
+//     "profiles_digest": grade_sources.h profiles_digest() of those profiles (with their basis),
+//     "profiles_file": where they were read, relative to the ladder's folder when inside it,
 //     "arms": [ { "name": "uniform"|"random"|"taxonomic"|"pos"|"educated"|"oracle",
-//                 "available": bool, "reason": "…" (when not available),
-//                 "grades": [d] per-coordinate grades in [0, q_max] (coordinates of the profiles),
+//                 "available": bool, "reason": "…" (when not available, or a note),
+//                 "program": what produced the grades (e.g. "d-variable program (Prop. 10)",
+//                            "L-level program (Prop. 11)", "POS statistics …"),
+//                 "grades": [d] per-coordinate grades in [0, q_max],
 //                 "level_grades": [L] mean grade per level,
 //                 "certificate": ⟨q, α̂−τ̂⟩, "sign": −1|0|1, "lambda_q": Λ(q), "gain": 1/Λ(q),
 //                 "in_cone": Λ(q) < 1,
@@ -33,12 +40,14 @@ struct LadderOptions {
   double clip = 2;        // C > 1
   uint64_t seed = 0;      // random arm
   double magnitude_weight = 0;  // for the educated/oracle optimum
+  bool level_program = false;   // educated/oracle from the L-level program (Prop. 11), not the d-variable one
 };
 
 struct LadderArm {
   std::string name;
   bool available = true;
   std::string reason;
+  std::string program;  // what produced the grades
   std::vector<double> grades;
   std::vector<double> level_grades;
   double certificate = 0;
@@ -58,6 +67,9 @@ struct Ladder {
   uint64_t seed = 0;
   int d = 0;
   std::vector<int> level_dims;
+  std::vector<double> alpha, tau;   // the profiles the certificates are computed against
+  std::string profiles_digest;      // profiles_digest() of the profiles file (empty in old files)
+  std::string profiles_file;        // the profiles file as `gllm ladder` read it (may be empty)
   std::vector<LadderArm> arms;      // in ladder_arm_names() order
   std::vector<std::string> order;   // available arms, certificate descending
 
@@ -68,6 +80,10 @@ struct Ladder {
 std::vector<double> random_grades(int d, double q_max, uint64_t seed);
 // Taxonomic arm: affine and increasing in level, v_l = q_max · l / (L − 1) (v = 0 when L = 1).
 std::vector<double> taxonomic_grades(const Profiles& p, double q_max);
+// Part-of-speech arm (§8.1.2): per-coordinate open-class energy shares s_j (profiles "pos_grades")
+// spread over the clip box, q_j = q_max · (s_j − min s)/(max s − min s): the coordinates carrying
+// open-class types get high grades, those carrying function words low ones. All zero when s is flat.
+std::vector<double> pos_arm_grades(const std::vector<double>& shares, double q_max);
 
 Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt);
 nlohmann::json ladder_to_json(const Ladder& l);

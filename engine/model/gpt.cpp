@@ -45,18 +45,17 @@ torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos_table,
   return torch::cat({x1 * cos + x2 * sin, -x1 * sin + x2 * cos}, -1);
 }
 
+// A lookup from a bf16-stored table (model.storage = "bf16") widened to fp32 for the residual
+// stream; fp32 and fp64 lookups pass through.
+torch::Tensor widen_lookup(const torch::Tensor& rows) {
+  const auto t = rows.scalar_type();
+  return t == torch::kBFloat16 || t == torch::kHalf ? rows.to(torch::kFloat) : rows;
+}
+
 // Per-plane values (…, Dh/2) → per-coordinate (…, Dh) in the half-split layout.
 torch::Tensor planes_to_coords(const torch::Tensor& p) { return torch::cat({p, p}, -1); }
 
 at::Generator make_gen(int64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)); }
-
-nlohmann::json read_json_file(const std::string& path, const std::string& key) {
-  try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(key, "'" + path + "' is not valid JSON (" + e.what() + "); fix or regenerate it");
-  }
-}
 
 }  // namespace
 
@@ -68,7 +67,6 @@ GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
     : config_(config), parts_(std::make_shared<Parts>()), logit_workspace_(std::make_shared<LogitWorkspace>()) {
   const auto& m = config_.model;
   const auto& g = config_.grading;
-  ModelConfig::schema();  // (validation happened when the config was read)
   vocab_ = options.vocab_size > 0 ? options.vocab_size : m.vocab_size;
   if (vocab_ <= 0)
     throw ConfigError("model.vocab_size", "is 0 (take it from the tokenizer); pass the tokenizer's size");
@@ -150,7 +148,7 @@ GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
     P.attn_grades = register_parameter("attn_grades", torch::zeros({L, H, Dh / 2}), g.grades_trainable);
   if (uses_levels(config_)) {
     auto mlge = register_module("mlge", std::make_shared<torch::nn::Module>());
-    P.level_proj = mlge->register_parameter("proj", torch::eye(d));
+    P.level_proj = mlge->register_parameter("proj", torch::eye(d), g.basis_trainable);
     if (g.mlge || m.positional == "graded_sinusoidal")
       P.level_grades = mlge->register_parameter("level_grades", torch::zeros({d}), g.grades_trainable);
   }
@@ -158,12 +156,18 @@ GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
   if (g.graded_loss) P.output_grades = register_buffer("output_grades", torch::zeros({V}));
   if (compiled_) P.logit_bias = register_buffer("logit_bias", torch::zeros({V}));
   init_weights(options);
+  if (m.storage == "bf16") {
+    // Seed 001's storage precision: the lookup tables live in bf16 (initialised in fp32 above and
+    // rounded once, so the draw does not depend on the storage); lookups are widened to fp32.
+    P.wte->to(torch::kBFloat16);
+    for (auto& [i, e] : P.value_embeds) e->to(torch::kBFloat16);
+    for (auto& t : P.oe_tables) t->to(torch::kBFloat16);
+  }
 }
 
 void GPTImpl::init_weights(const GPTOptions& options) {
   torch::NoGradGuard no_grad;
   auto& P = *parts_;
-  const auto& m = config_.model;
   const auto& g = config_.grading;
   auto gen = make_gen(options.seed);
   const double s = std::sqrt(3.0) / std::sqrt(static_cast<double>(d_));
@@ -189,81 +193,52 @@ void GPTImpl::init_weights(const GPTOptions& options) {
   for (auto& t : P.oe_tables) t->weight.zero_();
 
   const int64_t L = n_layer_, H = n_head_, planes = head_dim_ / 2;
+  // Grade files are read by grading::resolve_grade_sources before the model is built; a model
+  // whose config names one but whose options lack its array was built without resolving.
+  auto unresolved = [](const std::string& key, const std::string& file) {
+    return ConfigError(key, "'" + file + "' was not read: resolve the config's grade sources "
+                            "(grading::resolve_grade_sources) before building the model");
+  };
   if (P.attn_grades.defined()) {
     torch::Tensor q;
-    if (options.attn_grades.defined()) {
-      q = options.attn_grades.to(torch::kFloat);
+    if (!options.attn_grades.empty()) {
+      if (static_cast<int64_t>(options.attn_grades.size()) != L * H * planes)
+        throw Error("attention grades have " + std::to_string(options.attn_grades.size()) + " values but the model needs " +
+                    std::to_string(L * H * planes) + " (layers × heads × RoPE planes); regenerate them for this model");
+      q = torch::tensor(options.attn_grades, torch::kDouble).to(torch::kFloat).view({L, H, planes});  // (L, H, Dh/2)
     } else if (options.from_checkpoint) {
       q = torch::zeros({L, H, planes});
     } else if (g.head_grades == "random") {
       auto rg = make_gen(g.random_seed);
       q = torch::empty({L, H, planes}).uniform_(0.0, q_max_, rg);
     } else if (g.head_grades == "file") {
-      auto j = read_json_file(g.grades_file, "grading.grades_file");
-      if (!j.contains("attn_grades"))
-        throw ConfigError("grading.grades_file", "'" + g.grades_file + "' has no \"attn_grades\" key");
-      std::vector<float> flat;
-      try {
-        for (const auto& layer : j["attn_grades"])
-          for (const auto& head : layer)
-            for (const auto& v : head) flat.push_back(v.get<float>());
-        if (j["attn_grades"].size() != (size_t)L || flat.size() != (size_t)(L * H * planes)) throw 0;
-      } catch (...) {
-        throw ConfigError("grading.grades_file", "attn_grades must be [" + std::to_string(L) + "][" +
-                                                     std::to_string(H) + "][" + std::to_string(planes) +
-                                                     "] numbers (layers × heads × RoPE planes)");
-      }
-      q = torch::tensor(flat).view({L, H, planes});  // (L, H, Dh/2)
-    } else if (g.head_grades == "ladder") {
-      auto j = read_json_file(g.ladder_file, "grading.ladder_file");
-      std::vector<float> grades;
-      for (const auto& arm : j.value("arms", nlohmann::json::array()))
-        if (arm.value("name", "") == g.ladder_arm) {
-          if (!arm.value("available", true))
-            throw ConfigError("grading.ladder_arm", "arm '" + g.ladder_arm + "' is unavailable in '" +
-                                                        g.ladder_file + "': " + arm.value("reason", std::string()));
-          for (const auto& v : arm.at("grades")) grades.push_back(v.get<float>());
-        }
-      if (grades.empty())
-        throw ConfigError("grading.ladder_arm", "'" + g.ladder_file + "' has no arm '" + g.ladder_arm + "'");
-      auto v = torch::tensor(grades);
-      // A head-dim vector gives one grade per coordinate: the plane takes the mean of its pair.
-      if (v.numel() == head_dim_) v = 0.5 * (v.narrow(0, 0, planes) + v.narrow(0, planes, planes));
-      if (v.numel() == planes)
-        q = v.view({1, 1, planes}).expand({L, H, planes}).clone();  // same grading in every head
-      else if (v.numel() == L * H * planes)
-        q = v.view({L, H, planes});
-      else
-        throw ConfigError("grading.ladder_file", "arm '" + g.ladder_arm + "' has " + std::to_string(v.numel()) +
-                                                     " grades; the model needs Dh = " + std::to_string(head_dim_) +
-                                                     ", Dh/2 = " + std::to_string(planes) +
-                                                     " or layers·heads·Dh/2; rebuild the ladder for d = head dim");
+      throw unresolved("grading.grades_file", g.grades_file);
     } else {
       q = torch::zeros({L, H, planes});  // uniform: every plane at grade 0 (the ungraded head)
     }
-    if (q.sizes() != P.attn_grades.sizes())
-      throw Error("attention grades have shape " + c10::str(q.sizes()) + " but the model needs " +
-                  c10::str(P.attn_grades.sizes()) + "; regenerate them for this model");
+    // Eq. 20's repulsion Σ exp(−‖q_h − q_h'‖²) has zero gradient where two heads share a grading, so
+    // refined grades with a diversity weight start apart: each (head, plane) moves by ε(r − ½),
+    // r ~ U[0, 1) from the grades' seed, ε = 2 % of q_max (symmetric around the given grades,
+    // before the clip), far below the grades' own scale.
+    if (g.grades_trainable && g.diversity_weight > 0 && H > 1 && !options.from_checkpoint) {
+      auto rg = make_gen(static_cast<int64_t>(g.random_seed) + 104729);
+      auto r = torch::rand({L, H, planes}, rg);                 // (L, H, Dh/2)
+      q = q + 0.02 * q_max_ * (r - 0.5);
+    }
     P.attn_grades.copy_(q.clamp(0.0, q_max_));
   }
   if (P.level_proj.defined()) {
     torch::Tensor basis;
-    if (options.level_basis.defined()) {
-      basis = options.level_basis.to(torch::kFloat);
+    if (!options.level_basis.empty()) {
+      if (static_cast<int64_t>(options.level_basis.size()) != static_cast<int64_t>(d_) * d_)
+        throw ConfigError("grading.profiles_file", "the graded basis has " + std::to_string(options.level_basis.size()) +
+                                                       " entries; the model width needs d·d = " +
+                                                       std::to_string(static_cast<int64_t>(d_) * d_));
+      // Row j of the file is coordinate j's unit vector: P's column j.
+      basis = torch::tensor(options.level_basis, torch::kDouble).to(torch::kFloat).view({d_, d_}).t().contiguous();  // (d, d)
     } else if (!g.profiles_file.empty() && !options.from_checkpoint) {
-      auto j = read_json_file(g.profiles_file, "grading.profiles_file");
-      if (j.contains("basis")) {
-        std::vector<float> b;
-        for (const auto& v : j["basis"]) b.push_back(v.get<float>());
-        if (b.size() != static_cast<size_t>(d_) * d_)
-          throw ConfigError("grading.profiles_file", "basis has " + std::to_string(b.size()) +
-                                                         " entries; the model width needs d·d = " +
-                                                         std::to_string(d_ * d_));
-        // Row j of the file is coordinate j's unit vector: P's column j.
-        basis = torch::tensor(b).view({d_, d_}).t().contiguous();  // (d, d)
-      }
-    }
-    if (!basis.defined()) {  // seeded orthonormal basis: Q of a Gaussian matrix
+      throw unresolved("grading.profiles_file", g.profiles_file);
+    } else {  // seeded orthonormal basis: Q of a Gaussian matrix
       auto bg = make_gen(options.seed + 7919);
       auto a = torch::empty({d_, d_}).normal_(0.0, 1.0, bg);
       auto qr = torch::linalg_qr(a);
@@ -271,13 +246,18 @@ void GPTImpl::init_weights(const GPTOptions& options) {
       auto sign = torch::sign(torch::diagonal(std::get<1>(qr)));
       basis = Q * sign.where(sign != 0, torch::ones_like(sign)).unsqueeze(0);
     }
-    if (basis.sizes() != P.level_proj.sizes())
-      throw Error("level basis has shape " + c10::str(basis.sizes()) + "; the model needs (d, d)");
     P.level_proj.copy_(basis);
   }
   if (P.level_grades.defined()) {
     auto v = torch::zeros({d_});
-    if (!g.level_grades.empty()) {
+    if (!options.level_grades.empty()) {
+      if (static_cast<int64_t>(options.level_grades.size()) != d_)
+        throw ConfigError("grading.ladder_file", "the ladder arm has " + std::to_string(options.level_grades.size()) +
+                                                     " grades but the model width is " + std::to_string(d_));
+      v = torch::tensor(options.level_grades, torch::kDouble).to(torch::kFloat);  // (d)
+    } else if (g.mlge && g.level_grades_source == "ladder" && !options.from_checkpoint) {
+      throw unresolved("grading.ladder_file", g.ladder_file);
+    } else if (!g.level_grades.empty()) {
       int64_t off = 0;
       for (size_t l = 0; l < level_dims_.size(); ++l) {
         v.narrow(0, off, level_dims_[l]).fill_(g.level_grades[l]);
@@ -287,25 +267,18 @@ void GPTImpl::init_weights(const GPTOptions& options) {
     P.level_grades.copy_(v.clamp(0.0, q_max_));
   }
   if (P.output_grades.defined() && !options.from_checkpoint) {
-    std::vector<double> q = options.output_grades;
-    if (q.empty() && g.output_grades == "file") {
-      auto j = read_json_file(g.output_grades_file, "grading.output_grades_file");
-      for (const auto& v : j.value("output_grades", nlohmann::json::array())) q.push_back(v.get<double>());
-      if (q.empty())
-        throw ConfigError("grading.output_grades_file", "no \"output_grades\" array in '" + g.output_grades_file + "'");
-    }
-    if (q.empty() && g.output_grades == "pos")
-      throw ConfigError("grading.output_grades",
-                        "'pos' output grades come from the tagged corpus; the trainer must resolve them "
-                        "(GPTOptions.output_grades) — or use 'file'");
+    const std::vector<double>& q = options.output_grades;
+    if (q.empty() && g.output_grades != "uniform")
+      throw unresolved("grading.output_grades", g.output_grades == "file" ? g.output_grades_file : g.profiles_file);
     if (!q.empty()) {
       if (static_cast<int64_t>(q.size()) != vocab_)
         throw ConfigError("grading.output_grades", std::to_string(q.size()) + " output grades for a vocabulary of " +
                                                        std::to_string(vocab_) + "; give one per token type");
-      P.output_grades.copy_(torch::tensor(q, torch::kDouble).to(torch::kFloat));
+      // The clip holds for the loss weights too: λ_out^{q_out} ≤ C.
+      const double q_out_max = std::log(g.clip) / std::log(out_lambda_);
+      P.output_grades.copy_(torch::tensor(q, torch::kDouble).clamp(0.0, q_out_max).to(torch::kFloat));
     }
   }
-  (void)m;
 }
 
 torch::Tensor GPTImpl::grading_matrix() const {
@@ -353,7 +326,7 @@ std::vector<torch::Tensor> GPTImpl::oe_rows(const torch::Tensor& idx) const {
 torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
   auto& P = *parts_;
   const auto& m = config_.model;
-  auto x = P.wte(idx);  // (B, T, d)
+  auto x = widen_lookup(P.wte(idx));  // (B, T, d)
   if (config_.grading.mlge) x = torch::matmul(x, grading_matrix());  // E' = W_e G (G symmetric)
   if (!P.oe_tables.empty()) {
     auto rows = oe_rows(idx);
@@ -424,6 +397,7 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
     q = rms_norm(q);
     k = rms_norm(k);
   }
+  if (attention_probe) attention_probe(layer, q, k);
   // Every per-coordinate factor on q (query scale exp(q_τ), grades λ^{q_h}, and 1/√Dh where the
   // scores are formed here) multiplied into one (H, Dh) vector: q is scaled in one pass. The key
   // grades join them ((q ⊙ m)·(k ⊙ m) = (q ⊙ m²)·k), and the value grades go into the output
@@ -697,6 +671,14 @@ void GPTImpl::load_state_tensors(const std::map<std::string, torch::Tensor>& ten
   for (const auto& [name, t] : tensors)
     if (!mine.count(name))
       throw Error("checkpoint has tensor '" + name + "' that this model does not; load it with the config it was saved with");
+}
+
+GPT build_model(const RunConfig& config, int64_t vocab, int64_t seed, const std::string& tokenizer_hash) {
+  GPTOptions o;
+  static_cast<grading::ResolvedGrades&>(o) = grading::resolve_grade_sources(config, vocab, tokenizer_hash);
+  o.vocab_size = vocab;
+  o.seed = seed;
+  return GPT(config, o);
 }
 
 void save_model(const GPT& model, const std::string& path) {

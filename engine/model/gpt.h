@@ -6,11 +6,13 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "engine/config/run_config.h"
+#include "engine/grading/grade_sources.h"
 #include "engine/model/softcap_loss.h"
 
 namespace gllm {
@@ -47,19 +49,18 @@ namespace gllm {
 // holds it; the vocabulary then comes from transformer.wte.weight.
 // ---------------------------------------------------------------------------------------------
 
-// Options a config cannot hold (resolved by the trainer from data/grading files).
-struct GPTOptions {
+// Options a config cannot hold. The grade arrays come from grading::resolve_grade_sources (the
+// files the config names, read and checked before the model is built, so initialisation reads no
+// file); a config naming a file whose array is missing here is refused.
+struct GPTOptions : grading::ResolvedGrades {
   int64_t vocab_size = 0;              // overrides ModelConfig.vocab_size when > 0
-  std::vector<double> output_grades;   // q_out per token type (|V| values); empty = all zero
-  torch::Tensor attn_grades;           // (n_layer, H, Dh/2) override of grading.head_grades
-  torch::Tensor level_basis;           // (d, d) orthonormal basis initialising mlge.proj
   int64_t seed = 42;                   // initialisation seed
   bool compiled = false;               // a compile_to_standard result (has logit_bias)
-  bool from_checkpoint = false;        // weights follow: skip reading grade/basis files
+  bool from_checkpoint = false;        // weights follow: grade files are not needed
 };
 
-// One parameter with the optimizer group it belongs to.
-// group ∈ matrix | embedding | unembedding | value_embeds | resid_lambdas | x0_lambdas |
+// One parameter with the optimizer group it belongs to (the one mapping from model parameters to
+// MuonAdamW's groups, engine/optim/muon_adamw.h). group ∈ matrix | embedding | unembedding | value_embeds | resid_lambdas | x0_lambdas |
 //         oe_table | grades | query_scale | level_proj | position
 struct TaggedParameter {
   std::string name;
@@ -137,6 +138,10 @@ class GPTImpl : public torch::nn::Module {
   // The kernel attention runs for these q, k, v (B, T, H, Dh): the one set, or what Auto picks.
   AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) const;
 
+  // Called by every attention layer with its queries and keys (B, T, H, Dh) in the coordinates
+  // where the head grades act: after RoPE and QK-norm, before the grades (head profiles read them).
+  std::function<void(int layer, const torch::Tensor& q, const torch::Tensor& k)> attention_probe;
+
   // Named tensors (parameters and saved buffers) for checkpoints.
   std::map<std::string, torch::Tensor> state_tensors() const;
   // Copies tensors by name; every model tensor must be present with the same shape.
@@ -204,6 +209,11 @@ struct GPTImpl::Parts {
 
 // RMSNorm without weights, eps = FLT_EPSILON, computed in fp32 over the last dim.
 torch::Tensor rms_norm(const torch::Tensor& x);
+
+// A fresh model for `config`: the grade files it names are resolved first
+// (grading::resolve_grade_sources, checked against `vocab` and `tokenizer_hash`), then the weights
+// are initialised from `seed`.
+GPT build_model(const RunConfig& config, int64_t vocab, int64_t seed, const std::string& tokenizer_hash = "");
 
 // Model-weights safetensors file (format above).
 void save_model(const GPT& model, const std::string& path);

@@ -82,8 +82,8 @@ class TestRunConfig : public QObject {
     const std::string ladder = dir.filePath("ladders/x.json").toStdString();
     gllm::write_file_atomic(ladder, "{\"arms\": []}\n");
     json arm = {{"name", "arm"},
-                {"grading", {{"attention", true}, {"head_grades", "ladder"}, {"ladder_file", "ladders/x.json"},
-                             {"ladder_arm", "pos"}}}};
+                {"grading", {{"mlge", true}, {"level_grades_source", "ladder"}, {"ladder_file", "ladders/x.json"},
+                             {"ladder_arm", "pos"}, {"profiles_file", "ladders/x.json"}}}};
     gllm::write_file_atomic(dir.filePath("arm.json").toStdString(), arm.dump());
     const QString cwd = QDir::currentPath();
     QTemporaryDir elsewhere;

@@ -414,6 +414,7 @@ class TestModelGPT : public QObject {
     auto c = tiny(1, 16, 2, 4, 4);
     c.grading.graded_loss = true;
     c.grading.output_lambda = 1.25;
+    c.grading.clip = 8.0;  // q_max_out = log 8 / log 1.25 ≈ 9.3: the grades below are inside the box
     GPTOptions o;
     o.output_grades = qout;
     GPT m(c, o);
