@@ -13,9 +13,9 @@
 
 #include "engine/bench/bench_report.h"
 #include "engine/io/error.h"
-#include "engine/model/fused_ops.h"
+#include "engine/ops/pointwise.h"
 #include "engine/model/gpt.h"
-#include "engine/model/window_attention.h"
+#include "engine/ops/attention.h"
 #include "engine/runtime/runtime.h"
 
 namespace gllm::bench {
@@ -36,7 +36,7 @@ double iqr_over_median(std::vector<double> v) {
 
 // One attention block's weights and inputs at width d, length n.
 struct Block {
-  torch::Tensor x, wq, wk, wv, wo, grades_coords, mask, cos, sin;  // cos, sin (T, Dh/2)
+  torch::Tensor x, wq, wk, wv, wo, grades_coords, cos, sin;  // cos, sin (T, Dh/2)
   int64_t B = 1, T = 0, H = 0, Dh = 0;
 };
 
@@ -57,9 +57,6 @@ Block make_block(int B, int n, int d, int Dh, at::Generator& gen) {
   auto planes = torch::empty({b.H, Dh / 2}).uniform_(0.0, q_max, gen);  // (H, Dh/2) grades
   auto w = torch::pow(lambda, planes);
   b.grades_coords = torch::cat({w, w}, -1);  // (H, Dh): λ^q per RoPE plane, half-split layout
-  auto r = torch::arange(n, torch::kLong);
-  auto allowed = (r.unsqueeze(1) - r.unsqueeze(0)) >= 0;  // (T, T) causal
-  b.mask = torch::zeros({n, n}).masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
   auto inv = 1.0 / torch::pow(10000.0, torch::arange(0, Dh, 2, torch::kFloat) / static_cast<double>(Dh));
   auto fr = torch::outer(torch::arange(n, torch::kFloat), inv);  // (T, Dh/2)
   b.cos = fr.cos().contiguous();
@@ -67,18 +64,10 @@ Block make_block(int B, int n, int d, int Dh, at::Generator& gen) {
   return b;
 }
 
-torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  if (fused_ops_support(x)) return fused_rope(x, cos, sin);
-  const int64_t T = x.size(1), half = x.size(-1) / 2;
-  auto c = cos.view({1, T, 1, half}), s = sin.view({1, T, 1, half});
-  auto x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
-  return torch::cat({x1 * c + x2 * s, -x1 * s + x2 * c}, -1);
-}
-
 // Forward + backward of the block as the model computes it (GPTImpl::attention): grades m on the
 // RoPE planes enter as (q ⊙ m²)·k for the keys and as W_o diag(m) for the values, so the graded
 // block differs from the standard one by its (H, Dh) coefficient and a (d, d) product; the
-// attention itself is the engine's kernel (blocked on the CPU, the masked matmul path otherwise).
+// attention itself is ops::attention (blocked on the CPU, the masked matmul path otherwise).
 // Returns milliseconds.
 double run_block(Block& b, bool graded) {
   auto t0 = Clock::now();
@@ -86,23 +75,16 @@ double run_block(Block& b, bool graded) {
   auto q = torch::matmul(b.x, b.wq.t()).view({B, T, H, Dh});  // (B, T, H, Dh)
   auto k = torch::matmul(b.x, b.wk.t()).view({B, T, H, Dh});
   auto v = torch::matmul(b.x, b.wv.t()).view({B, T, H, Dh});
-  q = rms_norm(rope(q, b.cos, b.sin));
-  k = rms_norm(rope(k, b.cos, b.sin));
-  const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
+  q = ops::rms_norm(ops::rope(q, b.cos, b.sin));
+  k = ops::rms_norm(ops::rope(k, b.cos, b.sin));
   auto wo = b.wo;
+  torch::Tensor q_coef;  // (H, Dh)
   if (graded) {
-    q = q * (b.grades_coords * b.grades_coords * inv_sqrt);
+    q_coef = b.grades_coords * b.grades_coords;
     wo = b.wo * b.grades_coords.reshape({H * Dh}).unsqueeze(0);
-  } else {
-    q = q * inv_sqrt;
   }
-  torch::Tensor y;  // (B, T, d)
-  if (window_attention_supports(q, k, v)) {
-    y = window_attention(q, k, v, T, 1.0).view({B, T, H * Dh});
-  } else {
-    auto att = torch::matmul(q.transpose(1, 2), k.transpose(1, 2).transpose(-2, -1)) + b.mask;  // (B, H, T, T)
-    y = torch::matmul(torch::softmax(att, -1), v.transpose(1, 2)).transpose(1, 2).contiguous().view({B, T, H * Dh});
-  }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Dh));
+  auto y = ops::attention(q, k, v, T, scale, q_coef).reshape({B, T, H * Dh});  // (B, T, d)
   auto out = torch::matmul(y, wo.t());
   out.sum().backward();
   for (auto* t : {&b.x, &b.wq, &b.wk, &b.wv, &b.wo}) t->mutable_grad() = torch::Tensor();

@@ -19,10 +19,10 @@
 #include "engine/io/error.h"
 #include "engine/io/subprocess.h"
 #include "engine/model/checkpoint_tensors.h"
-#include "engine/model/fused_ops.h"
+#include "engine/ops/pointwise.h"
 #include "engine/model/gpt.h"
-#include "engine/model/panel_gemm.h"
-#include "engine/model/window_attention.h"
+#include "engine/ops/panel_gemm.h"
+#include "engine/ops/window_attention.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
 #include "engine/train/accounting.h"
@@ -137,11 +137,11 @@ std::pair<double, double> time_gemm(const std::vector<int64_t>& a_dims, const st
   const bool batched = a.dim() == 3;
   const int64_t batch = batched ? a.size(0) : 1, M = a.size(-2), K = a.size(-1), N = b.size(-1);
   auto c = batched ? torch::empty({batch, M, N}) : torch::empty({M, N});
-  auto panels = torch::empty({panel ? panel::packed_floats(K, N) : 0});
+  auto panels = torch::empty({panel ? ops::panel::packed_floats(K, N) : 0});
   auto run = [&] {
     if (panel) {
-      panel::pack(b.data_ptr<float>(), N, K, N, panels.data_ptr<float>());
-      panel::multiply(a.data_ptr<float>(), K, M, K, panels.data_ptr<float>(), N, c.data_ptr<float>(), N);
+      ops::panel::pack(b.data_ptr<float>(), N, K, N, panels.data_ptr<float>());
+      ops::panel::multiply(a.data_ptr<float>(), K, M, K, panels.data_ptr<float>(), N, c.data_ptr<float>(), N);
     } else {
       batched ? torch::bmm_out(c, a, b) : torch::mm_out(c, a, b);
     }
@@ -287,9 +287,9 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     if (o.gemm_n > 0) peaks.push_back(measure_gemm_gflops(o.gemm_n));
     tr.engine_tokens_per_s = time_engine(o.steps, o.warmup);
     if (o.vs_unfused) {
-      const bool was = set_fused_ops_enabled(false);
+      const bool was = ops::set_fused_ops_enabled(false);
       tr.unfused_tokens_per_s = time_engine(o.steps, o.warmup);
-      set_fused_ops_enabled(was);
+      ops::set_fused_ops_enabled(was);
     }
     if (o.vs_python) {
       py_last = run_python(o.steps, o.warmup, false);
@@ -343,7 +343,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     nlohmann::json shapes = nlohmann::json::array();
     for (const auto& [g, count] : collect_gemms(lists)) {
       // The engine's own products (gllm::…) are timed as its panel kernels run them.
-      const bool own = g.op.rfind("gllm::", 0) == 0 && panel::available() && g.dims[0].size() == 2;
+      const bool own = g.op.rfind("gllm::", 0) == 0 && ops::panel::available() && g.dims[0].size() == 2;
       auto [sec, f] = time_gemm(g.dims[0], g.dims[1], own);
       bound_s += count * sec;
       flops += count * f;
@@ -358,7 +358,7 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
       auto probe = torch::empty({B, T, model->n_head(), model->head_dim()});  // q, k, v as the step has them
       if (model->attention_kernel_for(probe, probe, probe) == GPTImpl::AttentionKernel::Blocked) {
         for (int l = 0; l < model->n_layer(); ++l) {
-          auto [sec, f] = window_attention_gemm_time(B * model->n_head(), T, model->head_dim(), model->window(l));
+          auto [sec, f] = ops::window_attention_gemm_time(B * model->n_head(), T, model->head_dim(), model->window(l));
           bound_s += sec;
           flops += f;
           products += 6;

@@ -8,7 +8,7 @@
 
 #include "engine/dist/process_group.h"
 #include "engine/io/error.h"
-#include "engine/model/sdpa.h"
+#include "engine/ops/sdpa.h"
 
 #if defined(GLLM_WITH_CUDA) && __has_include(<c10/cuda/CUDACachingAllocator.h>)
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -157,7 +157,7 @@ TorchBuild torch_build() {
 #endif
   b.gloo = gloo_compiled();
   b.nccl = nccl_compiled();
-  b.sdpa = sdpa_available();
+  b.sdpa = ops::sdpa_available();
   return b;
 }
 
@@ -167,7 +167,7 @@ ScaleInfo scale_info() {
   info.cuda_build = b.cuda_build;
   info.gloo = b.gloo;
   info.nccl = b.nccl;
-  if (b.sdpa) info.sdpa_operator = sdpa_operator_name();
+  if (b.sdpa) info.sdpa_operator = ops::sdpa_operator_name();
   return info;
 }
 

@@ -64,7 +64,7 @@ struct TorchBuild {
   bool cuda_build = false;  // compiled with GLLM_WITH_CUDA (CUDA allocator stats available)
   bool gloo = false;        // c10d Gloo process groups
   bool nccl = false;        // c10d NCCL process groups
-  bool sdpa = false;        // an attention operator for gllm::sdpa (engine/model/sdpa.h), found at run time
+  bool sdpa = false;        // an attention operator for gllm::sdpa (engine/ops/sdpa.h), found at run time
 };
 TorchBuild torch_build();
 

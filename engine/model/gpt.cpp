@@ -13,37 +13,17 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/model/checkpoint_tensors.h"
-#include "engine/model/fused_ops.h"
 #include "engine/model/param_count.h"
-#include "engine/model/sdpa.h"
-#include "engine/model/softcap_loss.h"
-#include "engine/model/tiled_linear.h"
-#include "engine/model/window_attention.h"
+#include "engine/ops/attention.h"
+#include "engine/ops/linear.h"
+#include "engine/ops/pointwise.h"
+#include "engine/ops/softcapped_nll.h"
 
 namespace gllm {
 
 namespace F = torch::nn::functional;
 
-torch::Tensor rms_norm(const torch::Tensor& x) {
-  if (fused_ops_support(x)) return fused_rms_norm(x, FLT_EPSILON);
-  auto xf = x.scalar_type() == torch::kDouble ? x : x.to(torch::kFloat32);  // fp32 math, as ATen
-  auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + FLT_EPSILON);
-  return y.to(x.scalar_type());
-}
-
 namespace {
-
-// Half-split RoPE: y1 = x1 cos + x2 sin, y2 = −x1 sin + x2 cos over (B, T, H, Dh); cos and sin
-// (T, Dh/2) fp32.
-torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos_table, const torch::Tensor& sin_table) {
-  if (fused_ops_support(x)) return fused_rope(x, cos_table, sin_table);
-  const int64_t T = x.size(1), half = x.size(-1) / 2;
-  auto cos = cos_table.to(x.scalar_type()).view({1, T, 1, half});  // (1, T, 1, Dh/2)
-  auto sin = sin_table.to(x.scalar_type()).view({1, T, 1, half});
-  auto x1 = x.narrow(-1, 0, half);
-  auto x2 = x.narrow(-1, half, half);
-  return torch::cat({x1 * cos + x2 * sin, -x1 * sin + x2 * cos}, -1);
-}
 
 // A lookup from a bf16-stored table (model.storage = "bf16") widened to fp32 for the residual
 // stream; fp32 and fp64 lookups pass through.
@@ -64,7 +44,7 @@ bool GPTImpl::has_value_embed(int layer) const {
 }
 
 GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
-    : config_(config), parts_(std::make_shared<Parts>()), logit_workspace_(std::make_shared<LogitWorkspace>()) {
+    : config_(config), parts_(std::make_shared<Parts>()), logit_workspace_(std::make_shared<ops::LogitWorkspace>()) {
   const auto& m = config_.model;
   const auto& g = config_.grading;
   vocab_ = options.vocab_size > 0 ? options.vocab_size : m.vocab_size;
@@ -342,7 +322,7 @@ torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
                   std::to_string(P.wpe.size(0)) + "); evaluate with sequences of at most sequence_len");
     x = x + P.wpe.narrow(0, 0, T).unsqueeze(0);
   }
-  return rms_norm(x);
+  return ops::rms_norm(x);
 }
 
 const std::pair<torch::Tensor, torch::Tensor>& GPTImpl::rope_tables(int64_t T, const torch::Device& dev) {
@@ -355,24 +335,9 @@ const std::pair<torch::Tensor, torch::Tensor>& GPTImpl::rope_tables(int64_t T, c
   return rope_cache_[T] = {freqs.cos().contiguous(), freqs.sin().contiguous()};
 }
 
-torch::Tensor GPTImpl::window_mask(int64_t T, int window, const torch::Device& dev, torch::Dtype dt) {
-  auto key = std::make_pair(T, window);
-  auto it = mask_cache_.find(key);
-  if (it != mask_cache_.end() && it->second.device() == dev && it->second.scalar_type() == dt) return it->second;
-  auto r = torch::arange(T, torch::TensorOptions().dtype(torch::kLong).device(dev));
-  auto diff = r.unsqueeze(1) - r.unsqueeze(0);  // (T, T): row − col
-  auto allowed = (diff >= 0) & (diff <= window);
-  auto mask = torch::zeros({T, T}, torch::TensorOptions().dtype(dt).device(dev))
-                  .masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
-  mask_cache_[key] = mask;
-  return mask;
-}
-
 GPTImpl::AttentionKernel GPTImpl::attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k,
                                                        const torch::Tensor& v) const {
-  if (attention_kernel_ != AttentionKernel::Auto) return attention_kernel_;
-  if (q.is_cuda() && sdpa_available()) return AttentionKernel::Fused;
-  return window_attention_supports(q, k, v) ? AttentionKernel::Blocked : AttentionKernel::Matmul;
+  return ops::attention_kernel_for(q, k, v, attention_kernel_);
 }
 
 torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch::Tensor& idx) {
@@ -380,9 +345,9 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   auto& b = P.blocks[layer];
   const auto& m = config_.model;
   const int64_t B = x.size(0), T = x.size(1), H = n_head_, Dh = head_dim_;
-  auto q = tiled_linear(x, b.c_q->weight).view({B, T, H, Dh});  // (B, T, H, Dh)
-  auto k = tiled_linear(x, b.c_k->weight).view({B, T, H, Dh});
-  auto v = tiled_linear(x, b.c_v->weight).view({B, T, H, Dh});
+  auto q = ops::linear(x, b.c_q->weight).view({B, T, H, Dh});  // (B, T, H, Dh)
+  auto k = ops::linear(x, b.c_k->weight).view({B, T, H, Dh});
+  auto v = ops::linear(x, b.c_v->weight).view({B, T, H, Dh});
   if (b.ve_gate) {
     auto gate = 2.0 * torch::sigmoid(b.ve_gate(x.narrow(-1, 0, b.ve_gate->weight.size(1))));  // (B, T, H)
     auto ve = P.value_embeds.at(layer)(idx).to(v.scalar_type()).view({B, T, H, Dh});       // (B, T, H, Dh)
@@ -390,19 +355,18 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   }
   if (m.positional == "rope") {
     const auto& [cos, sin] = rope_tables(T, x.device());  // (T, Dh/2) each
-    q = apply_rope(q, cos, sin);
-    k = apply_rope(k, cos, sin);
+    q = ops::rope(q, cos, sin);
+    k = ops::rope(k, cos, sin);
   }
   if (m.qk_norm) {
-    q = rms_norm(q);
-    k = rms_norm(k);
+    q = ops::rms_norm(q);
+    k = ops::rms_norm(k);
   }
   if (attention_probe) attention_probe(layer, q, k);
-  // Every per-coordinate factor on q (query scale exp(q_τ), grades λ^{q_h}, and 1/√Dh where the
-  // scores are formed here) multiplied into one (H, Dh) vector: q is scaled in one pass. The key
-  // grades join them ((q ⊙ m)·(k ⊙ m) = (q ⊙ m²)·k), and the value grades go into the output
-  // projection's columns (P (v ⊙ m) W_oᵀ = (P v)(W_o diag m)ᵀ): a (d, d) product in place of two
-  // (B, T, d) passes, the same function.
+  // Grades: every per-coordinate factor on q (query scale exp(q_τ), grades λ^{q_h}) in one (H, Dh)
+  // vector that ops::attention applies with the 1/√Dh scale in one pass. The key grades join them
+  // ((q ⊙ m)·(k ⊙ m) = (q ⊙ m²)·k), and the value grades go into the output projection's columns
+  // (P (v ⊙ m) W_oᵀ = (P v)(W_o diag m)ᵀ): a (d, d) product in place of two (B, T, d) passes.
   torch::Tensor q_coef;       // (H, Dh)
   torch::Tensor value_grade;  // (H·Dh), undefined without graded attention
   auto fold = [&](const torch::Tensor& f) { q_coef = q_coef.defined() ? q_coef * f : f; };
@@ -412,52 +376,18 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
     fold(mgr * mgr);
     value_grade = mgr.reshape({H * Dh});
   }
-  // c_proj with the value grades folded into its input columns.
-  auto project = [&](const torch::Tensor& y) {  // y (B, T, d)
-    return tiled_linear(y, value_grade.defined() ? b.c_proj->weight * value_grade.unsqueeze(0) : b.c_proj->weight);
-  };
-  const int w = windows_[layer];
-  torch::Tensor y;
-  const AttentionKernel kernel = attention_kernel_for(q, k, v);
-  if (kernel == AttentionKernel::Fused) {
-    // The operator scales the scores by 1/√Dh itself; full causal attention needs no mask.
-    if (q_coef.defined()) q = q * q_coef;  // (B, T, H, Dh)
-    q = q.transpose(1, 2);                 // (B, H, T, Dh)
-    k = k.transpose(1, 2);
-    v = v.transpose(1, 2);
-    if (w >= T - 1) {
-      y = sdpa(q, k, v, {}, /*is_causal=*/true);  // (B, H, T, Dh)
-    } else {
-      y = sdpa(q, k, v, window_mask(T, w, x.device(), q.scalar_type()), /*is_causal=*/false);
-    }
-  } else {
-    const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(Dh));
-    q = q_coef.defined() ? q * (q_coef * inv_sqrt) : q * inv_sqrt;  // (B, T, H, Dh)
-    if (kernel == AttentionKernel::Blocked) {
-      // Scores only for the keys each query block sees; q, k, v stay in (B, T, H, Dh): no transposes.
-      y = window_attention(q.contiguous(), k.contiguous(), v.contiguous(), w, 1.0);  // (B, T, H, Dh)
-      return project(y.view({B, T, H * Dh}));
-    }
-    // The window mask enters as baddbmm's input: the scores are written once, with no separate
-    // scale and mask passes over the (B·H, T, T) table.
-    auto qs = q.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
-    auto ks = k.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
-    auto vs = v.transpose(1, 2).reshape({B * H, T, Dh});                                // (B·H, T, Dh)
-    auto mask = window_mask(T, w, x.device(), qs.scalar_type()).expand({B * H, T, T});  // (B·H, T, T)
-    auto att = torch::baddbmm(mask, qs, ks.transpose(1, 2));                            // (B·H, T, T)
-    y = torch::bmm(torch::softmax(att, -1), vs).view({B, H, T, Dh});                    // (B, H, T, Dh)
-  }
-  y = y.transpose(1, 2).contiguous().view({B, T, H * Dh});  // (B, T, d)
-  return project(y);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(Dh));
+  auto y = ops::attention(q, k, v, windows_[layer], scale, q_coef, attention_kernel_);  // (B, T, H, Dh)
+  // Projection: c_proj with the value grades folded into its input columns.
+  const auto& W_o = value_grade.defined() ? b.c_proj->weight * value_grade.unsqueeze(0) : b.c_proj->weight;
+  return ops::linear(y.reshape({B, T, H * Dh}), W_o);  // (B, T, d)
 }
 
 torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
   auto& b = parts_->blocks[layer];
   if (b.c_fc) {
-    auto u = tiled_linear(x, b.c_fc->weight);  // (B, T, 4d)
-    if (fused_ops_support(u)) return tiled_linear(fused_relu_square(u), b.mlp_proj->weight);
-    auto h = torch::relu(u);
-    return tiled_linear(h * h, b.mlp_proj->weight);
+    auto u = ops::linear(x, b.c_fc->weight);  // (B, T, 4d)
+    return ops::linear(ops::relu_square(u), b.mlp_proj->weight);
   }
   // FFN(X) = Σ_l GeGLU_l(X P_l) P_lᵀ (seed 000 §4.5)
   const auto& Pm = parts_->level_proj;
@@ -481,10 +411,10 @@ torch::Tensor GPTImpl::final_hidden(const torch::Tensor& idx) {
   auto x0 = x;
   for (int i = 0; i < n_layer_; ++i) {
     x = P.resid_lambdas[i] * x + P.x0_lambdas[i] * x0;
-    x = x + attention(i, rms_norm(x), idx);
-    x = x + mlp(i, rms_norm(x));
+    x = x + attention(i, ops::rms_norm(x), idx);
+    x = x + mlp(i, ops::rms_norm(x));
   }
-  return rms_norm(x);  // (B, T, d)
+  return ops::rms_norm(x);  // (B, T, d)
 }
 
 torch::Tensor GPTImpl::output_logits(const torch::Tensor& hidden) {
@@ -493,23 +423,8 @@ torch::Tensor GPTImpl::output_logits(const torch::Tensor& hidden) {
   return logits;
 }
 
-torch::Tensor GPTImpl::cap_logits(torch::Tensor logits, const torch::Tensor& bias) {
-  const double cap = config_.model.softcap;
-  // Outside a graph, fresh CPU fp32 logits are capped in place in one pass.
-  if (!(torch::GradMode::is_enabled() && logits.requires_grad()) && logits.is_contiguous()) {
-    auto flat = logits.view({-1, logits.size(-1)});  // (B·T, V)
-    if (softcapped_nll_supports(flat)) {
-      softcap_logits_(flat, cap, bias);
-      return logits;
-    }
-  }
-  if (cap > 0) logits = cap * torch::tanh(logits / cap);
-  if (bias.defined()) logits = logits + bias.to(logits.scalar_type());
-  return logits;
-}
-
 torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
-  return cap_logits(output_logits(final_hidden(idx)), parts_->logit_bias);
+  return ops::softcap(output_logits(final_hidden(idx)), config_.model.softcap, parts_->logit_bias);
 }
 
 torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted) {
@@ -521,17 +436,11 @@ torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor
     auto tilt = (P.output_grades * std::log(out_lambda_)).to(torch::kFloat);  // (V)
     bias = bias.defined() ? bias - tilt : -tilt;
   }
-  auto hidden = final_hidden(idx);                      // (B, T, d)
-  auto flat = hidden.reshape({-1, hidden.size(-1)});     // (B·T, d)
-  const auto& W = P.lm_head->weight;                     // (V, d)
-  if (softcapped_nll_supports(flat) && softcapped_nll_supports(W)) {
-    auto nats = linear_softcapped_nll(flat, W, targets.reshape({-1}), config_.model.softcap, bias, *logit_workspace_);
-    return nats.view(targets.sizes());  // (B, T)
-  }
-  auto logp = torch::log_softmax(cap_logits(output_logits(hidden), bias), -1);  // (B, T, V)
-  auto tgt = targets.clamp_min(0).to(torch::kLong);
-  auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (B, T)
-  return nll * (targets >= 0).to(nll.scalar_type());
+  auto hidden = final_hidden(idx);                   // (B, T, d)
+  auto flat = hidden.reshape({-1, hidden.size(-1)});  // (B·T, d)
+  auto nats = ops::softcapped_nll(flat, P.lm_head->weight, targets.reshape({-1}), config_.model.softcap, bias,
+                                  *logit_workspace_);  // (B·T)
+  return nats.view(targets.sizes());                  // (B, T)
 }
 
 torch::Tensor GPTImpl::orth_penalty() const {

@@ -13,7 +13,8 @@
 
 #include "engine/config/run_config.h"
 #include "engine/grading/grade_sources.h"
-#include "engine/model/softcap_loss.h"
+#include "engine/ops/attention.h"
+#include "engine/ops/softcapped_nll.h"
 
 namespace gllm {
 
@@ -126,13 +127,8 @@ class GPTImpl : public torch::nn::Module {
   bool has_value_embed(int layer) const;
   bool compiled() const { return compiled_; }
 
-  // How attention computes softmax(q kᵀ/√Dh + mask) v. Auto: the fused operator (sdpa.h) when the
-  // tensors are on CUDA and this LibTorch has it; on the CPU in fp32 the blocked window kernel
-  // (window_attention.h: only the keys in view are scored) while the fused CPU ops are enabled; the
-  // matmul path (baddbmm with the window mask + softmax + bmm) otherwise. Fused / Blocked / Matmul
-  // force one path (Fused throws gllm::Error when this LibTorch has no attention operator, Blocked
-  // when the tensors are not CPU fp32).
-  enum class AttentionKernel { Auto, Fused, Blocked, Matmul };
+  // Which kernel ops::attention uses (ops/attention.h): Auto, or one forced for tests and benches.
+  using AttentionKernel = ops::AttentionKernel;
   void set_attention_kernel(AttentionKernel kernel) { attention_kernel_ = kernel; }
   AttentionKernel attention_kernel() const { return attention_kernel_; }
   // The kernel attention runs for these q, k, v (B, T, H, Dh): the one set, or what Auto picks.
@@ -162,21 +158,17 @@ class GPTImpl : public torch::nn::Module {
   std::vector<int> windows_;
   std::vector<int64_t> level_dims_;
   std::shared_ptr<Parts> parts_;
-  std::shared_ptr<LogitWorkspace> logit_workspace_;  // the fused loss's (B·T, V) buffer, reused across steps
+  std::shared_ptr<ops::LogitWorkspace> logit_workspace_;  // the fused loss's (B·T, V) buffer, reused across steps
 
   torch::Tensor embed(const torch::Tensor& idx);  // x0 before the first block, (B, T, d)
   torch::Tensor final_hidden(const torch::Tensor& idx);  // normed input of lm_head, (B, T, d)
   torch::Tensor output_logits(const torch::Tensor& hidden);  // lm_head, before the cap: (B, T, V) fp32
-  // c·tanh(logits/c) + bias (each when present), in place and in one pass outside a graph.
-  torch::Tensor cap_logits(torch::Tensor logits, const torch::Tensor& bias);
-  // −log P(y) per position, (B, T), 0 where target < 0; tilted: under the matched tilt. CPU fp32
-  // goes through the fused soft-capped cross-entropy (softcap_loss.h), the rest through ATen ops.
+  // −log P(y) per position, (B, T), 0 where target < 0; tilted: under the matched tilt
+  // (ops::softcapped_nll).
   torch::Tensor target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted);
   torch::Tensor attention(int layer, const torch::Tensor& x, const torch::Tensor& idx);
   torch::Tensor mlp(int layer, const torch::Tensor& x);
   torch::Tensor grading_matrix() const;  // G = Σ_l P_l M_{q_l} P_lᵀ, (d, d)
-  torch::Tensor window_mask(int64_t T, int window, const torch::Device& dev, torch::Dtype dt);
-  std::map<std::pair<int64_t, int>, torch::Tensor> mask_cache_;
   // RoPE cos and sin tables (T, Dh/2) fp32 by sequence length, built once per length and device.
   const std::pair<torch::Tensor, torch::Tensor>& rope_tables(int64_t T, const torch::Device& dev);
   std::map<int64_t, std::pair<torch::Tensor, torch::Tensor>> rope_cache_;
@@ -206,9 +198,6 @@ struct GPTImpl::Parts {
 };
 
 
-
-// RMSNorm without weights, eps = FLT_EPSILON, computed in fp32 over the last dim.
-torch::Tensor rms_norm(const torch::Tensor& x);
 
 // A fresh model for `config`: the grade files it names are resolved first
 // (grading::resolve_grade_sources, checked against `vocab` and `tokenizer_hash`), then the weights

@@ -13,7 +13,7 @@
 #include "engine/dist/device.h"
 #include "engine/io/error.h"
 #include "engine/model/gpt.h"
-#include "engine/model/sdpa.h"
+#include "engine/ops/sdpa.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/train/step.h"
 
@@ -192,7 +192,7 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
   }
 
   // 4. scaled_dot_product_attention (model/sdpa.h) with the sliding-window mask against masked softmax.
-  if (sdpa_available()) {
+  if (ops::sdpa_available()) {
     auto o = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
     auto q = torch::randn({2, 3, T, 16}, gen).to(dev);  // (B, H, T, Dh)
     auto k = torch::randn({2, 3, T, 16}, gen).to(dev);
@@ -200,14 +200,14 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
     double worst = 0;
     for (int64_t w : {int64_t(7), T - 1}) {
       auto mask = window_mask(T, w, o);  // (T, T)
-      auto y = w >= T - 1 ? sdpa(q, k, v, {}, /*is_causal=*/true) : sdpa(q, k, v, mask, /*is_causal=*/false);
+      auto y = w >= T - 1 ? ops::sdpa(q, k, v, {}, /*is_causal=*/true) : ops::sdpa(q, k, v, mask, /*is_causal=*/false);
       auto att = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / 4.0 + mask, -1);  // (B, H, T, T)
       auto ref_y = torch::matmul(att, v);                                                  // (B, H, T, Dh)
       worst = std::max(worst, (y - ref_y).abs().max().item<double>());
     }
     rep.checks.push_back(bounded("sdpa_vs_masked_softmax", "max |Δ| over window 7 and full causal", worst, 1e-4,
-                                 {{"operator", sdpa_operator_name()}}));
-    rep.checks.back().detail += " (" + sdpa_operator_name() + ")";
+                                 {{"operator", ops::sdpa_operator_name()}}));
+    rep.checks.back().detail += " (" + ops::sdpa_operator_name() + ")";
   } else {
     rep.checks.push_back({"sdpa_vs_masked_softmax", "skipped",
                           std::string("LibTorch ") + TORCH_VERSION + " registers no attention operator (sdpa.h)", {}});

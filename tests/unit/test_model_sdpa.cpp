@@ -2,7 +2,7 @@
 // softmax, forward and gradients; the GPT's fused and matmul attention kernels against each other.
 // torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/model/gpt.h"
-#include "engine/model/sdpa.h"
+#include "engine/ops/sdpa.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
 
@@ -17,7 +17,7 @@ using Kernel = GPTImpl::AttentionKernel;
 
 namespace {
 
-// (T, T) additive fp32 mask for sdpa(): 0 where 0 <= t − s <= window, −inf elsewhere.
+// (T, T) additive fp32 mask for ops::sdpa(): 0 where 0 <= t − s <= window, −inf elsewhere.
 torch::Tensor additive_window_mask(int64_t T, int64_t window) {
   auto m = torch::empty({T, T}, torch::kFloat);
   auto a = m.accessor<float, 2>();
@@ -109,9 +109,9 @@ class TestModelSdpa : public QObject {
  private slots:
   void initTestCase() {
     torch::set_num_threads(2);
-    QVERIFY2(sdpa_available(), "this LibTorch registers no attention operator");
-    qInfo("attention operator: %s", sdpa_operator_name().c_str());
-    QVERIFY(sdpa_operator_name().rfind("aten::", 0) == 0);
+    QVERIFY2(ops::sdpa_available(), "this LibTorch registers no attention operator");
+    qInfo("attention operator: %s", ops::sdpa_operator_name().c_str());
+    QVERIFY(ops::sdpa_operator_name().rfind("aten::", 0) == 0);
   }
 
   // Forward and the gradients of q, k, v against float64 masked softmax, for full causal
@@ -133,7 +133,7 @@ class TestModelSdpa : public QObject {
       (ref * g.to(torch::kDouble)).sum().backward();
       // The operator in fp32 through the dispatcher.
       auto q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(), v = v0.clone().requires_grad_();
-      auto y = sdpa(q, k, v, mask, causal);  // (B, H, T, Dh)
+      auto y = ops::sdpa(q, k, v, mask, causal);  // (B, H, T, Dh)
       QCOMPARE(y.sizes(), (torch::IntArrayRef{B, H, T, Dh}));
       QCOMPARE(y.scalar_type(), torch::kFloat);
       QVERIFY(y.requires_grad());
@@ -147,24 +147,24 @@ class TestModelSdpa : public QObject {
                qPrintable(QString("gradients differ: q %1, k %2, v %3").arg(dq).arg(dk).arg(dv)));
       // Without autograd (1.13 then takes its forward-only kernel).
       torch::NoGradGuard ng;
-      auto y_ng = sdpa(q0, k0, v0, mask, causal);
+      auto y_ng = ops::sdpa(q0, k0, v0, mask, causal);
       QVERIFY(!y_ng.requires_grad());
       QVERIFY2(max_abs_diff(y_ng, ref.detach()) < 1e-5, "no-grad forward differs from the reference");
     }
     // The full causal mask as an additive mask gives what is_causal gives.
     torch::NoGradGuard ng;
-    auto a = sdpa(q0, k0, v0, {}, true), b = sdpa(q0, k0, v0, additive_window_mask(T, T), false);
+    auto a = ops::sdpa(q0, k0, v0, {}, true), b = ops::sdpa(q0, k0, v0, additive_window_mask(T, T), false);
     QVERIFY(max_abs_diff(a, b) < 1e-6);
     // Both a mask and is_causal is refused with a message.
-    QVERIFY_THROWS_EXCEPTION(Error, sdpa(q0, k0, v0, additive_window_mask(T, 2), true));
+    QVERIFY_THROWS_EXCEPTION(Error, ops::sdpa(q0, k0, v0, additive_window_mask(T, 2), true));
   }
 
   // A missing (or non-attention) operator is a gllm::Error naming what to do; the named operator
-  // itself gives sdpa()'s result.
+  // itself gives ops::sdpa()'s result.
   void missingOperatorIsAnError() {
     auto q = torch::randn({1, 2, 5, 4}), k = torch::randn({1, 2, 5, 4}), v = torch::randn({1, 2, 5, 4});
     try {
-      gllm::detail::sdpa_with_operator("aten::no_such_attention", q, k, v, {}, true);
+      gllm::ops::detail::sdpa_with_operator("aten::no_such_attention", q, k, v, {}, true);
       QFAIL("a missing operator must throw");
     } catch (const Error& e) {
       qInfo("%s", e.what());
@@ -172,14 +172,14 @@ class TestModelSdpa : public QObject {
       QVERIFY2(std::string(e.what()).find("aten::scaled_dot_product_attention") != std::string::npos, e.what());
     }
     try {
-      gllm::detail::sdpa_with_operator("aten::matmul", q, k, v, {}, true);
+      gllm::ops::detail::sdpa_with_operator("aten::matmul", q, k, v, {}, true);
       QFAIL("an operator without attention arguments must throw");
     } catch (const Error& e) {
       qInfo("%s", e.what());
       QVERIFY2(std::string(e.what()).find("no argument 'query'") != std::string::npos, e.what());
     }
-    auto named = gllm::detail::sdpa_with_operator(sdpa_operator_name(), q, k, v, {}, true);
-    QVERIFY(torch::equal(named, sdpa(q, k, v, {}, true)));
+    auto named = gllm::ops::detail::sdpa_with_operator(ops::sdpa_operator_name(), q, k, v, {}, true);
+    QVERIFY(torch::equal(named, ops::sdpa(q, k, v, {}, true)));
   }
 
   // The graded GPT (EG-MHSA, query scale, hashed tables, value embeddings, windows 3/3/full) gives

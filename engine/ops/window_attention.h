@@ -4,7 +4,7 @@
 // LibTorch header: engine .cpp files and tests only (see DESIGN.md).
 #include <torch/torch.h>
 
-namespace gllm {
+namespace gllm::ops {
 
 // Queries per block (the scores of one block are block_rows × the keys it sees).
 inline constexpr int64_t window_attention_block_rows = 32;
@@ -26,4 +26,4 @@ torch::Tensor window_attention(const torch::Tensor& q, const torch::Tensor& k,
 std::pair<double, double> window_attention_gemm_time(int64_t BH, int64_t T, int64_t Dh,
                                                      int64_t window, int repeats = 3);
 
-}  // namespace gllm
+}  // namespace gllm::ops

@@ -2,17 +2,18 @@
 // row tiles and panels, several column blocks, both packings, the row epilogue, gradients, fallbacks.
 // clang-format off
 // torch before Qt: Qt's `slots` macro must not reach the ATen headers.
-#include "engine/model/tiled_linear.h"
+#include "engine/ops/linear.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
 // clang-format on
 
 #include <vector>
 
-#include "engine/model/fused_ops.h"
-#include "engine/model/panel_gemm.h"
+#include "engine/ops/pointwise.h"
+#include "engine/ops/panel_gemm.h"
 
 using namespace gllm;
+using namespace gllm::ops;
 
 namespace {
 
@@ -31,7 +32,7 @@ class TestTiledLinear : public QObject {
   Q_OBJECT
  private slots:
   void init() {
-    if (!panel::available()) QSKIP("this CPU has no AVX2 + FMA: the panel kernels are not used here");
+    if (!ops::panel::available()) QSKIP("this CPU has no AVX2 + FMA: the panel kernels are not used here");
   }
 
   void panelProductMatchesReference_data() {
@@ -55,27 +56,27 @@ class TestTiledLinear : public QObject {
     auto A = A_full.narrow(1, 0, K);
     auto ref = torch::mm(A.to(torch::kDouble), B.to(torch::kDouble));  // (M, N)
     for (bool transposed : {false, true}) {
-      std::vector<float> panels(panel::packed_floats(K, N) + 8);
+      std::vector<float> panels(ops::panel::packed_floats(K, N) + 8);
       float* aligned = panels.data() + (8 - reinterpret_cast<uintptr_t>(panels.data()) / 4 % 8) % 8;
       if (transposed) {
         auto Bt = B.t().contiguous();  // (N, K)
-        panel::pack_transposed(Bt.data_ptr<float>(), K, N, K, aligned);
+        ops::panel::pack_transposed(Bt.data_ptr<float>(), K, N, K, aligned);
       } else {
-        panel::pack(B.data_ptr<float>(), N, K, N, aligned);
+        ops::panel::pack(B.data_ptr<float>(), N, K, N, aligned);
       }
       auto C_full = torch::full({M, N + 5}, 7.0f);
       // The epilogue sees every (row, column) once, after the row's segment is final: it records the
       // segment's sum, which must match the reference's.
       auto seen = torch::zeros({M, N}, torch::kInt);
       std::vector<double> epi_sum(M, 0.0);
-      const panel::RowEpilogue record = [&](int64_t i, int64_t col0, int64_t cols) {
+      const ops::panel::RowEpilogue record = [&](int64_t i, int64_t col0, int64_t cols) {
         const float* c = C_full.data_ptr<float>() + i * (N + 5) + col0;
         for (int64_t j = 0; j < cols; ++j) {
           seen[i][col0 + j] += 1;
           epi_sum[i] += c[j];
         }
       };
-      panel::multiply(A.data_ptr<float>(), K + 3, M, K, aligned, N, C_full.data_ptr<float>(), N + 5, &record);
+      ops::panel::multiply(A.data_ptr<float>(), K + 3, M, K, aligned, N, C_full.data_ptr<float>(), N + 5, &record);
       const double err = max_rel(C_full.narrow(1, 0, N), ref);
       qInfo("%s packing: max relative |ΔC| %.3g", transposed ? "transposed" : "plain", err);
       QVERIFY(err < 1e-5);
@@ -91,12 +92,12 @@ class TestTiledLinear : public QObject {
 
   void linearMatchesReferenceWithGradients() {
     auto x0 = normal({2, 101, 40}, 3), W0 = normal({37, 40}, 4), g = normal({2, 101, 37}, 5);  // 202 rows
-    QVERIFY(tiled_linear_supports(x0, W0));
+    QVERIFY(ops::linear_uses_panels(x0, W0));
     auto xr = x0.to(torch::kDouble).requires_grad_(true), Wr = W0.to(torch::kDouble).requires_grad_(true);
     auto ref = torch::linear(xr, Wr);
     (ref * g.to(torch::kDouble)).sum().backward();
     auto x = x0.clone().requires_grad_(true), W = W0.clone().requires_grad_(true);
-    auto y = tiled_linear(x, W);
+    auto y = ops::linear(x, W);
     QCOMPARE(y.sizes(), ref.sizes());
     (y * g).sum().backward();
     const double dy = max_rel(y.detach(), ref.detach()), dx = max_rel(x.grad(), xr.grad()),
@@ -109,19 +110,19 @@ class TestTiledLinear : public QObject {
 
   void fallsBackWhereThePanelsDoNotApply() {
     // Too wide an inner dimension, too few rows, fused ops off, a bf16 input: torch::linear, same values.
-    auto x = normal({panel::kMinRows, panel::kMaxInner + 1}, 6), W = normal({5, panel::kMaxInner + 1}, 7);
-    QVERIFY(!tiled_linear_supports(x, W));
-    QVERIFY((tiled_linear(x, W) - torch::linear(x, W)).abs().max().item<double>() < 1e-4);
-    auto xs = normal({panel::kMinRows, 8}, 8), Ws = normal({6, 8}, 9);
-    QVERIFY(tiled_linear_supports(xs, Ws));
-    QVERIFY(!tiled_linear_supports(xs.narrow(0, 1, panel::kMinRows - 1), Ws));
-    const bool was = set_fused_ops_enabled(false);
-    QVERIFY(!tiled_linear_supports(xs, Ws));
-    set_fused_ops_enabled(was);
-    QVERIFY(!tiled_linear_supports(xs.to(torch::kBFloat16), Ws));
-    QCOMPARE(tiled_linear(xs.to(torch::kBFloat16), Ws.to(torch::kBFloat16)).scalar_type(), torch::kBFloat16);
+    auto x = normal({ops::panel::kMinRows, ops::panel::kMaxInner + 1}, 6), W = normal({5, ops::panel::kMaxInner + 1}, 7);
+    QVERIFY(!ops::linear_uses_panels(x, W));
+    QVERIFY((ops::linear(x, W) - torch::linear(x, W)).abs().max().item<double>() < 1e-4);
+    auto xs = normal({ops::panel::kMinRows, 8}, 8), Ws = normal({6, 8}, 9);
+    QVERIFY(ops::linear_uses_panels(xs, Ws));
+    QVERIFY(!ops::linear_uses_panels(xs.narrow(0, 1, ops::panel::kMinRows - 1), Ws));
+    const bool was = ops::set_fused_ops_enabled(false);
+    QVERIFY(!ops::linear_uses_panels(xs, Ws));
+    ops::set_fused_ops_enabled(was);
+    QVERIFY(!ops::linear_uses_panels(xs.to(torch::kBFloat16), Ws));
+    QCOMPARE(ops::linear(xs.to(torch::kBFloat16), Ws.to(torch::kBFloat16)).scalar_type(), torch::kBFloat16);
   }
 };
 
 QTEST_MAIN(TestTiledLinear)
-#include "test_model_tiled_linear.moc"
+#include "test_ops_linear.moc"

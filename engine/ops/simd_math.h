@@ -12,7 +12,7 @@
 #define GLLM_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
-namespace gllm::simd {
+namespace gllm::ops::simd {
 
 #define GLLM_ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -85,4 +85,4 @@ GLLM_AVX2 inline float hsum8(__m256 v) {
 }
 #endif
 
-}  // namespace gllm::simd
+}  // namespace gllm::ops::simd

@@ -1,6 +1,6 @@
 // Register-tiled fp32 products for the CPU: a 6 × 16 tile of C stays in twelve AVX2 registers for its
 // whole inner sum; B is packed in 16-column panels, A is read where it lies.
-#include "engine/model/panel_gemm.h"
+#include "engine/ops/panel_gemm.h"
 
 #include <ATen/Parallel.h>
 
@@ -8,9 +8,9 @@
 #include <cstring>
 
 #include "engine/io/error.h"
-#include "engine/model/simd_math.h"
+#include "engine/ops/simd_math.h"
 
-namespace gllm::panel {
+namespace gllm::ops::panel {
 
 bool available() { return simd::cpu_has_avx2_fma(); }
 
@@ -130,4 +130,4 @@ void multiply(const float* A, int64_t lda, int64_t M, int64_t K, const float* pa
   });
 }
 
-}  // namespace gllm::panel
+}  // namespace gllm::ops::panel

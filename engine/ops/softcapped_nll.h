@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-namespace gllm {
+namespace gllm::ops {
 
 // logits (N, V) fp32 before the cap; targets (N) int64, rows with target < 0 give 0 and no gradient;
 // cap c ≤ 0 means no cap (z = x + b); bias (V) fp32 or undefined, a constant added after the cap
@@ -41,4 +41,15 @@ torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Te
                                     const torch::Tensor& targets, double cap, const torch::Tensor& bias,
                                     LogitWorkspace& workspace);
 
-}  // namespace gllm
+// ops::softcap — c·tanh(logits/c) + bias (each when present): in place in one pass for fresh
+// contiguous CPU fp32 logits outside a graph, the ATen formula otherwise. logits (…, V).
+torch::Tensor softcap(torch::Tensor logits, double cap, const torch::Tensor& bias);
+
+// ops::softcapped_nll — the output layer and the loss: nats (N) of softcap(hidden · Wᵀ) + bias at
+// the targets, 0 where target < 0; hidden (N, d), W (V, d). The fused linear_softcapped_nll where
+// both are CPU fp32; otherwise the logits as torch::linear computes them (fp32), softcap,
+// log_softmax and a gather (CUDA, bf16 autocast, fp64 checks).
+torch::Tensor softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& W, const torch::Tensor& targets,
+                             double cap, const torch::Tensor& bias, LogitWorkspace& workspace);
+
+}  // namespace gllm::ops

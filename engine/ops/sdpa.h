@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace gllm {
+namespace gllm::ops {
 
 // True when this LibTorch registers a scaled-dot-product-attention operator sdpa() can call.
 bool sdpa_available();
@@ -32,4 +32,4 @@ torch::Tensor sdpa_with_operator(const std::string& op_name, const torch::Tensor
                                  const torch::Tensor& v, const torch::Tensor& additive_mask, bool is_causal);
 }  // namespace detail
 
-}  // namespace gllm
+}  // namespace gllm::ops

@@ -1,13 +1,14 @@
 // The fused soft-capped cross-entropy against the same formula in float64 ATen ops: nats, gradients
 // (chain through c·tanh(x/c), the bias, ignored targets, the output layer), the uncapped case, bad targets.
 // torch before Qt: Qt's `slots` macro must not reach the ATen headers.
-#include "engine/model/softcap_loss.h"
+#include "engine/ops/softcapped_nll.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
 
 #include "engine/io/error.h"
 
 using namespace gllm;
+using namespace gllm::ops;
 
 namespace {
 
@@ -63,7 +64,7 @@ class TestSoftcapLoss : public QObject {
     QFETCH(int, vocab);
     auto c = make_case(13, vocab, spread, bias, 7 + vocab);
     auto x = c.x.clone().requires_grad_(true);
-    auto nats = softcapped_nll(x, c.y, cap, c.b);  // (N)
+    auto nats = ops::softcapped_nll(x, c.y, cap, c.b);  // (N)
     QCOMPARE(nats.sizes(), c.y.sizes());
     (nats * c.w).sum().backward();
 
@@ -83,9 +84,9 @@ class TestSoftcapLoss : public QObject {
 
   void evaluationWithoutGraphGivesTheSameNats() {
     auto c = make_case(9, 4096, 3.0, 0.7, 3);
-    auto with_graph = softcapped_nll(c.x.clone().requires_grad_(true), c.y, 15.0, c.b).detach();
+    auto with_graph = ops::softcapped_nll(c.x.clone().requires_grad_(true), c.y, 15.0, c.b).detach();
     torch::NoGradGuard ng;
-    auto without = softcapped_nll(c.x, c.y, 15.0, c.b);
+    auto without = ops::softcapped_nll(c.x, c.y, 15.0, c.b);
     QCOMPARE((with_graph - without).abs().max().item<float>(), 0.0f);
   }
 
@@ -93,7 +94,7 @@ class TestSoftcapLoss : public QObject {
     // Independent of ATen's tanh/log_softmax: central differences of the fused value itself.
     auto c = make_case(3, 11, 6.0, 0.7, 5);
     auto x = c.x.clone().requires_grad_(true);
-    softcapped_nll(x, c.y, 4.0, c.b).sum().backward();
+    ops::softcapped_nll(x, c.y, 4.0, c.b).sum().backward();
     torch::NoGradGuard ng;
     const float h = 1e-2f;
     double worst = 0;
@@ -102,8 +103,8 @@ class TestSoftcapLoss : public QObject {
         auto xp = c.x.clone(), xm = c.x.clone();
         xp[i][j] += h;
         xm[i][j] -= h;
-        const double fd = (softcapped_nll(xp, c.y, 4.0, c.b).sum().item<double>() -
-                           softcapped_nll(xm, c.y, 4.0, c.b).sum().item<double>()) / (2.0 * h);
+        const double fd = (ops::softcapped_nll(xp, c.y, 4.0, c.b).sum().item<double>() -
+                           ops::softcapped_nll(xm, c.y, 4.0, c.b).sum().item<double>()) / (2.0 * h);
         worst = std::max(worst, std::abs(fd - x.grad()[i][j].item<double>()));
       }
     qInfo("max |analytic − finite difference| %.3g", worst);
@@ -111,7 +112,7 @@ class TestSoftcapLoss : public QObject {
   }
 
   // The linear form takes the panel product (6 rows × 16 columns, column blocks of 128 KiB of packed
-  // W) when one pass applies and there are at least panel::kMinRows rows: shapes with partial row
+  // W) when one pass applies and there are at least ops::panel::kMinRows rows: shapes with partial row
   // tiles, partial panels and several column blocks; few rows, a bias too wide for one pass and no
   // cap take the BLAS product instead.
   void linearFormMatchesReferenceForHiddenAndWeight_data() {
@@ -155,7 +156,7 @@ class TestSoftcapLoss : public QObject {
       if (k == 2) {
         for (int j = 0; j < 2; ++j) (outs[j] * w).sum().backward();
       }
-      outs.push_back(linear_softcapped_nll(hs[k], Ws[k], y, cap, bias, ws));
+      outs.push_back(ops::linear_softcapped_nll(hs[k], Ws[k], y, cap, bias, ws));
     }
     (outs[2] * w).sum().backward();
     for (int k = 0; k < 3; ++k) {
@@ -168,7 +169,7 @@ class TestSoftcapLoss : public QObject {
       QVERIFY(dW < 1e-5 * std::max(1.0, Wr.grad().abs().max().item<double>()));
     }
     torch::NoGradGuard ng;
-    auto eval = linear_softcapped_nll(h0, W0, y, cap, bias, ws);
+    auto eval = ops::linear_softcapped_nll(h0, W0, y, cap, bias, ws);
     QVERIFY((eval.to(torch::kDouble) - ref.detach()).abs().max().item<double>() < 2e-5);
   }
 
@@ -178,7 +179,7 @@ class TestSoftcapLoss : public QObject {
       auto ref = cap > 0 ? cap * torch::tanh(c.x.to(torch::kDouble) / cap) : c.x.to(torch::kDouble);
       ref = ref + c.b.to(torch::kDouble);
       auto z = c.x.clone();
-      softcap_logits_(z, cap, c.b);
+      ops::softcap_logits_(z, cap, c.b);
       const double err = (z.to(torch::kDouble) - ref).abs().max().item<double>();
       qInfo("cap %g: max |Δlogit| %.3g", cap, err);
       QVERIFY(err < 1e-5);
@@ -189,7 +190,7 @@ class TestSoftcapLoss : public QObject {
     auto c = make_case(4, 10, 1.0, 0.0, 2);
     c.y[2] = 10;
     try {
-      softcapped_nll(c.x, c.y, 15.0);
+      ops::softcapped_nll(c.x, c.y, 15.0);
       QFAIL("an out-of-vocabulary target was accepted");
     } catch (const Error& e) {
       QVERIFY2(QString(e.what()).contains("outside the vocabulary"), e.what());
@@ -198,4 +199,4 @@ class TestSoftcapLoss : public QObject {
 };
 
 QTEST_MAIN(TestSoftcapLoss)
-#include "test_model_softcap_loss.moc"
+#include "test_ops_softcapped_nll.moc"

@@ -1,10 +1,11 @@
 // Fused CPU RMSNorm, rotary embedding and ReLU² as autograd functions: each direction is one
 // parallel pass over the rows, with AVX2+FMA kernels where the CPU has them.
-#include "engine/model/fused_ops.h"
+#include "engine/ops/pointwise.h"
 
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -12,19 +13,19 @@
 #include <cstring>
 
 #include "engine/io/error.h"
-#include "engine/model/simd_math.h"
+#include "engine/ops/simd_math.h"
 
-namespace gllm {
+namespace gllm::ops {
 
 namespace kernels_portable {
-#include "engine/model/fused_ops_kernels.inc"
+#include "engine/ops/pointwise_kernels.inc"
 }  // namespace kernels_portable
 
 #ifdef GLLM_HAVE_AVX2_KERNELS
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace kernels_avx2 {
-#include "engine/model/fused_ops_kernels.inc"
+#include "engine/ops/pointwise_kernels.inc"
 }  // namespace kernels_avx2
 #pragma GCC pop_options
 #endif
@@ -183,4 +184,27 @@ torch::Tensor fused_relu_square(const torch::Tensor& x) {
   return ReluSquareFn::apply(x);
 }
 
-}  // namespace gllm
+torch::Tensor rms_norm(const torch::Tensor& x) {
+  if (fused_ops_support(x)) return fused_rms_norm(x, FLT_EPSILON);
+  auto xf = x.scalar_type() == torch::kDouble ? x : x.to(torch::kFloat32);  // fp32 math, as ATen
+  auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + FLT_EPSILON);
+  return y.to(x.scalar_type());
+}
+
+torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos_table, const torch::Tensor& sin_table) {
+  if (fused_ops_support(x)) return fused_rope(x, cos_table, sin_table);
+  const int64_t T = x.size(1), half = x.size(-1) / 2;
+  auto cos = cos_table.narrow(0, 0, T).to(x.scalar_type()).view({1, T, 1, half});  // (1, T, 1, Dh/2)
+  auto sin = sin_table.narrow(0, 0, T).to(x.scalar_type()).view({1, T, 1, half});
+  auto x1 = x.narrow(-1, 0, half);
+  auto x2 = x.narrow(-1, half, half);
+  return torch::cat({x1 * cos + x2 * sin, -x1 * sin + x2 * cos}, -1);  // (B, T, H, Dh)
+}
+
+torch::Tensor relu_square(const torch::Tensor& x) {
+  if (fused_ops_support(x)) return fused_relu_square(x);
+  auto h = torch::relu(x);
+  return h * h;
+}
+
+}  // namespace gllm::ops

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace gllm::panel {
+namespace gllm::ops::panel {
 
 constexpr int64_t kTileRows = 6;    // rows of A (and C) per register tile
 constexpr int64_t kPanelCols = 16;  // columns of B (and C) per panel and register tile
@@ -39,4 +39,4 @@ void multiply_tiles(const float* A, int64_t lda, int64_t M, int64_t K, const flo
 void multiply(const float* A, int64_t lda, int64_t M, int64_t K, const float* panels, int64_t N, float* C,
               int64_t ldc, const RowEpilogue* epilogue = nullptr);
 
-}  // namespace gllm::panel
+}  // namespace gllm::ops::panel

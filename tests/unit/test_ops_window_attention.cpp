@@ -2,7 +2,7 @@
 // gradients of q, k, v for short, block-sized, odd and full windows, sequences off the block size.
 // torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 // clang-format off
-#include "engine/model/window_attention.h"
+#include "engine/ops/window_attention.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
 // clang-format on
@@ -10,9 +10,10 @@
 #include <limits>
 
 #include "engine/io/error.h"
-#include "engine/model/fused_ops.h"
+#include "engine/ops/pointwise.h"
 
 using namespace gllm;
+using namespace gllm::ops;
 
 namespace {
 
@@ -68,7 +69,7 @@ class TestWindowAttention : public QObject {
     const double scale = 1.3 / std::sqrt(static_cast<double>(headDim));
 
     auto qf = q.clone().requires_grad_(true), kf = k.clone().requires_grad_(true), vf = v.clone().requires_grad_(true);
-    auto y = window_attention(qf, kf, vf, window, scale);
+    auto y = ops::window_attention(qf, kf, vf, window, scale);
     (y * w).sum().backward();
 
     auto qd = q.to(torch::kDouble).requires_grad_(true), kd = k.to(torch::kDouble).requires_grad_(true);
@@ -90,35 +91,35 @@ class TestWindowAttention : public QObject {
     // the probability 1 being exp(0)/exp(0)).
     auto gen = gen_for(3);
     auto q = torch::randn({1, 100, 2, 8}, gen), k = torch::randn({1, 100, 2, 8}, gen), v = torch::randn({1, 100, 2, 8}, gen);
-    auto y = window_attention(q, k, v, 10, 0.5);
+    auto y = ops::window_attention(q, k, v, 10, 0.5);
     QVERIFY(max_abs_diff(y.select(1, 0), v.select(1, 0)) < 1e-6);
     // Window 0: every query returns its own value.
-    QVERIFY(max_abs_diff(window_attention(q, k, v, 0, 0.5), v) < 1e-6);
+    QVERIFY(max_abs_diff(ops::window_attention(q, k, v, 0, 0.5), v) < 1e-6);
   }
 
   void refusesWhatItCannotTake() {
     auto q = torch::randn({1, 8, 2, 4});
-    QVERIFY(window_attention_supports(q, q, q));
-    QVERIFY(!window_attention_supports(q.to(torch::kDouble), q, q));
-    QVERIFY(!window_attention_supports(q, q.narrow(1, 0, 4), q));
-    QVERIFY(!window_attention_supports(q.transpose(1, 2), q, q));
-    QVERIFY_THROWS_EXCEPTION(Error, window_attention(q, q, q, -1, 1.0));
-    const bool was = set_fused_ops_enabled(false);
-    QVERIFY(!window_attention_supports(q, q, q));
-    set_fused_ops_enabled(was);
+    QVERIFY(ops::window_attention_supports(q, q, q));
+    QVERIFY(!ops::window_attention_supports(q.to(torch::kDouble), q, q));
+    QVERIFY(!ops::window_attention_supports(q, q.narrow(1, 0, 4), q));
+    QVERIFY(!ops::window_attention_supports(q.transpose(1, 2), q, q));
+    QVERIFY_THROWS_EXCEPTION(Error, ops::window_attention(q, q, q, -1, 1.0));
+    const bool was = ops::set_fused_ops_enabled(false);
+    QVERIFY(!ops::window_attention_supports(q, q, q));
+    ops::set_fused_ops_enabled(was);
   }
 
   void gemmTimeCountsTheBlocks() {
     // Full causal attention over T = 128: the block starting at query r0 sees keys [0, r0 + rows);
     // six products of 2·rows·keys·Dh each per block (two forward, four backward), two heads.
-    const int64_t T = 128, Dh = 16, R = window_attention_block_rows;
+    const int64_t T = 128, Dh = 16, R = ops::window_attention_block_rows;
     double expected = 0;
     for (int64_t r0 = 0; r0 < T; r0 += R) expected += 6.0 * 2.0 * std::min(R, T - r0) * std::min(T, r0 + R) * Dh;
-    auto [seconds, flops] = window_attention_gemm_time(2, T, Dh, T, 1);
+    auto [seconds, flops] = ops::window_attention_gemm_time(2, T, Dh, T, 1);
     QVERIFY(seconds > 0);
     QCOMPARE(flops, 2 * expected);
   }
 };
 
 QTEST_GUILESS_MAIN(TestWindowAttention)
-#include "test_model_window_attention.moc"
+#include "test_ops_window_attention.moc"

@@ -1,7 +1,7 @@
 // Blocked causal sliding-window attention for the CPU: per (sequence, head, query block) the scores
 // of the keys in view only, a row softmax in cache and single-threaded BLAS products, tasks in
 // parallel.
-#include "engine/model/window_attention.h"
+#include "engine/ops/window_attention.h"
 
 #include <ATen/Parallel.h>
 
@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "engine/io/error.h"
-#include "engine/model/fused_ops.h"
-#include "engine/model/simd_math.h"
+#include "engine/ops/pointwise.h"
+#include "engine/ops/simd_math.h"
 #include "engine/runtime/cpu_blas.h"
 
-namespace gllm {
+namespace gllm::ops {
 
 namespace {
 
@@ -286,4 +286,4 @@ std::pair<double, double> window_attention_gemm_time(int64_t BH, int64_t T, int6
   return {best, flops * BH};
 }
 
-}  // namespace gllm
+}  // namespace gllm::ops

@@ -4,7 +4,7 @@
 // LibTorch header: engine .cpp files and tests only (see DESIGN.md).
 #include <torch/torch.h>
 
-namespace gllm {
+namespace gllm::ops {
 
 // Whether the fused functions take a tensor like this: CPU, fp32, contiguous, at least 1-D, and the
 // fused ops are enabled. Callers use the ATen formulas otherwise (fp64 checks, CUDA, bf16
@@ -30,4 +30,13 @@ torch::Tensor fused_rope(const torch::Tensor& x, const torch::Tensor& cos,
 // relu(x)², differentiable in x (the baseline MLP's activation).
 torch::Tensor fused_relu_square(const torch::Tensor& x);
 
-}  // namespace gllm
+// The entry points the model calls: the fused kernels where fused_ops_support(x), else the same
+// formula in ATen ops (CUDA, bf16 autocast, fp64 checks).
+// ops::rms_norm — RMSNorm without weights, eps = FLT_EPSILON, fp32 math over the last dim.
+torch::Tensor rms_norm(const torch::Tensor& x);
+// ops::rope — half-split rotary embedding of x (B, T, H, Dh) with cos, sin (≥ T, Dh/2) fp32.
+torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+// ops::relu_square — relu(x)².
+torch::Tensor relu_square(const torch::Tensor& x);
+
+}  // namespace gllm::ops

@@ -1,6 +1,6 @@
 // Fused soft-capped cross-entropy on the CPU: one pass over each row of V logits caps, exponentiates,
 // sums and leaves the unnormalised gradient; the row kernels have AVX2+FMA forms picked at load time.
-#include "engine/model/softcap_loss.h"
+#include "engine/ops/softcapped_nll.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "engine/io/error.h"
-#include "engine/model/panel_gemm.h"
-#include "engine/model/simd_math.h"
+#include "engine/ops/panel_gemm.h"
+#include "engine/ops/simd_math.h"
 
-namespace gllm {
+namespace gllm::ops {
 
 namespace {
 
@@ -285,7 +285,7 @@ void forward_rows(const Rows& r) {
   });
 }
 
-// The output layer's logits h·Wᵀ as a panel product (engine/model/panel_gemm.h) whose row epilogue is
+// The output layer's logits h·Wᵀ as a panel product (engine/ops/panel_gemm.h) whose row epilogue is
 // the one-pass row kernel: each row segment goes through cap_exp_row in place while it is in L1, so
 // the logits make no trip through memory before the row pass, and no zeroing pass precedes them (as
 // OpenBLAS's does). Rows that take one pass only (shift finite); t_y from the target's own dot product.
@@ -531,4 +531,29 @@ torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Te
   return linear_nats(buffer, h, weight, y, b, cap, /*keep=*/false).nll;
 }
 
-}  // namespace gllm
+torch::Tensor softcap(torch::Tensor logits, double cap, const torch::Tensor& bias) {
+  if (!(torch::GradMode::is_enabled() && logits.requires_grad()) && logits.is_contiguous()) {
+    auto flat = logits.view({-1, logits.size(-1)});  // (N, V)
+    if (softcapped_nll_supports(flat)) {
+      softcap_logits_(flat, cap, bias);
+      return logits;
+    }
+  }
+  if (cap > 0) logits = cap * torch::tanh(logits / cap);
+  if (bias.defined()) logits = logits + bias.to(logits.scalar_type());
+  return logits;
+}
+
+torch::Tensor softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& W, const torch::Tensor& targets,
+                             double cap, const torch::Tensor& bias, LogitWorkspace& workspace) {
+  if (softcapped_nll_supports(hidden) && softcapped_nll_supports(W))
+    return linear_softcapped_nll(hidden, W, targets, cap, bias, workspace);
+  auto logits = torch::linear(hidden, W);  // (N, V)
+  if (logits.scalar_type() != torch::kDouble) logits = logits.to(torch::kFloat);
+  auto logp = torch::log_softmax(softcap(logits, cap, bias), -1);  // (N, V)
+  auto tgt = targets.clamp_min(0).to(torch::kLong);
+  auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (N)
+  return nll * (targets >= 0).to(nll.scalar_type());
+}
+
+}  // namespace gllm::ops

@@ -2,7 +2,7 @@
 // and gradients (random upstream gradients), row lengths off the vector width.
 // torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 // clang-format off
-#include "engine/model/fused_ops.h"
+#include "engine/ops/pointwise.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
 // clang-format on
@@ -12,6 +12,7 @@
 #include "engine/io/error.h"
 
 using namespace gllm;
+using namespace gllm::ops;
 
 namespace {
 
@@ -81,7 +82,7 @@ class TestFusedOps : public QObject {
     QFETCH(double, scale);
     auto x = torch::randn({rows, width}, gen_for(rows + width)) * scale;
     auto gap = compare(
-        x, [](const torch::Tensor& t) { return fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 3);
+        x, [](const torch::Tensor& t) { return ops::fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 3);
     qInfo("rows %d width %d: max |Δy| %.3g, max |Δdx| %.3g", rows, width, gap.value, gap.grad);
     QVERIFY2(gap.value < 2e-5, qPrintable(QString::number(gap.value)));
     // The gradient scales with 1/rms(x): compare relative to it.
@@ -92,7 +93,7 @@ class TestFusedOps : public QObject {
   void rmsNormOfThreeDimensionalInput() {
     auto x = torch::randn({3, 7, 24}, gen_for(5));
     auto gap = compare(
-        x, [](const torch::Tensor& t) { return fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 6);
+        x, [](const torch::Tensor& t) { return ops::fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 6);
     QVERIFY(gap.value < 2e-5);
     QVERIFY(gap.grad < 5e-5);
   }
@@ -116,7 +117,7 @@ class TestFusedOps : public QObject {
     auto [cos, sin] = rope_tables(tableLen, headDim / 2);
     auto x = torch::randn({batch, seq, heads, headDim}, gen_for(seq * heads));
     auto gap = compare(
-        x, [&](const torch::Tensor& t) { return fused_rope(t, cos, sin); },
+        x, [&](const torch::Tensor& t) { return ops::fused_rope(t, cos, sin); },
         [&](const torch::Tensor& t) { return reference_rope(t, cos, sin); }, 9);
     qInfo("rope (%d, %d, %d, %d): max |Δy| %.3g, max |Δdx| %.3g", batch, seq, heads, headDim,
           gap.value, gap.grad);
@@ -128,7 +129,7 @@ class TestFusedOps : public QObject {
     // Independent of the reference formula: every (x1_j, x2_j) pair keeps its length.
     auto [cos, sin] = rope_tables(64, 8);
     auto x = torch::randn({2, 64, 3, 16}, gen_for(11));
-    auto y = fused_rope(x, cos, sin);
+    auto y = ops::fused_rope(x, cos, sin);
     auto len = [](const torch::Tensor& t) {
       return t.narrow(-1, 0, 8).pow(2) + t.narrow(-1, 8, 8).pow(2);
     };
@@ -141,7 +142,7 @@ class TestFusedOps : public QObject {
     auto x = torch::randn({4, 33, 515}, gen_for(13));
     x.view({-1}).narrow(0, 0, 10).zero_();  // exact zeros: gradient 0 there, as relu's
     auto gap = compare(
-        x, [](const torch::Tensor& t) { return fused_relu_square(t); },
+        x, [](const torch::Tensor& t) { return ops::fused_relu_square(t); },
         [](const torch::Tensor& t) {
           auto r = torch::relu(t);
           return r * r;
@@ -153,25 +154,25 @@ class TestFusedOps : public QObject {
 
   void unsupportedTensorsAreRefused() {
     auto x = torch::randn({4, 6});
-    QVERIFY(fused_ops_support(x));
-    QVERIFY(!fused_ops_support(x.t()));                 // not contiguous
-    QVERIFY(!fused_ops_support(x.to(torch::kDouble)));  // fp64 goes to ATen
-    QVERIFY(!fused_ops_support(torch::Tensor()));
-    QVERIFY_THROWS_EXCEPTION(Error, fused_rms_norm(x.t(), 1e-6));
+    QVERIFY(ops::fused_ops_support(x));
+    QVERIFY(!ops::fused_ops_support(x.t()));                 // not contiguous
+    QVERIFY(!ops::fused_ops_support(x.to(torch::kDouble)));  // fp64 goes to ATen
+    QVERIFY(!ops::fused_ops_support(torch::Tensor()));
+    QVERIFY_THROWS_EXCEPTION(Error, ops::fused_rms_norm(x.t(), 1e-6));
     auto [cos, sin] = rope_tables(3, 2);
     QVERIFY_THROWS_EXCEPTION(
-        Error, fused_rope(torch::randn({1, 5, 1, 4}), cos, sin));  // table shorter than T
-    QVERIFY_THROWS_EXCEPTION(Error, fused_rope(torch::randn({1, 3, 1, 5}), cos, sin));  // odd Dh
+        Error, ops::fused_rope(torch::randn({1, 5, 1, 4}), cos, sin));  // table shorter than T
+    QVERIFY_THROWS_EXCEPTION(Error, ops::fused_rope(torch::randn({1, 3, 1, 5}), cos, sin));  // odd Dh
   }
 
   void noGraphUnderNoGrad() {
     auto x = torch::randn({5, 8}).requires_grad_(true);
     torch::NoGradGuard ng;
-    auto y = fused_rms_norm(x, FLT_EPSILON);
+    auto y = ops::fused_rms_norm(x, FLT_EPSILON);
     QVERIFY(!y.requires_grad());
     QVERIFY(max_abs_diff(y, reference_rms(x.to(torch::kDouble))) < 2e-6);
   }
 };
 
 QTEST_GUILESS_MAIN(TestFusedOps)
-#include "test_model_fused_ops.moc"
+#include "test_ops_pointwise.moc"

@@ -1,15 +1,15 @@
 // Bias-free linear layers through the register-tiled panel products: y = x·Wᵀ and dx = dy·W write
 // their outputs once, with W packed per call (at most 1024 × 1024 floats); dW = dyᵀ·x stays BLAS.
-#include "engine/model/tiled_linear.h"
+#include "engine/ops/linear.h"
 
 #include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
-#include "engine/model/fused_ops.h"
-#include "engine/model/panel_gemm.h"
+#include "engine/ops/pointwise.h"
+#include "engine/ops/panel_gemm.h"
 
-namespace gllm {
+namespace gllm::ops {
 
 namespace {
 
@@ -60,15 +60,15 @@ class TiledLinearFn : public torch::autograd::Function<TiledLinearFn> {
 
 }  // namespace
 
-bool tiled_linear_supports(const torch::Tensor& x, const torch::Tensor& W) {
+bool linear_uses_panels(const torch::Tensor& x, const torch::Tensor& W) {
   return panel::available() && fused_ops_support(x) && W.defined() && W.device().is_cpu() &&
          W.scalar_type() == torch::kFloat && W.dim() == 2 && x.size(-1) == W.size(1) && W.size(0) > 0 &&
          W.size(1) <= panel::kMaxInner && W.size(0) <= panel::kMaxInner &&
          x.numel() / W.size(1) >= panel::kMinRows && !cpu_autocast_on();
 }
 
-torch::Tensor tiled_linear(const torch::Tensor& x, const torch::Tensor& W) {
-  if (!tiled_linear_supports(x, W)) return torch::linear(x, W);
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& W) {
+  if (!linear_uses_panels(x, W)) return torch::linear(x, W);
   const int64_t K = W.size(1), N = W.size(0);
   auto x2 = x.reshape({-1, K});  // (M, K), contiguous as x is
   auto sizes = x.sizes().vec();
@@ -76,4 +76,4 @@ torch::Tensor tiled_linear(const torch::Tensor& x, const torch::Tensor& W) {
   return TiledLinearFn::apply(x2, W.contiguous()).view(sizes);  // (…, N)
 }
 
-}  // namespace gllm
+}  // namespace gllm::ops

@@ -1,6 +1,6 @@
 // Scaled dot-product attention called boxed through the ATen dispatcher, its arguments filled by
 // schema name, so one build serves LibTorch 1.13 and 2.x (and arguments later releases add).
-#include "engine/model/sdpa.h"
+#include "engine/ops/sdpa.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -10,7 +10,7 @@
 
 #include "engine/io/error.h"
 
-namespace gllm {
+namespace gllm::ops {
 namespace {
 
 // Newest first: the public 2.x operator, then 1.13's (which returns (output, weights) and has
@@ -123,4 +123,4 @@ torch::Tensor sdpa_with_operator(const std::string& op_name, const torch::Tensor
 }
 
 }  // namespace detail
-}  // namespace gllm
+}  // namespace gllm::ops
