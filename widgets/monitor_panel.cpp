@@ -105,10 +105,11 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     QStringList metrics;
     QString y;
   };
-  const Def defs[] = {{tr("Training loss"), {QStringLiteral("loss")}, tr("nats/token")},
-                      {tr("Bits per byte"), {QStringLiteral("val_bpb"), QStringLiteral("heldout_bpb")}, tr("BPB")},
-                      {tr("Throughput"), {QStringLiteral("tokens_per_s")}, tr("tokens/s")},
-                      {tr("Peak memory"), {QStringLiteral("peak_mem_mib")}, tr("MiB")}};
+  const Def defs[] = {
+      {tr("Training loss"), {QStringLiteral("loss")}, tr("nats")},
+      {tr("Bits per byte"), {QStringLiteral("val_bpb"), QStringLiteral("heldout_bpb")}, tr("BPB")},
+      {tr("Throughput"), {QStringLiteral("tokens_per_s")}, tr("tokens/s")},
+      {tr("Peak memory"), {QStringLiteral("peak_mem_mib")}, tr("MiB")}};
   int i = 0;
   for (const Def& d : defs) {
     Chart c;
@@ -117,7 +118,9 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     c.yTitle = d.y;
     c.chart = new QChart;
     c.chart->setTitle(d.title);
-    c.chart->setMargins(QMargins(4, 4, 4, 4));
+    // A strip above the title for the seeds toggle (changing margins later makes Qt Charts elide
+    // the axis titles and labels).
+    c.chart->setMargins(QMargins(4, 14, 4, 4));
     c.chart->setBackgroundRoundness(4);
     c.chart->legend()->setAlignment(Qt::AlignBottom);  // always shown: showing it again would show hidden markers
     c.chart->legend()->setFont(QFont(font().family(), 8));
@@ -315,6 +318,9 @@ void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
     }
     a->setTitleFont(f);
     a->setLabelsFont(f);
+    // Qt Charts elides tick labels to "…" after a relayout (a margin or size change) however much
+    // room they have; ticks are already spaced to fit (ticksThatFit).
+    a->setTruncateLabels(false);
     if (!horizontal) a->setTitleText(c.yTitle);
     return a;
   };
@@ -463,12 +469,13 @@ void MonitorPanel::updateChart(Chart& c) {
     const QColor base = showSeeds || !g ? runColor(u.run) : groupColor(*g);
     const QColor col = mi == 0 ? base : base.darker(170);
     const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
+    // A group's name counts its seeds, which may grow while it is drawn.
+    QString name =
+        u.group ? tr("%1 · %2 seeds").arg(u.group->label).arg(u.group->runs.size()) : u.run;
+    if (mi > 0) name += QStringLiteral(" · ") + metricLabel(metric);
     auto it = c.curves.find(u.key);
     if (it == c.curves.end()) {
       // A new run, group or metric: its series are made once and kept.
-      QString name = u.run;
-      if (u.group) name = tr("%1 · %2 seeds").arg(u.group->label).arg(u.group->runs.size());
-      if (mi > 0) name += QStringLiteral(" · ") + metricLabel(metric);
       Curve cv;
       if (u.group) {
         cv.band = new QAreaSeries;
@@ -506,6 +513,10 @@ void MonitorPanel::updateChart(Chart& c) {
       for (QLegendMarker* m : c.chart->legend()->markers(it->main)) m->setVisible(!twin);
     }
     Curve& cv = it.value();
+    if (cv.main->name() != name) {
+      cv.main->setName(name);
+      if (cv.band) cv.band->setName(name + tr(" (band)"));
+    }
     if (cv.main->pen().color().rgba() != col.rgba() || cv.main->pen().style() != style) {
       cv.main->setPen(QPen(col, 2.0, style));
       QColor faint = col;
@@ -603,6 +614,11 @@ void MonitorPanel::updateChart(Chart& c) {
     applyNiceTicks(v, ymin - pad, ymax + pad, ticksThatFit(c.chart->plotArea().height(), 28));
   }
   if (c.ax->titleText() != m_xCombo->currentText()) c.ax->setTitleText(m_xCombo->currentText());
+  // A short chart (a 1280 × 800 window with a panel raised under the monitor) keeps its plot and
+  // drops the axis titles, which Qt would elide to "…": the x axis is named in the bar above.
+  const bool titles = c.view->height() >= kAxisTitleMinHeight;
+  if (c.ax->isTitleVisible() != titles) c.ax->setTitleVisible(titles);
+  if (c.ay->isTitleVisible() != titles) c.ay->setTitleVisible(titles);
 }
 
 int MonitorPanel::seriesCount(const QString& metric) const {

@@ -150,6 +150,7 @@ class MonitorPanel : public QWidget {
   QLabel* m_smoothLabel = nullptr;
   XAxis m_xAxis = XAxis::Step;
   int m_redraws = 0;
+  static constexpr int kAxisTitleMinHeight = 200;  // px of chart that keep the axis titles
 };
 
 }  // namespace gllm::gui
