@@ -45,16 +45,10 @@ bool AttentionCostPanel::isEmptyState() const { return !m_empty->isHidden(); }
 
 int AttentionCostPanel::setResultsDir(const QString& dir) {
   m_files->clear();
-  QDir d(dir);
-  const auto infos = d.entryInfoList({QStringLiteral("*.json")}, QDir::Files, QDir::Time);
-  for (const QFileInfo& fi : infos) {
-    try {
-      const auto j = nlohmann::json::parse(read_file(ss(fi.absoluteFilePath())));
-      if (j.value("kind", "") == "attention" || j.contains("overhead")) m_files->addItem(fi.fileName(), fi.absoluteFilePath());
-    } catch (const std::exception&) {
-      continue;  // not ours or half-written
-    }
-  }
+  // `gllm bench attention` names its results attention-YYYYMMDD-HHMMSS.json: newest first by that
+  // stamp (every file has the same modification time in a fresh clone).
+  for (const QString& path : filesNewestFirst(dir, {QStringLiteral("attention*.json")}))
+    m_files->addItem(QFileInfo(path).fileName(), path);
   if (m_files->count() == 0) {
     m_empty->setText(tr("<b>No attention benchmark results yet.</b><br><br>Run<br><code>gllm bench attention</code><br>"
                         "to measure graded vs standard attention over sequence lengths and widths;<br>"
@@ -67,6 +61,10 @@ int AttentionCostPanel::setResultsDir(const QString& dir) {
   m_files->setCurrentIndex(0);
   loadResult(m_files->currentData().toString());
   return m_files->count();
+}
+
+QString AttentionCostPanel::currentFile() const {
+  return m_files->currentData().toString();
 }
 
 QString AttentionCostPanel::loadResult(const QString& path) {
