@@ -87,12 +87,15 @@ QString AttentionCostPanel::loadResult(const QString& path) {
     d.rowTitle = tr("width d");
     d.colTitle = tr("sequence length n");
     d.valueTitle = tr("overhead %");
-    d.title = tr("Graded vs standard attention, forward + backward: overhead (graded/standard − 1) in %");
+    d.title = tr("Graded vs standard attention (forward + backward): overhead in %");
     m_heatmap->setData(d, HeatmapWidget::Scale::Diverging);
     m_heatmap->setVisible(true);
     m_empty->setVisible(false);
-    QString s = tr("%1 · head dim %2, batch %3, %4 repeats").arg(QFileInfo(path).fileName()).arg(j.value("head_dim", 0))
-                    .arg(j.value("batch", 0)).arg(j.value("repeats", 0));
+    QString s = tr("%1 · overhead = graded/standard − 1 · head dim %2, batch %3, %4 repeats")
+                    .arg(QFileInfo(path).fileName())
+                    .arg(j.value("head_dim", 0))
+                    .arg(j.value("batch", 0))
+                    .arg(j.value("repeats", 0));
     if (j.contains("meets_target")) s += j["meets_target"].get<bool>() ? tr(" · meets ≤ 3 % at n = 2048") : tr(" · misses ≤ 3 % at n = 2048");
     if (j.contains("compiled") && j["compiled"].is_object())
       s += tr(" · compiled/standard = %1").arg(j["compiled"].value("ratio", 0.0), 0, 'f', 3);
