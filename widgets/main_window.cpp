@@ -342,6 +342,8 @@ void MainWindow::buildMenus() {
 }
 
 QString MainWindow::openRun(const QString& dir) {
+  if (!QFileInfo(dir).isDir())
+    return tr("%1 is not a folder; give a run folder (it holds metrics.jsonl)").arg(dir);
   const QString name = QDir(dir).dirName();
   ++m_pendingReads;
   auto* watcher = new QFutureWatcher<LoadedRun>(this);

@@ -29,8 +29,8 @@ class MainWindow : public QMainWindow {
   bool showPanel(const QString& name);
   QWidget* panel(const QString& name) const;
   // Opens a run folder: its metrics in the monitor, its newest checkpoint in the inspector and
-  // the heatmaps. Reads on worker threads: returns at once ("" or why the folder cannot be a run);
-  // later errors go to the status bar and runOpenFailed().
+  // the heatmaps. Reads on worker threads: returns at once ("" or "not a folder"); what the reads
+  // find wrong goes to the status bar and runOpenFailed().
   QString openRun(const QString& dir);
   // Loads a `gllm profiles` file into the cone panel. "" or the error (also shown in the panel).
   QString loadProfiles(const QString& path);

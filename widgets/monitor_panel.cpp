@@ -367,10 +367,11 @@ void MonitorPanel::updateChart(Chart& c) {
   const bool showSeeds = c.seeds->isChecked();
   const int width = c.view->width();
   const size_t total = m_store.pointCount(c.metrics);
-  const quint64 generation = m_store.generation() ^ (m_viewGeneration << 32);
-  if (c.drawnGeneration == generation && c.drawnPoints == total && c.drawnWidth == width && c.ax)
+  if (c.drawnData == m_store.generation() && c.drawnView == m_viewGeneration &&
+      c.drawnPoints == total && c.drawnWidth == width && c.ax)
     return;
-  c.drawnGeneration = generation;
+  c.drawnData = m_store.generation();
+  c.drawnView = m_viewGeneration;
   c.drawnPoints = total;
   c.drawnWidth = width;
 

@@ -123,7 +123,7 @@ class MonitorPanel : public QWidget {
     QAbstractAxis* ay = nullptr;
     QMap<QString, Curve> curves;  // run + '\n' + metric, or "group\n" + key + '\n' + metric
     // What the last redraw drew; an unchanged chart is skipped.
-    quint64 drawnGeneration = ~quint64(0);
+    quint64 drawnData = ~quint64(0), drawnView = ~quint64(0);  // store and view generations
     size_t drawnPoints = 0;
     int drawnWidth = -1;
   };
