@@ -45,16 +45,10 @@ bool AttentionCostPanel::isEmptyState() const { return !m_empty->isHidden(); }
 
 int AttentionCostPanel::setResultsDir(const QString& dir) {
   m_files->clear();
-  QDir d(dir);
-  const auto infos = d.entryInfoList({QStringLiteral("*.json")}, QDir::Files, QDir::Time);
-  for (const QFileInfo& fi : infos) {
-    try {
-      const auto j = nlohmann::json::parse(read_file(ss(fi.absoluteFilePath())));
-      if (j.value("kind", "") == "attention" || j.contains("overhead")) m_files->addItem(fi.fileName(), fi.absoluteFilePath());
-    } catch (const std::exception&) {
-      continue;  // not ours or half-written
-    }
-  }
+  // `gllm bench attention` names its results attention-YYYYMMDD-HHMMSS.json: newest first by that
+  // stamp (every file has the same modification time in a fresh clone).
+  for (const QString& path : filesNewestFirst(dir, {QStringLiteral("attention*.json")}))
+    m_files->addItem(QFileInfo(path).fileName(), path);
   if (m_files->count() == 0) {
     m_empty->setText(tr("<b>No attention benchmark results yet.</b><br><br>Run<br><code>gllm bench attention</code><br>"
                         "to measure graded vs standard attention over sequence lengths and widths;<br>"
@@ -67,6 +61,10 @@ int AttentionCostPanel::setResultsDir(const QString& dir) {
   m_files->setCurrentIndex(0);
   loadResult(m_files->currentData().toString());
   return m_files->count();
+}
+
+QString AttentionCostPanel::currentFile() const {
+  return m_files->currentData().toString();
 }
 
 QString AttentionCostPanel::loadResult(const QString& path) {
@@ -89,12 +87,15 @@ QString AttentionCostPanel::loadResult(const QString& path) {
     d.rowTitle = tr("width d");
     d.colTitle = tr("sequence length n");
     d.valueTitle = tr("overhead %");
-    d.title = tr("Graded vs standard attention, forward + backward: overhead (graded/standard − 1) in %");
+    d.title = tr("Graded vs standard attention (forward + backward): overhead in %");
     m_heatmap->setData(d, HeatmapWidget::Scale::Diverging);
     m_heatmap->setVisible(true);
     m_empty->setVisible(false);
-    QString s = tr("%1 · head dim %2, batch %3, %4 repeats").arg(QFileInfo(path).fileName()).arg(j.value("head_dim", 0))
-                    .arg(j.value("batch", 0)).arg(j.value("repeats", 0));
+    QString s = tr("%1 · overhead = graded/standard − 1 · head dim %2, batch %3, %4 repeats")
+                    .arg(QFileInfo(path).fileName())
+                    .arg(j.value("head_dim", 0))
+                    .arg(j.value("batch", 0))
+                    .arg(j.value("repeats", 0));
     if (j.contains("meets_target")) s += j["meets_target"].get<bool>() ? tr(" · meets ≤ 3 % at n = 2048") : tr(" · misses ≤ 3 % at n = 2048");
     if (j.contains("compiled") && j["compiled"].is_object())
       s += tr(" · compiled/standard = %1").arg(j["compiled"].value("ratio", 0.0), 0, 'f', 3);

@@ -15,8 +15,10 @@ class AttentionCostPanel : public QWidget {
   Q_OBJECT
  public:
   explicit AttentionCostPanel(QWidget* parent = nullptr);
-  // Scans `dir` for attention results (schema gllm-bench-attention-1); returns how many it found.
+  // Lists `dir`'s attention results (attention-<stamp>.json), newest first, and shows the newest;
+  // returns how many it found.
   int setResultsDir(const QString& dir);
+  QString currentFile() const;
   QString loadResult(const QString& path);  // "" or the error
   HeatmapWidget* heatmap() const { return m_heatmap; }
   QString statusText() const;

@@ -1,16 +1,23 @@
-// ComparePanel implementation: the engine's compare_runs / token_efficiency compute the paired
-// statistics; this file renders them as the Table-3 style Δ table and the efficiency table.
+// ComparePanel implementation: a worker lists the run folders and runs the engine's compare_runs /
+// token_efficiency (a generation counter drops stale results); the GUI renders the two tables.
 #include "widgets/compare_panel.h"
 
 #include <QComboBox>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <map>
 
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
@@ -29,7 +36,90 @@ QString num(const nlohmann::json& j, const char* key, int prec = 6) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return QStringLiteral("—");
   return QString::number(j[key].get<double>(), 'f', prec);
 }
+
+struct CompareJob {
+  int generation = 0;
+  QString folder;
+  bool relist = true;
+  CompareResult previous;  // runs, conflicts and skipped folders when not relisting
+  QString keepBaseline;
+  std::string metric;
+  bool hasTarget = false;
+  double target = 0;
+};
+
+CompareResult compute(const CompareJob& job) {
+  CompareResult r;
+  r.generation = job.generation;
+  r.folder = job.folder;
+  if (job.relist) {
+    std::vector<std::string> errors;
+    try {
+      r.runs = oneRunPerArmAndSeed(list_runs(ss(job.folder), &errors), &r.conflicts);
+    } catch (const std::exception& e) {
+      r.error = qs(e.what());
+      return r;
+    }
+    for (const auto& e : errors) r.skipped << qs(e);
+  } else {
+    r.runs = job.previous.runs;
+    r.conflicts = job.previous.conflicts;
+    r.skipped = job.previous.skipped;
+  }
+  try {
+    for (const auto& a : group_by_arm(r.runs)) r.arms << qs(a.arm);
+  } catch (const std::exception& e) {
+    r.error = qs(e.what());
+    return r;
+  }
+  r.baseline = r.arms.contains(job.keepBaseline)            ? job.keepBaseline
+               : r.arms.contains(QStringLiteral("uniform")) ? QStringLiteral("uniform")
+               : r.arms.isEmpty()                           ? QString()
+                                                            : r.arms.first();
+  if (r.runs.empty()) return r;
+  try {
+    r.comparison = compare_runs(r.runs, ss(r.baseline), job.metric, false);
+  } catch (const std::exception& e) {
+    r.error = qs(e.what());
+    return r;
+  }
+  if (job.hasTarget) {
+    try {
+      r.efficiency = token_efficiency(r.runs, job.metric, job.target, "uniform");
+    } catch (const std::exception& e) {
+      r.error = qs(e.what());
+    }
+  }
+  return r;
+}
 }  // namespace
+
+std::vector<RunInfo> oneRunPerArmAndSeed(const std::vector<RunInfo>& runs,
+                                         std::vector<SeedConflict>* conflicts) {
+  // (arm, seed) → indices into `runs`, in the order the folders were listed (by name: a run
+  // folder's name ends in its start time, so the last one is the newest).
+  std::map<std::pair<std::string, int>, std::vector<size_t>> byKey;
+  for (size_t i = 0; i < runs.size(); ++i) byKey[{runs[i].name, runs[i].seed}].push_back(i);
+  std::vector<bool> keep(runs.size(), false);
+  for (const auto& [key, idx] : byKey) {
+    size_t kept = idx.back();
+    for (size_t i : idx)
+      if (runs[i].status == "completed") kept = i;  // the newest completed one, if any
+    keep[kept] = true;
+    if (idx.size() < 2 || !conflicts) continue;
+    SeedConflict c;
+    c.arm = qs(key.first);
+    c.seed = key.second;
+    c.kept = qs(runs[kept].dir);
+    for (size_t i : idx)
+      if (i != kept) c.others << qs(runs[i].dir);
+    conflicts->push_back(c);
+  }
+  std::vector<RunInfo> out;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (keep[i]) out.push_back(runs[i]);
+  return out;
+}
 
 ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
@@ -46,160 +136,254 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   m_target = new QLineEdit(QStringLiteral("2.0"), this);
   m_target->setMaximumWidth(70);
   m_target->setToolTip(tr("Target BPB for token efficiency (§8.2.2)"));
-  bar->addWidget(m_folderEdit, 2);
+  // Two rows so the panel fits a 700 px dock: where the runs are, then what to compare.
+  bar->addWidget(m_folderEdit, 1);
   bar->addWidget(browse);
   bar->addWidget(reload);
-  bar->addWidget(new QLabel(tr("baseline"), this));
-  bar->addWidget(m_baseline, 1);
-  bar->addWidget(new QLabel(tr("metric"), this));
-  bar->addWidget(m_metric);
-  bar->addWidget(new QLabel(tr("target"), this));
-  bar->addWidget(m_target);
   layout->addLayout(bar);
+  auto* choice = new QHBoxLayout;
+  choice->addWidget(new QLabel(tr("baseline"), this));
+  choice->addWidget(m_baseline, 1);
+  choice->addWidget(new QLabel(tr("metric"), this));
+  choice->addWidget(m_metric);
+  choice->addWidget(new QLabel(tr("target BPB"), this));
+  choice->addWidget(m_target);
+  layout->addLayout(choice);
+  // Run folders of one arm and seed (e.g. `gllm train` run twice): said here, under the inputs.
+  m_conflicts = new QLabel(this);
+  m_conflicts->setObjectName(QStringLiteral("fieldError"));
+  m_conflicts->setWordWrap(true);
+  m_conflicts->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_conflicts->setVisible(false);
+  layout->addWidget(m_conflicts);
   auto* t1 = new QLabel(tr("Paired Δ against the baseline, matched by seed (95 % Student t, n−1 df)"), this);
   t1->setObjectName(QStringLiteral("panelTitle"));
   layout->addWidget(t1);
   m_delta = new QTableWidget(0, 8, this);
   m_delta->setHorizontalHeaderLabels({tr("arm"), tr("runs"), tr("mean"), tr("Δ mean"), tr("Δ SD"), tr("95 % CI"),
                                       tr("improved"), tr("seeds")});
-  m_delta->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  m_delta->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_delta->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);  // numbers in full
   m_delta->verticalHeader()->setVisible(false);
   m_delta->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_delta->setAlternatingRowColors(true);
+  m_delta->setMinimumHeight(90);  // both tables stay in view in a 400 px dock
   layout->addWidget(m_delta, 2);
   auto* t2 = new QLabel(tr("Token efficiency: tokens to reach the target, ratio to the uniform arm"), this);
   t2->setObjectName(QStringLiteral("panelTitle"));
   layout->addWidget(t2);
   m_eff = new QTableWidget(0, 5, this);
   m_eff->setHorizontalHeaderLabels({tr("arm"), tr("seed"), tr("tokens"), tr("step"), tr("ratio to uniform")});
-  m_eff->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  m_eff->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_eff->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   m_eff->verticalHeader()->setVisible(false);
   m_eff->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_eff->setAlternatingRowColors(true);
+  m_eff->setMinimumHeight(90);
   layout->addWidget(m_eff, 1);
   m_status = new QLabel(this);
   m_status->setObjectName(QStringLiteral("hint"));
   m_status->setWordWrap(true);
   layout->addWidget(m_status);
 
+  m_watcher = new QFutureWatcher<CompareResult>(this);
+  connect(m_watcher, &QFutureWatcher<CompareResult>::finished, this, [this] {
+    applyResult(m_watcher->result());
+    if (m_dirty) startCompute();
+  });
+
   connect(browse, &QPushButton::clicked, this, [this] {
     const QString d = QFileDialog::getExistingDirectory(this, tr("Runs folder"), m_folderEdit->text());
     if (!d.isEmpty()) setRunsFolder(d);
   });
   connect(reload, &QPushButton::clicked, this, [this] { setRunsFolder(m_folderEdit->text()); });
-  connect(m_baseline, &QComboBox::activated, this, [this] { recompute(); });
-  connect(m_metric, &QComboBox::activated, this, [this] { recompute(); });
-  connect(m_target, &QLineEdit::editingFinished, this, [this] { recompute(); });
+  connect(m_baseline, &QComboBox::activated, this, [this] { schedule(false); });
+  connect(m_metric, &QComboBox::activated, this, [this] { schedule(false); });
+  connect(m_target, &QLineEdit::editingFinished, this, [this] { schedule(false); });
 }
 
 QString ComparePanel::statusText() const { return m_status->text(); }
-
-QStringList ComparePanel::arms() const {
-  QStringList out;
-  for (const auto& a : group_by_arm(m_runs)) out << qs(a.arm);
-  return out;
+QString ComparePanel::conflictText() const {
+  return m_conflicts->isHidden() ? QString() : m_conflicts->text();
 }
 
-QString ComparePanel::setRunsFolder(const QString& parent) {
+void ComparePanel::setRunsFolder(const QString& parent) {
   m_folder = parent;
   m_folderEdit->setText(parent);
-  std::vector<std::string> errors;
-  try {
-    m_runs = list_runs(ss(parent), &errors);
-  } catch (const std::exception& e) {
-    m_runs.clear();
-    m_status->setText(qs(e.what()));
-    recompute();
-    return qs(e.what());
-  }
-  const QString keep = m_baseline->currentText();
-  m_baseline->clear();
-  const QStringList a = arms();
-  m_baseline->addItems(a);
-  int i = m_baseline->findText(keep);
-  if (i < 0) i = m_baseline->findText(QStringLiteral("uniform"));
-  m_baseline->setCurrentIndex(i < 0 ? 0 : i);
-  recompute();
-  if (!errors.empty()) m_status->setText(m_status->text() + tr(" · %1 folder(s) skipped: %2").arg(errors.size()).arg(qs(errors.front())));
-  return {};
+  m_status->setText(tr("Reading the runs in %1 …").arg(parent));
+  schedule(true);
 }
 
 void ComparePanel::setBaseline(const QString& arm) {
-  m_baseline->setCurrentIndex(m_baseline->findText(arm));
-  recompute();
+  const int i = m_baseline->findText(arm);
+  if (i >= 0) m_baseline->setCurrentIndex(i);
+  schedule(false);
 }
 
 void ComparePanel::setMetric(const QString& metric) {
   m_metric->setCurrentIndex(std::max(0, m_metric->findData(metric)));
-  recompute();
+  schedule(false);
 }
 
 void ComparePanel::setTargetBpb(double target) {
   m_target->setText(QString::number(target, 'g', 8));
-  recompute();
+  schedule(false);
 }
 
-void ComparePanel::recompute() {
+bool ComparePanel::busy() const {
+  return m_watcher->isRunning() || m_dirty || m_result.generation != m_generation;
+}
+
+void ComparePanel::schedule(bool relist) {
+  ++m_generation;
+  m_relist = m_relist || relist;
+  if (m_watcher->isRunning()) {
+    m_dirty = true;  // rerun with the newest inputs when the running job ends
+    return;
+  }
+  startCompute();
+}
+
+void ComparePanel::startCompute() {
+  m_dirty = false;
+  CompareJob job;
+  job.generation = m_generation;
+  job.folder = m_folder;
+  // Relist when asked or when the last result is of another folder.
+  job.relist = m_relist || m_result.folder != m_folder;
+  m_relist = false;
+  if (!job.relist) job.previous = m_result;
+  job.keepBaseline = m_baseline->currentText();
+  job.metric = ss(m_metric->currentData().toString());
+  bool ok = false;
+  job.target = m_target->text().toDouble(&ok);
+  job.hasTarget = ok && job.target > 0;
+  m_watcher->setFuture(QtConcurrent::run(compute, job));
+}
+
+bool ComparePanel::waitForResult(int ms) {
+  QElapsedTimer t;
+  t.start();
+  while (busy() && t.elapsed() < ms) {
+    QEventLoop loop;
+    QTimer::singleShot(5, &loop, &QEventLoop::quit);
+    loop.exec();
+  }
+  return !busy();
+}
+
+void ComparePanel::applyResult(const CompareResult& r) {
+  if (r.generation != m_generation) return;  // a newer request is pending
+  m_result = r;
+  m_baseline->blockSignals(true);
+  m_baseline->clear();
+  m_baseline->addItems(r.arms);
+  m_baseline->setCurrentIndex(std::max(0, int(r.arms.indexOf(r.baseline))));
+  m_baseline->blockSignals(false);
   m_delta->setRowCount(0);
   m_eff->setRowCount(0);
-  m_comparison = nullptr;
-  if (m_runs.empty()) {
-    m_status->setText(tr("No runs in %1. Launch runs (or copy run folders there), then Reload.").arg(m_folder));
+
+  QStringList lines;
+  QString tip;
+  for (const SeedConflict& c : r.conflicts) {
+    QStringList others;
+    for (const QString& o : c.others) others << QFileInfo(o).fileName();
+    lines << tr("Arm '%1' has %2 runs with seed %3: comparing %4, leaving out %5.")
+                 .arg(c.arm)
+                 .arg(c.others.size() + 1)
+                 .arg(c.seed)
+                 .arg(QFileInfo(c.kept).fileName(), others.join(QStringLiteral(", ")));
+    tip += c.kept + QStringLiteral(" (compared)\n") + c.others.join(QStringLiteral("\n")) + '\n';
+  }
+  if (!lines.isEmpty())
+    lines << tr("Move the folders you do not want compared out of %1, then Reload.").arg(r.folder);
+  m_conflicts->setText(lines.join(QStringLiteral("\n")));
+  m_conflicts->setToolTip(tip.trimmed());
+  m_conflicts->setVisible(!lines.isEmpty());
+
+  QString skipped;
+  if (!r.skipped.isEmpty())
+    skipped = tr(" · %1 folder(s) skipped: %2").arg(r.skipped.size()).arg(r.skipped.front());
+  if (r.runs.empty() && r.error.isEmpty()) {
+    m_status->setText(
+        tr("No runs in %1. Launch runs (or copy run folders there), then Reload.").arg(r.folder) +
+        skipped);
+    Q_EMIT resultReady();
     return;
   }
-  const std::string metric = ss(m_metric->currentData().toString());
-  try {
-    m_comparison = compare_runs(m_runs, ss(m_baseline->currentText()), metric, false);
-  } catch (const std::exception& e) {
-    m_status->setText(qs(e.what()));
-    return;
-  }
-  for (const auto& a : m_comparison["arms"]) {
-    const int r = m_delta->rowCount();
-    m_delta->insertRow(r);
-    m_delta->setItem(r, 0, cell(qs(a.value("arm", ""))));
-    m_delta->setItem(r, 1, cell(QString::number(a.value("runs", 0)), true));
-    m_delta->setItem(r, 2, cell(num(a.value("summary", nlohmann::json()), "mean"), true));
-    const auto vs = a.value("vs_baseline", nlohmann::json());
-    if (vs.is_object()) {
-      m_delta->setItem(r, 3, cell(QString::asprintf("%+.6f", vs.value("mean", 0.0)), true));
-      m_delta->setItem(r, 4, cell(num(vs, "sd"), true));
-      m_delta->setItem(r, 5, cell(QStringLiteral("[%1, %2]").arg(vs.value("ci_low", 0.0), 0, 'f', 6).arg(vs.value("ci_high", 0.0), 0, 'f', 6), true));
-      m_delta->setItem(r, 6, cell(QStringLiteral("%1/%2").arg(vs.value("n_improved", 0)).arg(vs.value("n", 0)), true));
-      m_delta->setItem(r, 7, cell(qs(vs.value("seeds", nlohmann::json::array()).dump())));
-      const bool significant = vs.value("ci_high", 0.0) < 0 || vs.value("ci_low", 0.0) > 0;
-      if (significant)
-        for (int c = 3; c < 6; ++c) {
-          QFont f = m_delta->item(r, c)->font();
-          f.setBold(true);
-          m_delta->item(r, c)->setFont(f);
-        }
-    } else {
-      m_delta->setItem(r, 3, cell(a.value("arm", "") == ss(m_baseline->currentText()) ? tr("baseline") : qs(a.value("note", "—"))));
-    }
-  }
-  bool ok = false;
-  const double target = m_target->text().toDouble(&ok);
-  if (ok && target > 0) {
-    try {
-      m_efficiency = token_efficiency(m_runs, metric, target, "uniform");
-      for (const auto& row : m_efficiency["runs"]) {
-        const int r = m_eff->rowCount();
-        m_eff->insertRow(r);
-        m_eff->setItem(r, 0, cell(qs(row.value("arm", ""))));
-        m_eff->setItem(r, 1, cell(QString::number(row.value("seed", 0)), true));
-        m_eff->setItem(r, 2, cell(row["tokens"].is_number() ? QString::number(row["tokens"].get<double>(), 'f', 0) : tr("not reached"), true));
-        m_eff->setItem(r, 3, cell(row.contains("step") && row["step"].is_number() ? QString::number(row["step"].get<double>(), 'f', 0) : QStringLiteral("—"), true));
-        m_eff->setItem(r, 4, cell(row["ratio_to_uniform"].is_number() ? QString::number(row["ratio_to_uniform"].get<double>(), 'f', 3) : QStringLiteral("—"), true));
+  const nlohmann::json& cmp = r.comparison;
+  if (cmp.is_object() && cmp.contains("arms")) {
+    for (const auto& a : cmp["arms"]) {
+      const int row = m_delta->rowCount();
+      m_delta->insertRow(row);
+      m_delta->setItem(row, 0, cell(qs(a.value("arm", ""))));
+      m_delta->setItem(row, 1, cell(QString::number(a.value("runs", 0)), true));
+      m_delta->setItem(row, 2, cell(num(a.value("summary", nlohmann::json()), "mean", 5), true));
+      const auto vs = a.value("vs_baseline", nlohmann::json());
+      if (vs.is_object()) {
+        m_delta->setItem(row, 3, cell(QString::asprintf("%+.5f", vs.value("mean", 0.0)), true));
+        m_delta->setItem(row, 4, cell(num(vs, "sd", 5), true));
+        m_delta->setItem(row, 5,
+                         cell(QStringLiteral("[%1, %2]")
+                                  .arg(vs.value("ci_low", 0.0), 0, 'f', 5)
+                                  .arg(vs.value("ci_high", 0.0), 0, 'f', 5),
+                              true));
+        m_delta->setItem(
+            row, 6,
+            cell(QStringLiteral("%1/%2").arg(vs.value("n_improved", 0)).arg(vs.value("n", 0)),
+                 true));
+        m_delta->setItem(row, 7, cell(qs(vs.value("seeds", nlohmann::json::array()).dump())));
+        const bool significant = vs.value("ci_high", 0.0) < 0 || vs.value("ci_low", 0.0) > 0;
+        if (significant)
+          for (int c = 3; c < 6; ++c) {
+            QFont f = m_delta->item(row, c)->font();
+            f.setBold(true);
+            m_delta->item(row, c)->setFont(f);
+          }
+      } else {
+        m_delta->setItem(
+            row, 3,
+            cell(qs(a.value("arm", "")) == r.baseline ? tr("baseline") : qs(a.value("note", "—"))));
       }
-    } catch (const std::exception& e) {
-      m_status->setText(qs(e.what()));
-      return;
     }
   }
-  m_status->setText(tr("%1 runs in %2 arms from %3; baseline %4; metric %5")
-                        .arg(m_runs.size()).arg(arms().size()).arg(m_folder, m_baseline->currentText(), qs(metric)) +
-                    (m_efficiency.contains("note") ? QStringLiteral(" · ") + qs(m_efficiency["note"].get<std::string>()) : QString()));
+  const nlohmann::json& eff = r.efficiency;
+  if (eff.is_object() && eff.contains("runs")) {
+    for (const auto& row : eff["runs"]) {
+      const int n = m_eff->rowCount();
+      m_eff->insertRow(n);
+      m_eff->setItem(n, 0, cell(qs(row.value("arm", ""))));
+      m_eff->setItem(n, 1, cell(QString::number(row.value("seed", 0)), true));
+      m_eff->setItem(
+          n, 2,
+          cell(row["tokens"].is_number() ? QString::number(row["tokens"].get<double>(), 'f', 0)
+                                         : tr("not reached"),
+               true));
+      m_eff->setItem(n, 3,
+                     cell(row.contains("step") && row["step"].is_number()
+                              ? QString::number(row["step"].get<double>(), 'f', 0)
+                              : QStringLiteral("—"),
+                          true));
+      m_eff->setItem(n, 4,
+                     cell(row["ratio_to_uniform"].is_number()
+                              ? QString::number(row["ratio_to_uniform"].get<double>(), 'f', 3)
+                              : QStringLiteral("—"),
+                          true));
+    }
+  }
+  if (!r.error.isEmpty()) {
+    m_status->setText(r.error + skipped);
+  } else {
+    const QString note = eff.is_object() && eff.contains("note") && eff["note"].is_string()
+                             ? QStringLiteral(" · ") + qs(eff["note"].get<std::string>())
+                             : QString();
+    m_status->setText(tr("%1 runs in %2 arms from %3; baseline %4; metric %5")
+                          .arg(r.runs.size())
+                          .arg(r.arms.size())
+                          .arg(r.folder, r.baseline, m_metric->currentData().toString()) +
+                      note + skipped);
+  }
+  Q_EMIT resultReady();
 }
 
 }  // namespace gllm::gui

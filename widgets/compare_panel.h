@@ -1,6 +1,8 @@
 // ComparePanel: run folders grouped by preset (arm) and matched by seed against a baseline arm —
 // the paired Δ table with 95 % t-intervals of seed 001 Table 3 — and token-efficiency ratios.
 #pragma once
+#include <QFutureWatcher>
+#include <QStringList>
 #include <QWidget>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -14,32 +16,75 @@ class QLineEdit;
 
 namespace gllm::gui {
 
+// Two or more run folders of one arm and seed (`gllm train` run twice): one of them is compared,
+// the others are listed so the user can move them away.
+struct SeedConflict {
+  QString arm;
+  int seed = 0;
+  QString kept;        // the folder compared: the newest completed one (else the newest)
+  QStringList others;  // the folders left out
+};
+// Keeps one run per (arm, seed); the rest are reported in `conflicts`.
+std::vector<RunInfo> oneRunPerArmAndSeed(const std::vector<RunInfo>& runs,
+                                         std::vector<SeedConflict>* conflicts);
+
+// Everything one listing and comparison produces (computed on a worker thread).
+struct CompareResult {
+  int generation = 0;
+  QString folder;
+  std::vector<RunInfo> runs;  // one per arm and seed
+  std::vector<SeedConflict> conflicts;
+  QStringList skipped;  // folders that could not be read
+  QStringList arms;
+  QString baseline;
+  nlohmann::json comparison, efficiency;
+  QString error;  // listing or comparison failed (shown in the status line)
+};
+
 class ComparePanel : public QWidget {
   Q_OBJECT
  public:
   explicit ComparePanel(QWidget* parent = nullptr);
-  // Reads every run folder under `parent`; "" or the error. Keeps the baseline choice if possible.
-  QString setRunsFolder(const QString& parent);
+  // Lists every run folder under `parent` on a worker thread and compares them; the GUI thread
+  // never waits (the tables fill in when the result arrives). Keeps the baseline if possible.
+  void setRunsFolder(const QString& parent);
   void setBaseline(const QString& arm);
   void setMetric(const QString& metric);   // "heldout_bpb" | "val_bpb"
   void setTargetBpb(double target);        // token efficiency target
-  QStringList arms() const;
+  QStringList arms() const { return m_result.arms; }
   QTableWidget* deltaTable() const { return m_delta; }
   QTableWidget* efficiencyTable() const { return m_eff; }
-  const nlohmann::json& comparison() const { return m_comparison; }
+  const nlohmann::json& comparison() const { return m_result.comparison; }
+  const std::vector<SeedConflict>& conflicts() const { return m_result.conflicts; }
   QString statusText() const;
+  QString conflictText() const;
+  // True until the result of the latest request is shown.
+  bool busy() const;
+  // Blocks with an event loop until the latest request has its result (tests, screenshots).
+  bool waitForResult(int ms = 10000);
+
+ Q_SIGNALS:
+  void resultReady();
 
  private:
-  void recompute();
+  // Starts a worker for the current inputs; `relist` reads the folders again, else the runs of
+  // the last result are compared anew (baseline, metric or target changed).
+  void schedule(bool relist);
+  void startCompute();
+  void applyResult(const CompareResult& r);
+
   QString m_folder;
-  std::vector<RunInfo> m_runs;
-  nlohmann::json m_comparison, m_efficiency;
+  int m_generation = 0;
+  bool m_dirty = false, m_relist = false;
+  QFutureWatcher<CompareResult>* m_watcher = nullptr;
+  CompareResult m_result;
   QLineEdit* m_folderEdit = nullptr;
   QComboBox* m_baseline = nullptr;
   QComboBox* m_metric = nullptr;
   QLineEdit* m_target = nullptr;
   QTableWidget* m_delta = nullptr;
   QTableWidget* m_eff = nullptr;
+  QLabel* m_conflicts = nullptr;
   QLabel* m_status = nullptr;
 };
 

@@ -42,6 +42,7 @@ HeatmapPanel::HeatmapPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_heatmap, 1);
   m_status = new QLabel(this);
   m_status->setObjectName(QStringLiteral("hint"));
+  m_status->setWordWrap(true);
   layout->addWidget(m_status);
   for (QComboBox* c : {m_quantity, m_a, m_b, m_head})
     connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
@@ -52,9 +53,10 @@ HeatmapPanel::HeatmapPanel(QWidget* parent) : QWidget(parent) {
   refresh();
 }
 
-void HeatmapPanel::setSource(const QString& name, const GradeGrid& grades, const GradeGrid& queryScale) {
+void HeatmapPanel::setSource(const QString& name, const GradeGrid& grades,
+                             const GradeGrid& queryScale, const std::vector<double>& levelGrades) {
   const bool isNew = !m_sources.contains(name);
-  m_sources[name] = Source{grades, queryScale};
+  m_sources[name] = Source{grades, queryScale, levelGrades};
   if (isNew) {
     refillCombos();
     if (m_a->currentIndex() < 0 || m_a->currentText().isEmpty()) setSourceA(name);
@@ -150,9 +152,28 @@ void HeatmapPanel::refresh() {
     d.title = tr("%1: %2, %3").arg(title, m_a->currentText(), headText);
     m_heatmap->setData(d, HeatmapWidget::Scale::Sequential);
   }
-  m_status->setText(tr("%1 layers × %2 heads × %3 planes; range %4 … %5. Hover a cell for its value.")
-                        .arg(a->layers).arg(a->heads).arg(a->planes)
-                        .arg(m_heatmap->rangeLow(), 0, 'g', 4).arg(m_heatmap->rangeHigh(), 0, 'g', 4));
+  QString levels;
+  const auto src = m_sources.find(m_a->currentText());
+  if (src != m_sources.end() && !src->levelGrades.empty()) {
+    // Level-constant grades: each run of equal values is one level ("3 ×32").
+    QStringList runs;
+    const auto& v = src->levelGrades;
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i;
+      while (j < v.size() && v[j] == v[i]) ++j;
+      runs << QStringLiteral("%1 ×%2").arg(v[i], 0, 'g', 4).arg(j - i);
+      i = j;
+    }
+    levels = tr(" MLGE level grades of A: %1.").arg(runs.join(QStringLiteral(", ")));
+  }
+  m_status->setText(
+      tr("%1 layers × %2 heads × %3 planes; range %4 … %5. Hover a cell for its value.")
+          .arg(a->layers)
+          .arg(a->heads)
+          .arg(a->planes)
+          .arg(m_heatmap->rangeLow(), 0, 'g', 4)
+          .arg(m_heatmap->rangeHigh(), 0, 'g', 4) +
+      levels);
 }
 
 }  // namespace gllm::gui

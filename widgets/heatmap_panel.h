@@ -3,6 +3,7 @@
 #pragma once
 #include <QMap>
 #include <QWidget>
+#include <vector>
 
 #include "widgets/grade_grid.h"
 
@@ -18,7 +19,9 @@ class HeatmapPanel : public QWidget {
   explicit HeatmapPanel(QWidget* parent = nullptr);
 
   // Adds or replaces a named source (a checkpoint, or "live: RUN"); either grid may be empty.
-  void setSource(const QString& name, const GradeGrid& grades, const GradeGrid& queryScale);
+  // `levelGrades` (the MLGE grade of each coordinate, may be empty) is summarised in the status.
+  void setSource(const QString& name, const GradeGrid& grades, const GradeGrid& queryScale,
+                 const std::vector<double>& levelGrades = {});
   void removeSource(const QString& name);
   QStringList sourceNames() const { return m_sources.keys(); }
 
@@ -41,6 +44,7 @@ class HeatmapPanel : public QWidget {
 
   struct Source {
     GradeGrid grades, queryScale;
+    std::vector<double> levelGrades;
   };
   QMap<QString, Source> m_sources;
   QComboBox* m_quantity = nullptr;

@@ -130,8 +130,10 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
     f.setBold(true);
     p.setFont(f);
     p.setPen(QColor(0x22, 0x35, 0x4d));
-    p.drawText(QRect(m_grid.left(), 4, width() - m_grid.left(), fm.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
-               m_data.title);
+    // Elided rather than cut when the widget is narrower than the title (a 700 px dock).
+    const int room = width() - m_grid.left() - 4;
+    p.drawText(QRect(m_grid.left(), 4, room, fm.height() + 4), Qt::AlignLeft | Qt::AlignVCenter,
+               QFontMetrics(f).elidedText(m_data.title, Qt::ElideRight, room));
     p.setFont(font());
   }
   const int cw = m_grid.width() / m_data.cols, ch = m_grid.height() / m_data.rows;

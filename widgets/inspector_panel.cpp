@@ -1,5 +1,5 @@
-// InspectorPanel implementation: the engine's audit_checkpoint does the numerics; this file lays
-// them out (matrix table, horizontal bar chart of one column, band table) and writes the CSV.
+// InspectorPanel implementation: the engine's audit_checkpoint does the numerics on a worker thread
+// (a generation counter drops stale results); this file lays them out and writes the CSV.
 #include "widgets/inspector_panel.h"
 
 #include <QBarCategoryAxis>
@@ -7,6 +7,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -14,11 +16,14 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QTextStream>
-#include <QValueAxis>
+#include <QTimer>
 #include <QVBoxLayout>
+#include <QValueAxis>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
@@ -46,9 +51,16 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
   layout->addLayout(bar);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
-  m_matrices = new QTableWidget(0, 5, split);
-  m_matrices->setHorizontalHeaderLabels({tr("matrix"), tr("shape"), tr("stable rank"), tr("mean-row share"), tr("‖W‖_F²")});
+  m_matrices = new QTableWidget(0, 4, split);
+  // Two-line headers keep the number columns narrow enough for the names in a 700 px dock.
+  m_matrices->setHorizontalHeaderLabels(
+      {tr("matrix"), tr("shape"), tr("stable\nrank"), tr("mean-row\nshare")});
+  // Numbers and their headers at full width; the matrix name takes the rest (its tool tip has the
+  // full name and ‖W‖_F², which the CSV export also writes).
+  m_matrices->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   m_matrices->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  m_matrices->setTextElideMode(Qt::ElideMiddle);
+  fitNumberColumns();
   m_matrices->verticalHeader()->setVisible(false);
   m_matrices->verticalHeader()->setDefaultSectionSize(20);
   m_matrices->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -57,10 +69,19 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
   m_chart = new QChart;
   m_chart->legend()->hide();
   m_chart->setMargins(QMargins(2, 2, 2, 2));
-  auto* view = new QChartView(m_chart, split);
-  view->setRenderHint(QPainter::Antialiasing);
+  // The bar chart scrolls when its matrices need more height than the panel has: every name stays
+  // readable (Qt elides a category label that has less than a line of height).
+  m_chartView = new QChartView(m_chart);
+  m_chartView->setRenderHint(QPainter::Antialiasing);
+  m_chartView->setObjectName(QStringLiteral("auditChart"));
+  m_chartScroll = new QScrollArea(split);
+  m_chartScroll->setWidgetResizable(true);
+  m_chartScroll->setFrameShape(QFrame::NoFrame);
+  m_chartScroll->setWidget(m_chartView);
+  m_chartScroll->setMinimumWidth(300);  // the table's wide size hint must not squeeze the chart
+  split->setChildrenCollapsible(false);
   split->addWidget(m_matrices);
-  split->addWidget(view);
+  split->addWidget(m_chartScroll);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   layout->addWidget(split, 1);
@@ -68,9 +89,20 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
   bandTitle->setObjectName(QStringLiteral("panelTitle"));
   layout->addWidget(bandTitle);
   m_bands = new QTableWidget(0, 8, this);
-  m_bands->setHorizontalHeaderLabels({tr("tensor"), tr("overall mean"), tr("high-freq planes"), tr("mid-freq planes"),
-                                      tr("low-freq planes"), tr("layer 0"), tr("middle layers"), tr("final layer")});
+  // Short headers that fit a 700 px dock; the tool tips say which planes and layers.
+  m_bands->setHorizontalHeaderLabels({tr("tensor"), tr("mean"), tr("high freq"), tr("mid freq"),
+                                      tr("low freq"), tr("layer 0"), tr("middle"), tr("final")});
+  const char* bandTips[] = {"",
+                            "mean over every layer, head and plane",
+                            "RoPE planes [0, P/4): local",
+                            "RoPE planes [P/4, 3P/4)",
+                            "RoPE planes [3P/4, P): long range",
+                            "first layer",
+                            "layers 2 … L−2",
+                            "last layer"};
+  for (int c = 1; c < 8; ++c) m_bands->horizontalHeaderItem(c)->setToolTip(tr(bandTips[c]));
   m_bands->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  m_bands->horizontalHeader()->setMinimumSectionSize(56);
   m_bands->verticalHeader()->setVisible(false);
   m_bands->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_bands->setMaximumHeight(84);
@@ -93,23 +125,76 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     if (!f.isEmpty()) m_status->setText(exportCsv(f).isEmpty() ? tr("Wrote %1").arg(f) : exportCsv(f));
   });
   connect(m_chartMetric, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { refreshChart(); });
+  m_watcher = new QFutureWatcher<InspectorResult>(this);
+  connect(m_watcher, &QFutureWatcher<InspectorResult>::finished, this, [this] {
+    applyResult(m_watcher->result());
+    if (m_dirty) startAudit();
+  });
 }
 
 QString InspectorPanel::statusText() const { return m_status->text(); }
 
-QString InspectorPanel::open(const QString& path) {
-  try {
-    const std::string weights = resolve_weights_path(ss(path));
-    m_audit = audit::audit_checkpoint(weights);
-    m_has = true;
-    showAudit();
-    m_status->setText(tr("%1 — %2 matrices, width %3").arg(qs(weights)).arg(m_audit.matrices.size()).arg(m_audit.width));
-    emit opened(qs(weights));
-    return {};
-  } catch (const std::exception& e) {
-    m_status->setText(qs(e.what()));
-    return qs(e.what());
+void InspectorPanel::open(const QString& path) {
+  m_path = path;
+  ++m_generation;
+  m_status->setText(tr("Reading and auditing %1 …").arg(path));
+  if (m_watcher->isRunning()) {
+    m_dirty = true;  // audit the newest path when the running job ends
+    return;
   }
+  startAudit();
+}
+
+void InspectorPanel::startAudit() {
+  m_dirty = false;
+  const int generation = m_generation;
+  const std::string path = ss(m_path);
+  m_watcher->setFuture(QtConcurrent::run([generation, path] {
+    InspectorResult r;
+    r.generation = generation;
+    try {
+      const std::string weights = resolve_weights_path(path);
+      r.weightsPath = qs(weights);
+      r.audit = audit::audit_checkpoint(weights);
+    } catch (const std::exception& e) {
+      r.error = qs(e.what());
+    }
+    return r;
+  }));
+}
+
+bool InspectorPanel::busy() const {
+  return m_watcher->isRunning() || m_dirty || m_last.generation != m_generation;
+}
+
+bool InspectorPanel::waitForResult(int ms) {
+  QElapsedTimer t;
+  t.start();
+  while (busy() && t.elapsed() < ms) {
+    QEventLoop loop;
+    QTimer::singleShot(5, &loop, &QEventLoop::quit);
+    loop.exec();
+  }
+  return !busy();
+}
+
+void InspectorPanel::applyResult(const InspectorResult& r) {
+  if (r.generation != m_generation) return;  // a newer open() is pending
+  m_last = r;
+  m_last.audit = {};  // the panel keeps one copy, in m_audit
+  if (!r.error.isEmpty()) {
+    m_status->setText(r.error);
+    Q_EMIT failed(r.error);
+    return;
+  }
+  m_audit = r.audit;
+  m_has = true;
+  showAudit();
+  m_status->setText(tr("%1 — %2 matrices, width %3")
+                        .arg(r.weightsPath)
+                        .arg(m_audit.matrices.size())
+                        .arg(m_audit.width));
+  Q_EMIT opened(r.weightsPath);
 }
 
 void InspectorPanel::showAudit() {
@@ -124,13 +209,21 @@ void InspectorPanel::showAudit() {
       it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       return it;
     };
-    m_matrices->setItem(i, 0, new QTableWidgetItem(qs(m.name)));
+    QString shortName = qs(m.name);
+    shortName.replace(QStringLiteral("transformer."), QString());
+    shortName.replace(QStringLiteral(".weight"), QString());
+    auto* name = new QTableWidgetItem(shortName);
+    m_matrices->setItem(i, 0, name);
     m_matrices->setItem(i, 1, new QTableWidgetItem(QStringLiteral("%1 × %2").arg(m.rows).arg(m.cols)));
     m_matrices->setItem(i, 2, num(m.stable_rank));
     m_matrices->setItem(i, 3, num(m.mean_row_share));
-    m_matrices->setItem(i, 4, num(m.frobenius_sq));
+    name->setToolTip(
+        tr("%1\n‖W‖_F² = %2, ‖W‖₂² = %3")
+            .arg(qs(m.name), formatNumber(m.frobenius_sq, 5), formatNumber(m.spectral_sq, 5)));
   }
   m_matrices->setSortingEnabled(true);
+  fitNumberColumns();
+  m_bands->clearSpans();
   m_bands->setRowCount(0);
   auto addBand = [this](const QString& name, const audit::BandProfile& b) {
     const int r = m_bands->rowCount();
@@ -144,8 +237,27 @@ void InspectorPanel::showAudit() {
   if (m_bands->rowCount() == 0) {
     m_bands->insertRow(0);
     m_bands->setItem(0, 0, new QTableWidgetItem(tr("no q_tau or attn_grades in this checkpoint")));
+    m_bands->setSpan(0, 0, 1, m_bands->columnCount());
   }
   refreshChart();
+}
+
+void InspectorPanel::fitNumberColumns() {
+  // The widest number or header line of each column, without the room Qt's ResizeToContents keeps
+  // for a sort arrow in every header: the matrix names get the rest.
+  const QFontMetrics cells(m_matrices->font());
+  QFont bold = m_matrices->horizontalHeader()->font();
+  bold.setBold(true);
+  const QFontMetrics header(bold);
+  for (int c = 1; c < m_matrices->columnCount(); ++c) {
+    int w = 0;
+    for (const QString& line : m_matrices->horizontalHeaderItem(c)->text().split('\n'))
+      w = std::max(w, header.horizontalAdvance(line));
+    for (int r = 0; r < m_matrices->rowCount(); ++r)
+      if (const QTableWidgetItem* it = m_matrices->item(r, c))
+        w = std::max(w, cells.horizontalAdvance(it->text()));
+    m_matrices->setColumnWidth(c, w + 18);
+  }
 }
 
 void InspectorPanel::refreshChart() {
@@ -176,8 +288,14 @@ void InspectorPanel::refreshChart() {
   auto* ay = new QBarCategoryAxis;
   ay->append(cats);
   QFont f = ay->labelsFont();
-  f.setPointSizeF(7);
+  f.setPointSizeF(7.5);
   ay->setLabelsFont(f);
+  // Axes added to a chart already on screen get their labels elided to "…" by Qt Charts however
+  // wide the axis is; the chart's height gives each name its line instead.
+  ay->setTruncateLabels(false);
+  // One label line (and a little air) per matrix, plus the title and the value axis.
+  const int line = QFontMetrics(f).height();
+  m_chartView->setMinimumHeight(std::max(220, int(cats.size()) * (line + 6) + 90));
   auto* ax = new QValueAxis;
   applyNiceTicks(ax, 0, top > 0 ? top * 1.05 : 1);
   m_chart->addAxis(ay, Qt::AlignLeft);

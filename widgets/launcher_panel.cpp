@@ -67,14 +67,14 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   m_table = new QTableWidget(0, 7, this);
   m_table->setHorizontalHeaderLabels({tr("Run"), tr("Seed"), tr("Status"), tr("Progress"), tr("val BPB"),
                                       tr("held-out BPB"), tr("Folder / message")});
+  // Headers and numbers at their width, the progress bar fixed, the folder gets the rest (a 700 px
+  // dock at 1280 × 800 leaves it readable).
   m_table->horizontalHeader()->setStretchLastSection(true);
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
   m_table->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Fixed);
-  m_table->setColumnWidth(0, 130);
-  m_table->setColumnWidth(1, 50);
-  m_table->setColumnWidth(2, 90);
-  m_table->setColumnWidth(3, 130);
-  m_table->setColumnWidth(4, 80);
-  m_table->setColumnWidth(5, 110);
+  m_table->setColumnWidth(0, 120);
+  m_table->setColumnWidth(3, 120);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->setSelectionMode(QAbstractItemView::SingleSelection);
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);

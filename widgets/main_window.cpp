@@ -5,26 +5,34 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QShowEvent>
+#include <QDir>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QLabel>
+#include <QLayout>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPalette>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
+#include <QShowEvent>
 #include <QStatusBar>
 #include <QStyleFactory>
 #include <QTimer>
 #include <QToolBar>
-#include <QScrollArea>
+#include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 
 #include "engine/config/run_config.h"
 #include "engine/engine_info.h"
 #include "engine/io/paths.h"
 #include "engine/io/safetensors.h"
+#include "engine/train/run_store.h"
 #include "widgets/attention_cost_panel.h"
 #include "widgets/compare_panel.h"
 #include "widgets/cone_panel.h"
@@ -32,16 +40,104 @@
 #include "widgets/heatmap_panel.h"
 #include "widgets/inspector_panel.h"
 #include "widgets/launcher_panel.h"
+#include "widgets/metric_store.h"
 #include "widgets/monitor_panel.h"
 #include "widgets/preset_form.h"
 #include "widgets/run_queue.h"
-#include <QDir>
-#include <QFileDialog>
 #include "widgets/widget_util.h"
 
 static void initWorkbenchResources() { Q_INIT_RESOURCE(resources); }
 
 namespace gllm::gui {
+
+namespace {
+// The scroll area of a dock: the panel fills the viewport and scrolls only below its minimum size.
+// (QScrollArea's widgetResizable sizes a panel with a word-wrapped label to its preferred height,
+// so a heatmap or a table would scroll out of a dock it fits in.)
+class PanelScrollArea : public QScrollArea {
+ public:
+  explicit PanelScrollArea(QWidget* parent) : QScrollArea(parent) { setWidgetResizable(false); }
+  void setPanel(QWidget* panel) {
+    setWidget(panel);
+    panel->installEventFilter(this);
+    viewport()->installEventFilter(this);
+    fit();
+  }
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override {
+    QScrollArea::resizeEvent(event);
+    fit();
+  }
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    // A panel's size hints changed (LayoutRequest reaches the panel and its parent, the viewport).
+    if (event->type() == QEvent::LayoutRequest && (watched == widget() || watched == viewport()))
+      QTimer::singleShot(0, this, [this] { fit(); });
+    return QScrollArea::eventFilter(watched, event);
+  }
+
+ private:
+  void fit() {
+    QWidget* panel = widget();
+    if (!panel) return;
+    const QSize view = maximumViewportSize();  // the viewport without scroll bars
+    const QSize min = panel->minimumSizeHint().expandedTo(panel->minimumSize());
+    auto heightFor = [&](int width) {
+      int h = min.height();
+      if (QLayout* l = panel->layout(); l && l->hasHeightForWidth())
+        h = std::max(h, l->minimumHeightForWidth(width));
+      return h;
+    };
+    int width = std::max(view.width(), min.width());
+    int height = std::max(view.height(), heightFor(width));
+    if (height > view.height()) {  // a vertical scroll bar takes its width from the panel
+      width = std::max(view.width() - verticalScrollBar()->sizeHint().width(), min.width());
+      height = std::max(view.height(), heightFor(width));
+    }
+    if (panel->size() != QSize(width, height)) panel->resize(width, height);
+  }
+};
+
+// A checkpoint's grades as the heatmaps show them: q and exp(q_τ) per (layer, head, plane), and
+// the MLGE level grades.
+struct CheckpointGrades {
+  QString weightsPath;
+  GradeGrid grades, queryScale;
+  std::vector<double> levelGrades;
+  QString error;
+};
+
+GradeGrid gridOf(const std::vector<int64_t>& shape, const std::vector<float>& values,
+                 bool exponentiate) {
+  if (shape.size() != 3) return {};
+  GradeGrid g = GradeGrid::zeros(int(shape[0]), int(shape[1]), int(shape[2]));
+  for (size_t i = 0; i < values.size() && i < g.values.size(); ++i)
+    g.values[i] = exponentiate ? std::exp(double(values[i])) : double(values[i]);
+  return g;
+}
+
+// Worker thread: resolves a run folder to its newest valid checkpoint (hash checks) and reads the
+// file (all of it: safetensors are read whole).
+CheckpointGrades readCheckpointGrades(const std::string& runOrCheckpoint) {
+  CheckpointGrades out;
+  try {
+    const std::string path = resolve_weights_path(runOrCheckpoint);
+    out.weightsPath = qs(path);
+    const SafetensorsFile f = SafetensorsFile::open(path);
+    auto read = [&](const char* name, bool exponentiate) {
+      if (!f.has(name)) return GradeGrid{};
+      return gridOf(f.info(name).shape, f.to_float(name), exponentiate);
+    };
+    out.grades = read("attn_grades", false);
+    out.queryScale = read("q_tau", true);
+    if (f.has("mlge.level_grades"))
+      for (float v : f.to_float("mlge.level_grades")) out.levelGrades.push_back(v);
+  } catch (const std::exception& e) {
+    out.error = qs(e.what());
+  }
+  return out;
+}
+}  // namespace
 
 void MainWindow::applyStyle() {
   initWorkbenchResources();
@@ -108,6 +204,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabifyDockWidget(m_docks["queue"], m_docks["attention"]);
   m_docks["grades"]->raise();
   m_docks["queue"]->raise();
+  // The panel raised in the tabs under the monitor gets the height it needs (the run queue a third
+  // of the column, the charts and tables of the others about two thirds).
+  for (const QString& name :
+       {QStringLiteral("queue"), QStringLiteral("heatmaps"), QStringLiteral("inspector"),
+        QStringLiteral("compare"), QStringLiteral("attention")}) {
+    connect(m_docks[name], &QDockWidget::visibilityChanged, this, [this, name](bool visible) {
+      if (visible) QTimer::singleShot(0, this, [this, name] { fitRaisedPanel(name); });
+    });
+  }
 
   // Grade editor ⇄ run settings ⇄ cone.
   auto pushCone = [this] { m_cone->setGrades(m_grades->levelGrades(), m_grades->lambda(), m_grades->clip()); };
@@ -146,22 +251,39 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     const QString run = e ? QStringLiteral("%1 s%2").arg(e->name).arg(e->seed) : id;
     m_monitor->addPoint(run, qs(r.split + "_bpb"), MetricPoint{double(r.step), double(r.tokens), NAN, r.wall_s, r.bpb});
   });
-  connect(m_queue, &RunQueue::checkpoint, this, [this](const QString& id, const CheckpointRecord& r) {
-    const QueueEntry* e = m_queue->entry(id);
-    loadCheckpointGrades(QStringLiteral("live: %1 s%2").arg(e ? e->name : id).arg(e ? e->seed : 0), qs(r.path));
+  connect(m_queue, &RunQueue::checkpoint, this,
+          [this](const QString& id, const CheckpointRecord& r) {
+            const QueueEntry* e = m_queue->entry(id);
+            const QString source =
+                QStringLiteral("live: %1 s%2").arg(e ? e->name : id).arg(e ? e->seed : 0);
+            // The record carries the grades: no checkpoint read on the GUI thread (nor on any
+            // other).
+            std::vector<double> levels(r.level_grades.values.begin(), r.level_grades.values.end());
+            m_heatmaps->setSource(source, gridOf(r.attn_grades.shape, r.attn_grades.values, false),
+                                  gridOf(r.q_tau.shape, r.q_tau.values, true), levels);
+          });
+  // Live runs join their seed group in the monitor (runs whose configs differ only in the seed).
+  connect(m_queue, &RunQueue::runStarted, this, [this](const QString& id) {
+    if (const QueueEntry* e = m_queue->entry(id))
+      m_monitor->setRunConfig(QStringLiteral("%1 s%2").arg(e->name).arg(e->seed), e->config);
   });
   connect(m_queue, &RunQueue::runFinished, this, [this] { m_compare->setRunsFolder(QDir(qs(runs_dir())).absolutePath()); });
   connect(m_inspector, &InspectorPanel::opened, this, [this](const QString& path) {
-    loadCheckpointGrades(QFileInfo(path).dir().dirName() == QLatin1String("checkpoints")
-                             ? QFileInfo(path).dir().absolutePath().section('/', -2, -2) + '/' + QFileInfo(path).completeBaseName()
-                             : QFileInfo(path).fileName(),
-                         path);
+    // openRun() reads a run's grades itself (every run opened becomes a heatmap source).
+    if (!m_heatmaps->sourceNames().contains(checkpointSourceName(path))) loadCheckpointGrades(path);
   });
   connect(m_heatmaps, &HeatmapPanel::openCheckpointRequested, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), qs(runs_dir()), tr("safetensors (*.safetensors)"));
-    if (!f.isEmpty()) loadCheckpointGrades(QFileInfo(f).fileName(), f);
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), qs(runs_dir()),
+                                                   tr("safetensors (*.safetensors)"));
+    if (!f.isEmpty()) loadCheckpointGrades(f);
   });
+  connect(m_inspector, &InspectorPanel::failed, this,
+          [this](const QString& error) { statusBar()->showMessage(error); });
   m_compare->setRunsFolder(runs);
+  // The cone starts on the Brown profiles when `gllm profiles` wrote them into the data cache; the
+  // geometric (ν, μ) explorer of Table 3 is one click away.
+  const QString profiles = defaultProfilesFile();
+  if (!profiles.isEmpty()) loadProfiles(profiles);
 
   buildMenus();
   statusBar()->showMessage(tr("Ready — engine %1").arg(qs(engine_version())));
@@ -173,10 +295,9 @@ QDockWidget* MainWindow::addPanel(const QString& name, const QString& title, con
   auto* dock = new QDockWidget(title, this);
   dock->setObjectName(QStringLiteral("dock_") + name);
   // A scroll area lets every panel shrink below its natural size instead of growing the window.
-  auto* scroll = new QScrollArea(dock);
-  scroll->setWidgetResizable(true);
+  auto* scroll = new PanelScrollArea(dock);
   scroll->setFrameShape(QFrame::NoFrame);
-  scroll->setWidget(widget);
+  scroll->setPanel(widget);
   dock->setWidget(scroll);
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
                     QDockWidget::DockWidgetClosable);
@@ -221,31 +342,77 @@ void MainWindow::buildMenus() {
 }
 
 QString MainWindow::openRun(const QString& dir) {
+  if (!QFileInfo(dir).isDir())
+    return tr("%1 is not a folder; give a run folder (it holds metrics.jsonl)").arg(dir);
   const QString name = QDir(dir).dirName();
-  QString err = m_monitor->loadMetricsFile(name, dir + QStringLiteral("/metrics.jsonl"));
-  const QString ierr = m_inspector->open(dir);
-  if (err.isEmpty()) err = ierr;
-  statusBar()->showMessage(err.isEmpty() ? tr("Opened %1").arg(dir) : err);
-  return err;
+  ++m_pendingReads;
+  auto* watcher = new QFutureWatcher<LoadedRun>(this);
+  connect(watcher, &QFutureWatcher<LoadedRun>::finished, this, [this, watcher, name, dir] {
+    --m_pendingReads;
+    const LoadedRun data = watcher->result();
+    watcher->deleteLater();
+    if (!data.error.isEmpty()) {
+      statusBar()->showMessage(data.error);
+      Q_EMIT runOpenFailed(dir, data.error);
+      return;
+    }
+    m_monitor->setRun(name, data);
+    statusBar()->showMessage(data.warning.isEmpty() ? tr("Opened %1").arg(dir) : data.warning);
+  });
+  watcher->setFuture(
+      QtConcurrent::run(&MetricStore::readMetricsFile, dir + QStringLiteral("/metrics.jsonl")));
+  loadCheckpointGrades(dir);  // every run opened is a heatmap source (A − B compares two)
+  m_inspector->open(dir);
+  statusBar()->showMessage(tr("Opening %1 …").arg(dir));
+  return {};
 }
 
-void MainWindow::loadCheckpointGrades(const QString& source, const QString& weightsPath) {
-  try {
-    const SafetensorsFile f = SafetensorsFile::open(ss(weightsPath));
-    auto read3 = [&](const char* name, bool exponentiate) {
-      GradeGrid g;
-      if (!f.has(name)) return g;
-      const auto& info = f.info(name);
-      if (info.shape.size() != 3) return g;
-      g = GradeGrid::zeros(int(info.shape[0]), int(info.shape[1]), int(info.shape[2]));
-      const std::vector<float> v = f.to_float(name);
-      for (size_t i = 0; i < v.size() && i < g.values.size(); ++i) g.values[i] = exponentiate ? std::exp(double(v[i])) : v[i];
-      return g;
-    };
-    m_heatmaps->setSource(source, read3("attn_grades", false), read3("q_tau", true));
-  } catch (const std::exception& e) {
-    statusBar()->showMessage(qs(e.what()));
-  }
+QString MainWindow::loadProfiles(const QString& path) {
+  return m_cone->loadProfilesFile(path);
+}
+
+QString MainWindow::defaultProfilesFile() {
+  return newestFile(qs(data_cache_dir()), {QStringLiteral("profiles*.json")});
+}
+
+bool MainWindow::waitForIdle(int ms) {
+  QElapsedTimer t;
+  t.start();
+  auto busy = [this] {
+    return m_pendingReads > 0 || m_inspector->busy() || m_compare->busy() || m_cone->busy() ||
+           m_queue->starting();
+  };
+  while (busy() && t.elapsed() < ms) QApplication::processEvents(QEventLoop::AllEvents, 10);
+  return !busy();
+}
+
+QString MainWindow::checkpointSourceName(const QString& weightsPath) {
+  const QFileInfo f(weightsPath);
+  // runs/NAME/checkpoints/step_000300.safetensors → NAME/step_000300
+  if (f.dir().dirName() == QLatin1String("checkpoints"))
+    return f.dir().absolutePath().section('/', -2, -2) + '/' + f.completeBaseName();
+  return f.fileName();
+}
+
+void MainWindow::loadCheckpointGrades(const QString& runOrCheckpoint) {
+  const int generation = ++m_gradeRequests[runOrCheckpoint];
+  ++m_pendingReads;
+  auto* watcher = new QFutureWatcher<CheckpointGrades>(this);
+  connect(watcher, &QFutureWatcher<CheckpointGrades>::finished, this,
+          [this, watcher, runOrCheckpoint, generation] {
+            --m_pendingReads;
+            const CheckpointGrades g = watcher->result();
+            watcher->deleteLater();
+            if (generation != m_gradeRequests.value(runOrCheckpoint))
+              return;  // a newer read replaced it
+            if (!g.error.isEmpty()) {
+              statusBar()->showMessage(g.error);
+              return;
+            }
+            m_heatmaps->setSource(checkpointSourceName(g.weightsPath), g.grades, g.queryScale,
+                                  g.levelGrades);
+          });
+  watcher->setFuture(QtConcurrent::run(readCheckpointGrades, ss(runOrCheckpoint)));
 }
 
 void MainWindow::arrangeDocks(QSize size) {
@@ -265,7 +432,32 @@ void MainWindow::arrangeDocks(QSize size) {
     resizeDocks({m_docks["grades"], m_docks["monitor"]}, {grades, right}, Qt::Horizontal);
   }
   const int column = std::max(500, size.height() - 140);
-  resizeDocks({m_docks["monitor"], m_docks["queue"]}, {column * 62 / 100, column - column * 62 / 100}, Qt::Vertical);
+  const int bottom = int(std::lround(column * heightShare(QStringLiteral("queue"))));
+  resizeDocks({m_docks["monitor"], m_docks["queue"]}, {column - bottom, bottom}, Qt::Vertical);
+}
+
+double MainWindow::heightShare(const QString& panel) {
+  if (panel == QLatin1String("queue")) return 0.38;
+  if (panel == QLatin1String("inspector")) return 0.66;
+  return 0.6;
+}
+
+void MainWindow::fitRaisedPanel(const QString& name) {
+  QDockWidget* d = m_docks.value(name, nullptr);
+  QDockWidget* monitor = m_docks.value(QStringLiteral("monitor"), nullptr);
+  if (!m_arranged || !d || !monitor || d->isFloating() || monitor->isFloating() ||
+      !d->isVisible() || !monitor->isVisible())
+    return;
+  // Only in the layout the workbench made: the panel in the tabs right under the monitor.
+  const bool underMonitor = dockWidgetArea(d) == dockWidgetArea(monitor) &&
+                            d->geometry().top() > monitor->geometry().bottom() &&
+                            d->geometry().left() < monitor->geometry().right() &&
+                            monitor->geometry().left() < d->geometry().right();
+  if (!underMonitor) return;
+  const int column = monitor->height() + d->height();
+  const int bottom = int(std::lround(column * heightShare(name)));
+  if (std::abs(d->height() - bottom) < 8) return;
+  resizeDocks({monitor, d}, {column - bottom, bottom}, Qt::Vertical);
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
@@ -314,8 +506,13 @@ QString MainWindow::saveScreenshot(const QString& path, const QString& panelName
   arrangeDocks(size);
   show();
   resize(size);
-  if (!panelName.isEmpty()) showPanel(panelName);
-  // Let layouts, charts and coalescing timers settle before grabbing.
+  if (!panelName.isEmpty()) {
+    showPanel(panelName);
+    QApplication::processEvents();
+    fitRaisedPanel(panelName);  // as a raise by the user does
+  }
+  // Let readers finish, then layouts, charts and coalescing timers settle before grabbing.
+  waitForIdle();
   for (int i = 0; i < 8; ++i) {
     QApplication::processEvents(QEventLoop::AllEvents, 50);
     m_cone->waitForResult(200);

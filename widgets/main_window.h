@@ -29,8 +29,16 @@ class MainWindow : public QMainWindow {
   bool showPanel(const QString& name);
   QWidget* panel(const QString& name) const;
   // Opens a run folder: its metrics in the monitor, its newest checkpoint in the inspector and
-  // the heatmaps. Returns "" or the reason.
+  // the heatmaps. Reads on worker threads: returns at once ("" or "not a folder"); what the reads
+  // find wrong goes to the status bar and runOpenFailed().
   QString openRun(const QString& dir);
+  // Loads a `gllm profiles` file into the cone panel. "" or the error (also shown in the panel).
+  QString loadProfiles(const QString& path);
+  // The profiles file the cone panel starts on: the newest profiles*.json in the data cache
+  // (where `gllm profiles --out` is pointed), "" when there is none.
+  static QString defaultProfilesFile();
+  // Blocks with an event loop until no panel is reading or computing (tests, screenshots).
+  bool waitForIdle(int ms = 20000);
   QDockWidget* dock(const QString& name) const { return m_docks.value(name, nullptr); }
 
   // Lays the window out at `size`, raises `panel` if given, and saves a grab() as PNG. Works
@@ -40,6 +48,9 @@ class MainWindow : public QMainWindow {
   // Loads the workbench style sheet and Fusion palette into the application.
   static void applyStyle();
 
+ Q_SIGNALS:
+  void runOpenFailed(const QString& dir, const QString& error);
+
  private:
   QDockWidget* addPanel(const QString& name, const QString& title, const QString& icon, QWidget* widget,
                         Qt::DockWidgetArea area);
@@ -48,6 +59,9 @@ class MainWindow : public QMainWindow {
   // runs) from kThreeColumnWidth px, below that the cone shares the grade editor's tabs so every
   // panel keeps its minimum width. Once, and not when a saved layout was restored.
   void arrangeDocks(QSize size);
+  // Gives a panel raised in the tabs under the monitor its share of the column's height.
+  void fitRaisedPanel(const QString& name);
+  static double heightShare(const QString& panel);
   void showEvent(QShowEvent* event) override;
   void restoreLayout();
   void saveLayout();
@@ -55,7 +69,12 @@ class MainWindow : public QMainWindow {
 
   QMap<QString, QDockWidget*> m_docks;
   QStringList m_order;
-  void loadCheckpointGrades(const QString& source, const QString& weightsPath);
+  // Reads the grades of a checkpoint (or a run folder's newest one) on a worker thread into the
+  // heatmaps, as source "RUN/step_NNNNNN"; the newest request per path wins.
+  void loadCheckpointGrades(const QString& runOrCheckpoint);
+  static QString checkpointSourceName(const QString& weightsPath);
+  QMap<QString, int> m_gradeRequests;  // path → generation of its newest request
+  int m_pendingReads = 0;              // metrics and grade reads in flight
   PresetForm* m_presetForm = nullptr;
   GradeEditor* m_grades = nullptr;
   ConePanel* m_cone = nullptr;

@@ -1,7 +1,8 @@
-// MonitorPanel implementation: data are appended to per-run vectors; a single-shot 40 ms timer
-// refreshes long-lived series with decimated points (QXYSeries::replace), one redraw per burst.
+// MonitorPanel implementation: the MetricStore holds the data; a single-shot 40 ms timer refreshes
+// long-lived series with decimated points (QXYSeries::replace), one redraw per burst.
 #include "widgets/monitor_panel.h"
 
+#include <QAreaSeries>
 #include <QBarCategoryAxis>
 #include <QChart>
 #include <QChartView>
@@ -18,15 +19,17 @@
 #include <QMenu>
 #include <QPainter>
 #include <QSaveFile>
+#include <QSet>
 #include <QSlider>
 #include <QTextStream>
 #include <QTimer>
 #include <QToolButton>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #ifdef GLLM_HAVE_QT_SVG
 #include <QSvgGenerator>
 #endif
@@ -38,8 +41,6 @@
 namespace gllm::gui {
 
 namespace {
-const std::vector<MetricPoint> kNoPoints;
-
 QString metricLabel(const QString& m) {
   if (m == QLatin1String("loss")) return QObject::tr("train loss");
   if (m == QLatin1String("val_bpb")) return QObject::tr("val BPB");
@@ -65,7 +66,7 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   m_showRaw->setChecked(true);
   m_smoothSlider = new QSlider(Qt::Horizontal, this);
   m_smoothSlider->setRange(0, 99);
-  m_smoothSlider->setValue(int(m_smoothing * 100));
+  m_smoothSlider->setValue(int(m_store.smoothing() * 100));
   m_smoothSlider->setMaximumWidth(120);
   m_smoothLabel = new QLabel(this);
   m_smoothLabel->setMinimumWidth(32);
@@ -104,10 +105,11 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     QStringList metrics;
     QString y;
   };
-  const Def defs[] = {{tr("Training loss"), {QStringLiteral("loss")}, tr("nats/token")},
-                      {tr("Bits per byte"), {QStringLiteral("val_bpb"), QStringLiteral("heldout_bpb")}, tr("BPB")},
-                      {tr("Throughput"), {QStringLiteral("tokens_per_s")}, tr("tokens/s")},
-                      {tr("Peak memory"), {QStringLiteral("peak_mem_mib")}, tr("MiB")}};
+  const Def defs[] = {
+      {tr("Training loss"), {QStringLiteral("loss")}, tr("nats")},
+      {tr("Bits per byte"), {QStringLiteral("val_bpb"), QStringLiteral("heldout_bpb")}, tr("BPB")},
+      {tr("Throughput"), {QStringLiteral("tokens_per_s")}, tr("tokens/s")},
+      {tr("Peak memory"), {QStringLiteral("peak_mem_mib")}, tr("MiB")}};
   int i = 0;
   for (const Def& d : defs) {
     Chart c;
@@ -116,7 +118,9 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     c.yTitle = d.y;
     c.chart = new QChart;
     c.chart->setTitle(d.title);
-    c.chart->setMargins(QMargins(4, 4, 4, 4));
+    // A strip above the title for the seeds toggle (changing margins later makes Qt Charts elide
+    // the axis titles and labels).
+    c.chart->setMargins(QMargins(4, 14, 4, 4));
     c.chart->setBackgroundRoundness(4);
     c.chart->legend()->setAlignment(Qt::AlignBottom);  // always shown: showing it again would show hidden markers
     c.chart->legend()->setFont(QFont(font().family(), 8));
@@ -128,6 +132,14 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     c.view->setRenderHint(QPainter::Antialiasing);
     c.view->setMinimumSize(240, 180);
     grid->addWidget(c.view, i / 2, i % 2);
+    // The per-chart seeds toggle sits in the chart's top-right corner (same grid cell, on top).
+    c.seeds = new QCheckBox(tr("seeds"), m_chartArea);
+    c.seeds->setObjectName(QStringLiteral("seedToggle_") + d.metrics.first());
+    c.seeds->setToolTip(
+        tr("Show each seed of a seed group instead of the group's mean and band "
+           "(runs whose configs differ only in train.seed)"));
+    c.seeds->setVisible(false);
+    grid->addWidget(c.seeds, i / 2, i % 2, Qt::AlignTop | Qt::AlignRight);
     m_charts.push_back(c);
     ++i;
   }
@@ -142,6 +154,11 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   connect(m_logX, &QCheckBox::toggled, this, &MonitorPanel::setLogX);
   connect(m_showRaw, &QCheckBox::toggled, this, [this] { invalidate(); });
   connect(m_smoothSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
+  for (const Chart& c : m_charts) {
+    const QString metric = c.metrics.first();
+    connect(c.seeds, &QCheckBox::toggled, this,
+            [this, metric](bool on) { setShowSeeds(metric, on); });
+  }
   connect(png, &QAction::triggered, this, [this] {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export charts as PNG"), QStringLiteral("monitor.png"), tr("PNG (*.png)"));
     if (!f.isEmpty()) exportPng(f);
@@ -154,81 +171,46 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export data as CSV"), QStringLiteral("monitor.csv"), tr("CSV (*.csv)"));
     if (!f.isEmpty()) exportCsv(f);
   });
-  setSmoothing(m_smoothing);
+  setSmoothing(m_store.smoothing());
   redrawNow();
 }
 
 void MonitorPanel::addPoint(const QString& run, const QString& metric, const MetricPoint& p) {
-  if (!m_runOrder.contains(run)) m_runOrder << run;
-  MetricPoint q = p;
-  // Evaluation records carry no FLOPs: place them with the run's FLOPs per token so far.
-  if (std::isfinite(q.flops) && q.tokens > 0) m_flopsPerToken[run] = q.flops / q.tokens;
-  else if (!std::isfinite(q.flops) && m_flopsPerToken.contains(run)) q.flops = m_flopsPerToken[run] * q.tokens;
-  m_data[run][metric].push_back(q);
+  const bool known = m_store.runs().contains(run);
+  m_store.addPoint(run, metric, p);
+  if (!known) updateSeedToggles();
   scheduleRedraw();
 }
 
 QString MonitorPanel::loadMetricsFile(const QString& run, const QString& path) {
-  MetricsFile mf;
-  if (!QFile::exists(path)) return tr("%1 does not exist; open a run folder that has a metrics.jsonl").arg(path);
-  try {
-    mf = read_metrics(ss(path));
-  } catch (const Error& e) {
-    return qs(e.what());
-  }
-  m_data.remove(run);
-  m_ema.remove(run);
-  if (!m_runOrder.contains(run)) m_runOrder << run;
-  auto num = [](const nlohmann::json& r, const char* k) {
-    auto it = r.find(k);
-    return it != r.end() && it->is_number() ? it->get<double>() : NAN;
-  };
-  double flopsPerToken = NAN;
-  for (const auto& r : mf.records) {
-    const double f = num(r, "flops"), t = num(r, "tokens");
-    if (std::isfinite(f) && t > 0) flopsPerToken = f / t;
-  }
-  if (std::isfinite(flopsPerToken)) m_flopsPerToken[run] = flopsPerToken;
-  for (const auto& r : mf.records) {
-    MetricPoint base;
-    base.step = num(r, "step");
-    base.tokens = num(r, "tokens");
-    base.flops = num(r, "flops");
-    if (std::isnan(base.flops) && std::isfinite(flopsPerToken)) base.flops = flopsPerToken * base.tokens;
-    base.wall = num(r, "wall_s");
-    for (const QString& key : metricKeys()) {
-      const double v = num(r, key.toUtf8().constData());
-      if (std::isnan(v)) continue;
-      MetricPoint p = base;
-      p.value = v;
-      m_data[run][key].push_back(p);
-    }
-  }
+  const LoadedRun data = MetricStore::readMetricsFile(path);
+  if (!data.error.isEmpty()) return data.error;
+  setRun(run, data);
+  return data.warning;
+}
+
+void MonitorPanel::setRun(const QString& run, const LoadedRun& data) {
+  m_store.setRun(run, data);
+  updateSeedToggles();
   invalidate();
-  return mf.torn_tail ? qs(mf.warning) : QString();
+}
+
+void MonitorPanel::setRunConfig(const QString& run, const nlohmann::json& config) {
+  m_store.setRunConfig(run, config);
+  updateSeedToggles();
+  invalidate();
 }
 
 void MonitorPanel::removeRun(const QString& run) {
-  m_data.remove(run);
-  m_ema.remove(run);
-  m_runOrder.removeAll(run);
+  m_store.removeRun(run);
+  updateSeedToggles();
   invalidate();
 }
 
 void MonitorPanel::clear() {
-  m_data.clear();
-  m_ema.clear();
-  m_runOrder.clear();
+  m_store.clear();
+  updateSeedToggles();
   invalidate();
-}
-
-QStringList MonitorPanel::runs() const { return m_runOrder; }
-
-const std::vector<MetricPoint>& MonitorPanel::points(const QString& run, const QString& metric) const {
-  auto r = m_data.find(run);
-  if (r == m_data.end()) return kNoPoints;
-  auto m = r->find(metric);
-  return m == r->end() ? kNoPoints : *m;
 }
 
 void MonitorPanel::setXAxis(XAxis x) {
@@ -249,69 +231,37 @@ void MonitorPanel::setLogX(bool on) {
 }
 
 void MonitorPanel::setSmoothing(double w) {
-  m_smoothing = std::clamp(w, 0.0, 0.999);
-  m_smoothLabel->setText(QString::number(m_smoothing, 'f', 2));
-  const int s = int(std::lround(m_smoothing * 100));
+  m_store.setSmoothing(w);
+  m_smoothLabel->setText(QString::number(m_store.smoothing(), 'f', 2));
+  const int s = int(std::lround(m_store.smoothing() * 100));
   if (m_smoothSlider->value() != s && s <= 99) m_smoothSlider->setValue(s);
   invalidate();
 }
 
-std::vector<double> MonitorPanel::ema(const std::vector<double>& x, double w) {
-  std::vector<double> out(x.size());
-  double s = 0, wt = 1;
-  for (size_t i = 0; i < x.size(); ++i) {
-    s = w * s + (1 - w) * x[i];
-    wt *= w;
-    out[i] = w > 0 ? s / (1 - wt) : x[i];
+void MonitorPanel::setShowSeeds(const QString& metric, bool on) {
+  for (Chart& c : m_charts) {
+    if (!c.metrics.contains(metric)) continue;
+    if (c.seeds->isChecked() != on) c.seeds->setChecked(on);  // re-enters once through toggled
   }
-  return out;
+  invalidate();
 }
 
-const std::vector<double>& MonitorPanel::emaOf(const QString& run, const QString& metric) const {
-  const auto& pts = points(run, metric);
-  EmaCache& c = m_ema[run][metric];
-  if (c.w != m_smoothing || c.out.size() > pts.size()) c = EmaCache{m_smoothing, 0, 1, {}};
-  // The same recurrence as ema(), continued from the cached state over the new points only.
-  const double w = c.w;
-  c.out.reserve(pts.size());
-  for (size_t i = c.out.size(); i < pts.size(); ++i) {
-    c.s = w * c.s + (1 - w) * pts[i].value;
-    c.wt *= w;
-    c.out.push_back(w > 0 ? c.s / (1 - c.wt) : pts[i].value);
-  }
-  return c.out;
+bool MonitorPanel::showsSeeds(const QString& metric) const {
+  for (const Chart& c : m_charts)
+    if (c.metrics.contains(metric)) return c.seeds->isChecked();
+  return false;
 }
 
-std::vector<double> MonitorPanel::smoothed(const QString& run, const QString& metric) const { return emaOf(run, metric); }
+QCheckBox* MonitorPanel::seedToggle(const QString& metric) const {
+  for (const Chart& c : m_charts)
+    if (c.metrics.contains(metric)) return c.seeds;
+  return nullptr;
+}
 
-QList<QPointF> MonitorPanel::decimate(const QList<QPointF>& pts, int buckets, double x0, double x1, bool logX) {
-  if (buckets < 1 || pts.size() <= 2 * qsizetype(buckets) || !(x1 > x0)) return pts;
-  QList<QPointF> out;
-  out.reserve(2 * buckets + 3);
-  const double scale = buckets / (x1 - x0);
-  qsizetype lo = -1, hi = -1;  // indices of the current bucket's minimum and maximum
-  long long bucket = std::numeric_limits<long long>::min();
-  auto flush = [&] {
-    if (lo < 0) return;
-    if (lo == hi) out.append(pts[lo]);
-    else if (lo < hi) out << pts[lo] << pts[hi];
-    else out << pts[hi] << pts[lo];
-  };
-  for (qsizetype i = 0; i < pts.size(); ++i) {
-    const double x = logX ? std::log10(pts[i].x()) : pts[i].x();
-    const long long b = (long long)std::floor(std::clamp((x - x0) * scale, -1.0, double(buckets)));
-    if (b != bucket) {
-      flush();
-      bucket = b;
-      lo = hi = i;
-      continue;
-    }
-    if (pts[i].y() < pts[lo].y()) lo = i;
-    if (pts[i].y() > pts[hi].y()) hi = i;
-  }
-  flush();
-  if (out.last() != pts.last()) out.append(pts.last());  // the newest value is always drawn exactly
-  return out;
+void MonitorPanel::updateSeedToggles() {
+  const bool any = m_store.hasSeedGroups();
+  for (Chart& c : m_charts)
+    if (c.seeds->isHidden() == any) c.seeds->setHidden(!any);
 }
 
 void MonitorPanel::scheduleRedraw() {
@@ -319,7 +269,7 @@ void MonitorPanel::scheduleRedraw() {
 }
 
 void MonitorPanel::invalidate() {
-  ++m_generation;
+  ++m_viewGeneration;
   scheduleRedraw();
 }
 
@@ -330,16 +280,18 @@ void MonitorPanel::resizeEvent(QResizeEvent* event) {
 
 bool MonitorPanel::redrawPending() const { return m_timer->isActive(); }
 
-double MonitorPanel::xOf(const MetricPoint& p) const {
-  switch (m_xAxis) {
-    case XAxis::Tokens: return p.tokens;
-    case XAxis::Flops: return p.flops;
-    case XAxis::Wall: return p.wall;
-    default: return p.step;
-  }
+QColor MonitorPanel::runColor(const QString& run) const {
+  return seriesColor(std::max(0, int(m_store.runs().indexOf(run))));
 }
 
-QColor MonitorPanel::runColor(const QString& run) const { return seriesColor(std::max(0, int(m_runOrder.indexOf(run)))); }
+QColor MonitorPanel::groupColor(const SeedGroup& group) const {
+  int i = 0;
+  for (const SeedGroup& g : m_store.groups()) {
+    if (g.key == group.key) break;
+    ++i;
+  }
+  return seriesColor(i);
+}
 
 void MonitorPanel::redrawNow() {
   m_timer->stop();
@@ -366,6 +318,9 @@ void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
     }
     a->setTitleFont(f);
     a->setLabelsFont(f);
+    // Qt Charts elides tick labels to "…" after a relayout (a margin or size change) however much
+    // room they have; ticks are already spaced to fit (ticksThatFit).
+    a->setTruncateLabels(false);
     if (!horizontal) a->setTitleText(c.yTitle);
     return a;
   };
@@ -374,11 +329,10 @@ void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
     if (slot && isLog == log) return;
     QAbstractAxis* a = make(log, horizontal);
     c.chart->addAxis(a, horizontal ? Qt::AlignBottom : Qt::AlignLeft);
-    for (const Curve& cv : c.curves) {
-      for (QLineSeries* s : {cv.raw, cv.main}) {
-        if (slot) s->detachAxis(slot);
-        s->attachAxis(a);
-      }
+    const QList<QAbstractSeries*> series = c.chart->series();
+    for (QAbstractSeries* s : series) {
+      if (slot) s->detachAxis(slot);
+      s->attachAxis(a);
     }
     if (slot) {
       c.chart->removeAxis(slot);
@@ -390,99 +344,233 @@ void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
   swap(c.ay, logY, false);
 }
 
+void MonitorPanel::hideMarkers(Chart& c, QAbstractSeries* s) {
+  const auto markers = c.chart->legend()->markers(s);
+  for (QLegendMarker* m : markers) m->setVisible(false);
+}
+
+void MonitorPanel::removeCurve(Chart& c, Curve& cv) {
+  for (QAbstractSeries* s :
+       {static_cast<QAbstractSeries*>(cv.raw), static_cast<QAbstractSeries*>(cv.main),
+        static_cast<QAbstractSeries*>(cv.band)}) {
+    if (!s) continue;
+    c.chart->removeSeries(s);
+    delete s;  // a band takes its edge series with it (they are its children)
+  }
+  cv = Curve{};
+}
+
 void MonitorPanel::updateChart(Chart& c) {
   const bool logX = m_logX->isChecked(), logY = m_logY->isChecked(), raw = m_showRaw->isChecked();
-  const bool rawShown = raw && m_smoothing > 0;
+  const double smoothing = m_store.smoothing();
+  const bool rawShown = raw && smoothing > 0;
+  const bool showSeeds = c.seeds->isChecked();
   const int width = c.view->width();
-  size_t total = 0;
-  for (const QString& metric : c.metrics)
-    for (const QString& run : m_runOrder) total += points(run, metric).size();
-  if (c.drawnGeneration == m_generation && c.drawnPoints == total && c.drawnWidth == width && c.ax) return;
-  c.drawnGeneration = m_generation;
+  const size_t total = m_store.pointCount(c.metrics);
+  if (c.drawnData == m_store.generation() && c.drawnView == m_viewGeneration &&
+      c.drawnPoints == total && c.drawnWidth == width && c.ax)
+    return;
+  c.drawnData = m_store.generation();
+  c.drawnView = m_viewGeneration;
   c.drawnPoints = total;
   c.drawnWidth = width;
 
   ensureAxes(c, logX, logY);
-  // Series of runs or metrics that are gone.
+
+  // What this chart draws: per metric, a run on its own, or a seed group of two runs or more as
+  // one mean with a band (unless the chart's seeds toggle is on), placed where its first run is.
+  struct Unit {
+    QString key;
+    QString run;                       // a single run
+    const SeedGroup* group = nullptr;  // or a seed group
+    int metricIndex = 0;
+  };
+  std::vector<Unit> units;
+  QSet<QString> wanted;
+  for (int mi = 0; mi < c.metrics.size(); ++mi) {
+    const QString& metric = c.metrics[mi];
+    QSet<QString> groupsDone;
+    for (const QString& run : m_store.runs()) {
+      if (m_store.points(run, metric).empty()) continue;
+      const SeedGroup* g = m_store.groupOf(run);
+      Unit u;
+      u.metricIndex = mi;
+      if (g && g->runs.size() >= 2 && !showSeeds) {
+        if (groupsDone.contains(g->key)) continue;
+        groupsDone.insert(g->key);
+        u.key = QStringLiteral("group\n") + g->key + '\n' + metric;
+        u.group = g;
+      } else {
+        u.key = run + '\n' + metric;
+        u.run = run;
+      }
+      wanted.insert(u.key);
+      units.push_back(u);
+    }
+  }
+  // The title says which band the groups carry (the legend names each group once).
+  bool minMax = false, tBand = false;
+  for (const Unit& u : units)
+    if (u.group) (u.group->runs.size() >= 3 ? tBand : minMax) = true;
+  QString title = c.title;
+  // A chart's second metric (held-out BPB) is the dashed twin of the first: one legend entry per
+  // run or group, and the title says what the dashes are (short enough for a 330 px chart).
+  QSet<QString> firstMetricUnits;
+  bool second = false;
+  for (const Unit& u : units) {
+    const QString who = u.group ? QStringLiteral("group\n") + u.group->key : u.run;
+    if (u.metricIndex == 0)
+      firstMetricUnits.insert(who);
+    else
+      second = true;
+  }
+  if (second)
+    title = tr("%1, dashed: %2")
+                .arg(c.yTitle, c.metrics[1] == QLatin1String("heldout_bpb")
+                                   ? tr("held-out")
+                                   : metricLabel(c.metrics[1]));
+  if (tBand && minMax)
+    title += tr(" · mean, 95 % t (≥ 3 seeds) or min–max");
+  else if (tBand)
+    title += tr(" · mean ± 95 % t");
+  else if (minMax)
+    title += tr(" · mean, min–max");
+  if (c.chart->title() != title) c.chart->setTitle(title);
+  // Series of runs, groups or metrics no longer drawn here.
   for (auto it = c.curves.begin(); it != c.curves.end();) {
-    const QString run = it.key().section('\n', 0, 0), metric = it.key().section('\n', 1);
-    if (!points(run, metric).empty()) {
+    if (wanted.contains(it.key())) {
       ++it;
       continue;
     }
-    for (QLineSeries* s : {it->raw, it->main}) {
-      c.chart->removeSeries(s);
-      delete s;
-    }
+    removeCurve(c, it.value());
     it = c.curves.erase(it);
   }
 
   struct Pending {
     Curve* curve;
-    QList<QPointF> rawPts, emaPts;
-    bool smooth;  // false for evaluations: a few exact points, drawn as they are (no EMA lag)
+    QList<QPointF> rawPts, mainPts, upperPts, lowerPts;
+    bool rawTwin;  // a smoothed run curve also shows its raw values (faint)
   };
   std::vector<Pending> pending;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
-  for (int mi = 0; mi < c.metrics.size(); ++mi) {
-    const QString& metric = c.metrics[mi];
-    for (const QString& run : m_runOrder) {
-      const auto& pts = points(run, metric);
-      if (pts.empty()) continue;
-      const QString key = run + '\n' + metric;
-      auto it = c.curves.find(key);
-      if (it == c.curves.end()) {
-        // A new run or metric: its two series are made once and kept.
-        // A chart's second metric (held-out beside validation BPB) is dashed and darker, with larger
-        // marks: it is often a single point, where a dash alone does not show.
-        const QColor col = mi == 0 ? runColor(run) : runColor(run).darker(170);
-        const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
-        const QString name = c.metrics.size() > 1 ? run + QStringLiteral(" · ") + metricLabel(metric) : run;
-        Curve cv;
+  auto widenY = [&](double y) {
+    ymin = std::min(ymin, y);
+    ymax = std::max(ymax, y);
+  };
+  auto usableX = [&](double x) { return std::isfinite(x) && !(logX && x <= 0); };
+  auto usableY = [&](double y) { return std::isfinite(y) && !(logY && y <= 0); };
+  for (const Unit& u : units) {
+    const QString& metric = c.metrics[u.metricIndex];
+    const bool evaluation = MetricStore::isEvaluation(metric);
+    const int mi = u.metricIndex;
+    // Colours follow the groups (a run of no seed group is a group of one, so without seed groups
+    // each run keeps the colour of its place); with the seeds shown, each run has its own. A
+    // chart's second metric (held-out beside validation BPB) is dashed and darker.
+    const SeedGroup* g = u.group ? u.group : m_store.groupOf(u.run);
+    const QColor base = showSeeds || !g ? runColor(u.run) : groupColor(*g);
+    const QColor col = mi == 0 ? base : base.darker(170);
+    const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
+    // A group's name counts its seeds, which may grow while it is drawn.
+    QString name =
+        u.group ? tr("%1 · %2 seeds").arg(u.group->label).arg(u.group->runs.size()) : u.run;
+    if (mi > 0) name += QStringLiteral(" · ") + metricLabel(metric);
+    auto it = c.curves.find(u.key);
+    if (it == c.curves.end()) {
+      // A new run, group or metric: its series are made once and kept.
+      Curve cv;
+      if (u.group) {
+        cv.band = new QAreaSeries;
+        cv.upper = new QLineSeries(cv.band);
+        cv.lower = new QLineSeries(cv.band);
+        cv.band->setUpperSeries(cv.upper);
+        cv.band->setLowerSeries(cv.lower);
+        cv.band->setName(name + tr(" (band)"));
+        cv.band->setPen(Qt::NoPen);
+      } else {
         cv.raw = new QLineSeries;
         cv.raw->setName(name + tr(" (raw)"));
-        QColor light = col;
-        light.setAlpha(70);
-        cv.raw->setPen(QPen(light, 1.0, style));
-        cv.main = new QLineSeries;
-        cv.main->setName(name);
-        cv.main->setPen(QPen(col, 2.0, style));
-        // Evaluations are sparse (a held-out BPB is often one point at the end): mark every point.
-        if (metric.endsWith(QStringLiteral("_bpb"))) cv.main->setPointsVisible(true);
-        for (QLineSeries* s : {cv.raw, cv.main}) {
-          c.chart->addSeries(s);
-          s->attachAxis(c.ax);
-          s->attachAxis(c.ay);
-        }
-        if (mi > 0) cv.main->setMarkerSize(cv.main->markerSize() * 1.6);  // after the chart's theme is applied
-        const auto markers = c.chart->legend()->markers(cv.raw);  // the legend names the smoothed curve only
-        for (QLegendMarker* m : markers) m->setVisible(false);
-        it = c.curves.insert(key, cv);
       }
-      const std::vector<double>& sm = emaOf(run, metric);
-      // Evaluations (val/held-out BPB) are sparse, exact measurements: drawn raw, marked, unsmoothed.
-      const bool evaluation = metric.endsWith(QStringLiteral("_bpb"));
-      Pending p{&it.value(), {}, {}, m_smoothing > 0 && !evaluation};
-      p.rawPts.reserve(qsizetype(pts.size()));
-      p.emaPts.reserve(qsizetype(pts.size()));
-      for (size_t i = 0; i < pts.size(); ++i) {
-        const double x = xOf(pts[i]);
-        if (!std::isfinite(x) || (logX && x <= 0)) continue;
-        const double y = pts[i].value, ys = sm[i];
-        if (std::isfinite(y) && !(logY && y <= 0)) {
-          p.rawPts.append(QPointF(x, y));
-          if (raw || evaluation) ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+      cv.main = new QLineSeries;
+      cv.main->setName(name);
+      // Evaluations are sparse (a held-out BPB is often one point at the end): mark every point.
+      if (evaluation) cv.main->setPointsVisible(true);
+      for (QAbstractSeries* s : {cv.band ? static_cast<QAbstractSeries*>(cv.band) : cv.raw,
+                                 static_cast<QAbstractSeries*>(cv.main)}) {
+        c.chart->addSeries(s);
+        s->attachAxis(c.ax);
+        s->attachAxis(c.ay);
+      }
+      // Larger marks for the second metric: it is often a single point, where a dash does not show
+      // (set after the chart's theme is applied).
+      if (mi > 0) cv.main->setMarkerSize(cv.main->markerSize() * 1.6);
+      // The legend names the drawn curve only: the raw twin and the band have no entry, nor the
+      // dashed second metric of a run or group that has the first.
+      hideMarkers(c, cv.band ? static_cast<QAbstractSeries*>(cv.band) : cv.raw);
+      it = c.curves.insert(u.key, cv);
+    }
+    if (mi > 0) {
+      const QString who = u.group ? QStringLiteral("group\n") + u.group->key : u.run;
+      const bool twin = firstMetricUnits.contains(who);
+      for (QLegendMarker* m : c.chart->legend()->markers(it->main)) m->setVisible(!twin);
+    }
+    Curve& cv = it.value();
+    if (cv.main->name() != name) {
+      cv.main->setName(name);
+      if (cv.band) cv.band->setName(name + tr(" (band)"));
+    }
+    if (cv.main->pen().color().rgba() != col.rgba() || cv.main->pen().style() != style) {
+      cv.main->setPen(QPen(col, 2.0, style));
+      QColor faint = col;
+      faint.setAlpha(cv.band ? 60 : 70);
+      if (cv.band) cv.band->setBrush(faint);
+      if (cv.raw) cv.raw->setPen(QPen(faint, 1.0, style));
+    }
+    Pending p{&it.value(), {}, {}, {}, {}, false};
+    if (u.group) {
+      // Mean and band over the seeds' drawn values (their EMA for a smoothed training metric).
+      const std::vector<BandPoint> curve =
+          m_store.groupCurve(*u.group, metric, m_xAxis, MetricStore::Values::Drawn);
+      p.mainPts.reserve(qsizetype(curve.size()));
+      for (const BandPoint& b : curve) {
+        if (!usableX(b.x)) continue;
+        if (usableY(b.mean)) p.mainPts.append(QPointF(b.x, b.mean)), widenY(b.mean);
+        if (usableY(b.low) && usableY(b.high)) {
+          p.lowerPts.append(QPointF(b.x, b.low));
+          p.upperPts.append(QPointF(b.x, b.high));
+          widenY(b.low);
+          widenY(b.high);
         }
-        if (!evaluation && std::isfinite(ys) && !(logY && ys <= 0)) {
-          p.emaPts.append(QPointF(x, ys));
-          ymin = std::min(ymin, ys);
-          ymax = std::max(ymax, ys);
+        xmin = std::min(xmin, b.x);
+        xmax = std::max(xmax, b.x);
+      }
+    } else {
+      const auto& pts = m_store.points(u.run, metric);
+      const std::vector<double>& sm = m_store.smoothed(u.run, metric);
+      // Evaluations (val/held-out BPB) are sparse, exact measurements: drawn raw, marked, unsmoothed.
+      const bool smooth = smoothing > 0 && !evaluation;
+      p.rawTwin = rawShown && smooth;  // an unsmoothed curve is its own raw curve
+      p.rawPts.reserve(qsizetype(pts.size()));
+      p.mainPts.reserve(qsizetype(pts.size()));
+      for (size_t i = 0; i < pts.size(); ++i) {
+        const double x = xOf(pts[i], m_xAxis);
+        if (!usableX(x)) continue;
+        const double y = pts[i].value, ys = sm[i];
+        if (usableY(y)) {
+          if (smooth)
+            p.rawPts.append(QPointF(x, y));
+          else
+            p.mainPts.append(QPointF(x, y));
+          if (raw || evaluation || !smooth) widenY(y);
+        }
+        if (smooth && usableY(ys)) {
+          p.mainPts.append(QPointF(x, ys));
+          widenY(ys);
         }
         xmin = std::min(xmin, x);
         xmax = std::max(xmax, x);
       }
-      pending.push_back(std::move(p));
     }
+    pending.push_back(std::move(p));
   }
   if (!std::isfinite(xmin)) xmin = logX ? 1 : 0, xmax = logX ? 10 : 1;
   if (!std::isfinite(ymin)) ymin = logY ? 1 : 0, ymax = logY ? 10 : 1;
@@ -500,14 +588,18 @@ void MonitorPanel::updateChart(Chart& c) {
   const double x0 = logX ? std::log10(xmin) : xmin, x1 = logX ? std::log10(xmax) : xmax;
   for (Pending& p : pending) {
     Curve& cv = *p.curve;
-    const bool rawTwin = rawShown && p.smooth;  // an unsmoothed curve is its own raw curve
-    if (cv.raw->isVisible() != rawTwin) {
-      cv.raw->setVisible(rawTwin);
-      const auto markers = c.chart->legend()->markers(cv.raw);  // showing a series shows its marker
-      for (QLegendMarker* m : markers) m->setVisible(false);
+    if (cv.raw) {
+      if (cv.raw->isVisible() != p.rawTwin) {
+        cv.raw->setVisible(p.rawTwin);
+        hideMarkers(c, cv.raw);  // showing a series shows its marker
+      }
+      cv.raw->replace(p.rawTwin ? decimate(p.rawPts, buckets, x0, x1, logX) : QList<QPointF>());
     }
-    cv.raw->replace(rawTwin ? decimate(p.rawPts, buckets, x0, x1, logX) : QList<QPointF>());
-    cv.main->replace(decimate(p.smooth ? p.emaPts : p.rawPts, buckets, x0, x1, logX));
+    if (cv.band) {
+      cv.upper->replace(decimate(p.upperPts, buckets, x0, x1, logX));
+      cv.lower->replace(decimate(p.lowerPts, buckets, x0, x1, logX));
+    }
+    cv.main->replace(decimate(p.mainPts, buckets, x0, x1, logX));
   }
 
   if (auto* a = qobject_cast<QLogValueAxis*>(c.ax)) {
@@ -523,6 +615,11 @@ void MonitorPanel::updateChart(Chart& c) {
     applyNiceTicks(v, ymin - pad, ymax + pad, ticksThatFit(c.chart->plotArea().height(), 28));
   }
   if (c.ax->titleText() != m_xCombo->currentText()) c.ax->setTitleText(m_xCombo->currentText());
+  // A short chart (a 1280 × 800 window with a panel raised under the monitor) keeps its plot and
+  // drops the axis titles, which Qt would elide to "…": the x axis is named in the bar above.
+  const bool titles = c.view->height() >= kAxisTitleMinHeight;
+  if (c.ax->isTitleVisible() != titles) c.ax->setTitleVisible(titles);
+  if (c.ay->isTitleVisible() != titles) c.ay->setTitleVisible(titles);
 }
 
 int MonitorPanel::seriesCount(const QString& metric) const {
@@ -550,8 +647,25 @@ QChart* MonitorPanel::chartFor(const QString& metric) const {
   return nullptr;
 }
 
+namespace {
+// Hides the charts' seeds toggles while an export renders the chart area.
+struct TogglesHidden {
+  std::vector<QWidget*> hidden;
+  explicit TogglesHidden(const std::vector<QWidget*>& toggles) {
+    for (QWidget* w : toggles)
+      if (!w->isHidden()) w->hide(), hidden.push_back(w);
+  }
+  ~TogglesHidden() {
+    for (QWidget* w : hidden) w->show();
+  }
+};
+}  // namespace
+
 QString MonitorPanel::exportPng(const QString& path) {
   if (m_timer->isActive()) redrawNow();
+  std::vector<QWidget*> toggles;
+  for (const Chart& c : m_charts) toggles.push_back(c.seeds);
+  TogglesHidden hide(toggles);
   QPixmap pix = m_chartArea->grab();
   if (pix.isNull() || !pix.save(path, "PNG")) return tr("could not write %1; check the folder is writable").arg(path);
   return {};
@@ -560,12 +674,15 @@ QString MonitorPanel::exportPng(const QString& path) {
 QString MonitorPanel::exportSvg(const QString& path) {
 #ifdef GLLM_HAVE_QT_SVG
   if (m_timer->isActive()) redrawNow();
+  std::vector<QWidget*> toggles;
+  for (const Chart& c : m_charts) toggles.push_back(c.seeds);
+  TogglesHidden hide(toggles);
   QSvgGenerator gen;
   gen.setFileName(path);
   gen.setSize(m_chartArea->size());
   gen.setViewBox(QRect(QPoint(0, 0), m_chartArea->size()));
   gen.setTitle(tr("GLLM Workbench monitor"));
-  gen.setDescription(tr("Training curves: %1").arg(m_runOrder.join(QStringLiteral(", "))));
+  gen.setDescription(tr("Training curves: %1").arg(m_store.runs().join(QStringLiteral(", "))));
   QPainter painter;
   if (!painter.begin(&gen)) return tr("could not write %1; check the folder is writable").arg(path);
   m_chartArea->render(&painter);
@@ -581,17 +698,59 @@ QString MonitorPanel::exportCsv(const QString& path) const {
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly | QIODevice::Text)) return tr("could not open %1 for writing").arg(path);
   QTextStream out(&file);
-  out << "run,metric,step,tokens,flops,wall_s,value,ema\n";
+  out << "run,metric,step,tokens,flops,wall_s,value,ema,group,seeds,band,band_of,band_low,band_"
+         "high\n";
   auto num = [](double v) { return std::isfinite(v) ? QString::number(v, 'g', 12) : QString(); };
-  for (const QString& run : m_runOrder) {
+  auto quoted = [](QString s) {
+    if (s.contains(',') || s.contains('"') || s.contains('\n'))
+      s = '"' + s.replace('"', QStringLiteral("\"\"")) + '"';
+    return s;
+  };
+  auto groupName = [this](const QString& run) {
+    const SeedGroup* g = m_store.groupOf(run);
+    return g && g->runs.size() >= 2 ? g->label : QString();
+  };
+  for (const QString& run : m_store.runs()) {
+    const QString name = quoted(run), group = quoted(groupName(run));
     for (const QString& metric : metricKeys()) {
       const auto& pts = points(run, metric);
-      const std::vector<double> sm = smoothed(run, metric);
-      QString quoted = run;
-      if (quoted.contains(',') || quoted.contains('"')) quoted = '"' + quoted.replace('"', QStringLiteral("\"\"")) + '"';
+      const std::vector<double>& sm = m_store.smoothed(run, metric);
       for (size_t i = 0; i < pts.size(); ++i)
-        out << quoted << ',' << metric << ',' << num(pts[i].step) << ',' << num(pts[i].tokens) << ','
-            << num(pts[i].flops) << ',' << num(pts[i].wall) << ',' << num(pts[i].value) << ',' << num(sm[i]) << '\n';
+        out << name << ',' << metric << ',' << num(pts[i].step) << ',' << num(pts[i].tokens) << ','
+            << num(pts[i].flops) << ',' << num(pts[i].wall) << ',' << num(pts[i].value) << ','
+            << num(sm[i]) << ',' << group << ",,,,,\n";
+    }
+  }
+  // Seed groups: the mean of the seeds' raw values (value) and EMAs (ema) per step, and the band
+  // the chart draws, over the values it draws (the EMA of a smoothed training metric).
+  for (const SeedGroup& g : m_store.groups()) {
+    if (g.runs.size() < 2) continue;
+    const QString name = quoted(g.label);
+    for (const QString& metric : metricKeys()) {
+      const bool overEma = m_store.smoothing() > 0 && !MetricStore::isEvaluation(metric);
+      using V = MetricStore::Values;
+      // step → the same step of another curve (tokens and FLOPs ride along as x values).
+      auto byStep = [&](XAxis x, V values) {
+        std::map<double, BandPoint> m;
+        for (const BandPoint& b : m_store.groupCurve(g, metric, x, values)) m[b.step] = b;
+        return m;
+      };
+      const auto rawMean = byStep(XAxis::Tokens, V::Raw),
+                 emaMean = byStep(XAxis::Flops, V::Smoothed), wall = byStep(XAxis::Wall, V::Raw);
+      auto field = [&](const std::map<double, BandPoint>& m, double step, bool x) {
+        auto it = m.find(step);
+        return it == m.end() ? QString() : num(x ? it->second.x : it->second.mean);
+      };
+      for (const BandPoint& b : m_store.groupCurve(g, metric, XAxis::Step, V::Drawn)) {
+        const BandKind kind = bandKind(b.n);
+        const bool band = kind != BandKind::None;
+        out << name << ',' << metric << ',' << num(b.step) << ',' << field(rawMean, b.step, true)
+            << ',' << field(emaMean, b.step, true) << ',' << field(wall, b.step, true) << ','
+            << field(rawMean, b.step, false) << ',' << field(emaMean, b.step, false) << ',' << name
+            << ',' << b.n << ',' << bandName(kind) << ','
+            << (band ? overEma ? QStringLiteral("ema") : QStringLiteral("value") : QString()) << ','
+            << (band ? num(b.low) : QString()) << ',' << (band ? num(b.high) : QString()) << '\n';
+      }
     }
   }
   out.flush();

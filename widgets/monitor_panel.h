@@ -1,5 +1,5 @@
 // MonitorPanel: Qt Charts of training loss, validation/held-out BPB, tokens/s and peak memory for
-// several runs at once; x = step, tokens, FLOPs or wall time; log axes; raw + EMA; PNG/SVG/CSV export.
+// several runs at once; seed groups as a mean with a band; log axes; raw + EMA; PNG/SVG/CSV export.
 #pragma once
 #include <QList>
 #include <QMap>
@@ -7,6 +7,8 @@
 #include <QString>
 #include <QWidget>
 #include <vector>
+
+#include "widgets/metric_store.h"
 
 class QChart;
 class QChartView;
@@ -16,37 +18,39 @@ class QSlider;
 class QLabel;
 class QTimer;
 class QLineSeries;
+class QAreaSeries;
+class QAbstractSeries;
 class QGridLayout;
 class QAbstractAxis;
 
 namespace gllm::gui {
 
-// One point of one metric of one run, with every x coordinate the monitor can plot against.
-struct MetricPoint {
-  double step = 0, tokens = 0, flops = NAN, wall = NAN;
-  double value = 0;
-};
-
 class MonitorPanel : public QWidget {
   Q_OBJECT
  public:
-  enum class XAxis { Step = 0, Tokens = 1, Flops = 2, Wall = 3 };
+  using XAxis = gllm::gui::XAxis;
   // Metric keys the panel plots; each chart shows one group.
-  static QStringList metricKeys() {
-    return {QStringLiteral("loss"), QStringLiteral("val_bpb"), QStringLiteral("heldout_bpb"),
-            QStringLiteral("tokens_per_s"), QStringLiteral("peak_mem_mib")};
-  }
+  static QStringList metricKeys() { return MetricStore::metricKeys(); }
 
   explicit MonitorPanel(QWidget* parent = nullptr);
 
   // Appends a point (cheap; the charts redraw on a 40 ms coalescing timer, at most 25 per second).
   void addPoint(const QString& run, const QString& metric, const MetricPoint& p);
-  // Replaces a run's data with the records of a metrics.jsonl file. Returns "" or the error.
+  // Replaces a run's data with the records of a metrics.jsonl file (and the config.json beside
+  // it, for seed groups). Reads on the calling thread; returns "" or the error.
   QString loadMetricsFile(const QString& run, const QString& path);
+  // Replaces a run's data with what MetricStore::readMetricsFile read on a worker thread.
+  void setRun(const QString& run, const LoadedRun& data);
+  // The run's resolved config: runs whose configs differ only in train.seed form a seed group.
+  void setRunConfig(const QString& run, const nlohmann::json& config);
+  bool hasRunConfig(const QString& run) const { return m_store.hasRunConfig(run); }
   void removeRun(const QString& run);
   void clear();
-  QStringList runs() const;
-  const std::vector<MetricPoint>& points(const QString& run, const QString& metric) const;
+  QStringList runs() const { return m_store.runs(); }
+  const std::vector<MetricPoint>& points(const QString& run, const QString& metric) const {
+    return m_store.points(run, metric);
+  }
+  const MetricStore& store() const { return m_store; }
 
   void setXAxis(XAxis x);
   XAxis xAxis() const { return m_xAxis; }
@@ -54,25 +58,38 @@ class MonitorPanel : public QWidget {
   void setLogX(bool on);
   // EMA smoothing weight w ∈ [0, 0.999]: s_t = w s_{t−1} + (1 − w) x_t, debiased by 1 − w^t.
   void setSmoothing(double w);
-  double smoothing() const { return m_smoothing; }
-  // The smoothed sequence the charts draw for a run's metric (same length as points()); kept
-  // per run and metric and extended incrementally as points arrive.
-  std::vector<double> smoothed(const QString& run, const QString& metric) const;
-  static std::vector<double> ema(const std::vector<double>& x, double w);
-  // Reduces a curve to at most two points per horizontal bucket (its minimum and maximum, in
-  // their original order) plus the curve's last point, so spikes survive; `buckets` spans
-  // [x0, x1] (pass log10 coordinates for a log axis). Curves of ≤ 2·buckets points are kept as is.
-  static QList<QPointF> decimate(const QList<QPointF>& pts, int buckets, double x0, double x1, bool logX);
+  double smoothing() const { return m_store.smoothing(); }
+  // The smoothed sequence the charts draw for a run's metric (same length as points()).
+  std::vector<double> smoothed(const QString& run, const QString& metric) const {
+    return m_store.smoothed(run, metric);
+  }
+  static std::vector<double> ema(const std::vector<double>& x, double w) {
+    return MetricStore::ema(x, w);
+  }
+  static QList<QPointF> decimate(const QList<QPointF>& pts, int buckets, double x0, double x1,
+                                 bool logX) {
+    return MetricStore::decimate(pts, buckets, x0, x1, logX);
+  }
 
-  // Exports: the four charts as one PNG or SVG, and every point as CSV
-  // (run,metric,step,tokens,flops,wall_s,value,ema). Return "" or the reason for failure.
+  // Seed groups are drawn as one mean curve with a band; the chart of `metric` shows its groups'
+  // individual seeds instead while this is on (the "seeds" toggle in the chart's corner).
+  void setShowSeeds(const QString& metric, bool on);
+  bool showsSeeds(const QString& metric) const;
+  QCheckBox* seedToggle(const QString& metric) const;
+
+  // Exports: the four charts as one PNG or SVG (as drawn: bands included), and every point as CSV
+  // (run,metric,step,tokens,flops,wall_s,value,ema,group,seeds,band,band_of,band_low,band_high):
+  // one row per run and point, then one row per seed group and step with the mean of its seeds'
+  // values (value, ema) and the band drawn around it (band "min-max" or "t95", over the drawn
+  // values: band_of "ema" or "value"). Return "" or the reason for failure.
   QString exportPng(const QString& path);
   QString exportSvg(const QString& path);
   QString exportCsv(const QString& path) const;
 
   int redrawCount() const { return m_redraws; }
   bool redrawPending() const;
-  // Series shown in the chart of `metric` now (raw + EMA per run), for tests.
+  // Series shown in the chart of `metric` now (raw + EMA per run, band + mean per group), for
+  // tests.
   int seriesCount(const QString& metric) const;
   // Points the chart of `metric` draws now in total (after decimation), for tests.
   int drawnPointCount(const QString& metric) const;
@@ -85,10 +102,14 @@ class MonitorPanel : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
-  // The two series of one run's metric: raw (faint, legend marker hidden) and the drawn curve.
+  // The series of one run's metric (raw, faint, no legend marker; and the drawn curve) or of one
+  // seed group's metric (band, no legend marker; and the mean curve).
   struct Curve {
     QLineSeries* raw = nullptr;
     QLineSeries* main = nullptr;
+    QAreaSeries* band = nullptr;
+    QLineSeries* upper = nullptr;  // the band's edges (owned by the band series)
+    QLineSeries* lower = nullptr;
   };
   // Series and axes live as long as the chart; a redraw replaces their points and ranges only.
   struct Chart {
@@ -96,33 +117,28 @@ class MonitorPanel : public QWidget {
     QStringList metrics;
     QChart* chart = nullptr;
     QChartView* view = nullptr;
+    QCheckBox* seeds = nullptr;
     QString yTitle;
     QAbstractAxis* ax = nullptr;
     QAbstractAxis* ay = nullptr;
-    QMap<QString, Curve> curves;  // run + '\n' + metric → series
+    QMap<QString, Curve> curves;  // run + '\n' + metric, or "group\n" + key + '\n' + metric
     // What the last redraw drew; an unchanged chart is skipped.
-    quint64 drawnGeneration = ~quint64(0);
+    quint64 drawnData = ~quint64(0), drawnView = ~quint64(0);  // store and view generations
     size_t drawnPoints = 0;
     int drawnWidth = -1;
-  };
-  // The EMA of one run's metric so far, with the state to extend it by new points.
-  struct EmaCache {
-    double w = -1, s = 0, wt = 1;
-    std::vector<double> out;
   };
   void scheduleRedraw();
   void invalidate();  // something other than appended points changed: every chart redraws
   void updateChart(Chart& c);
   void ensureAxes(Chart& c, bool logX, bool logY);
-  const std::vector<double>& emaOf(const QString& run, const QString& metric) const;
-  double xOf(const MetricPoint& p) const;
+  void removeCurve(Chart& c, Curve& cv);
+  void hideMarkers(Chart& c, QAbstractSeries* s);
   QColor runColor(const QString& run) const;
+  QColor groupColor(const SeedGroup& group) const;
+  void updateSeedToggles();
 
-  QMap<QString, QMap<QString, std::vector<MetricPoint>>> m_data;  // run → metric → points
-  mutable QMap<QString, QMap<QString, EmaCache>> m_ema;            // run → metric → EMA
-  quint64 m_generation = 0;
-  QStringList m_runOrder;
-  QMap<QString, double> m_flopsPerToken;
+  MetricStore m_store;
+  quint64 m_viewGeneration = 0;  // view settings (axes, toggles) changed
   std::vector<Chart> m_charts;
   QWidget* m_chartArea = nullptr;
   QTimer* m_timer = nullptr;
@@ -133,8 +149,8 @@ class MonitorPanel : public QWidget {
   QSlider* m_smoothSlider = nullptr;
   QLabel* m_smoothLabel = nullptr;
   XAxis m_xAxis = XAxis::Step;
-  double m_smoothing = 0.6;
   int m_redraws = 0;
+  static constexpr int kAxisTitleMinHeight = 200;  // px of chart that keep the axis titles
 };
 
 }  // namespace gllm::gui

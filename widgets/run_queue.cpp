@@ -1,5 +1,5 @@
-// RunQueue implementation: one Trainer at a time; the bridge's queued signals update the entry,
-// the file is rewritten atomically on every state change (not on every step).
+// RunQueue implementation: one Trainer at a time, started on a worker thread (the result comes back
+// queued); the bridge's queued signals update the entry; the file is rewritten on state changes.
 #include "widgets/run_queue.h"
 
 #include <QCoreApplication>
@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QUuid>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
@@ -24,6 +25,7 @@ RunQueue::RunQueue(QString queueFile, QString runsParent, QObject* parent)
 }
 
 RunQueue::~RunQueue() {
+  m_startFuture.waitForFinished();  // a start in flight uses the trainer and the bridge
   if (m_trainer) {
     m_trainer->cancel();
     m_trainer->wait();
@@ -138,7 +140,11 @@ bool RunQueue::cancel(const QString& id) {
   if (!e) return false;
   if (id == m_runningId && m_trainer) {
     e->message = tr("cancelling…");
-    m_trainer->cancel();  // the worker reports on_finished("cancelled") within one step
+    // While the run is being started, the trainer is not ready for the flag: set it once it is.
+    if (m_starting)
+      m_cancelWhenStarted = true;
+    else
+      m_trainer->cancel();  // the worker reports on_finished("cancelled") within one step
     emit changed();
     return true;
   }
@@ -221,34 +227,86 @@ void RunQueue::launch(QueueEntry& e) {
   m_runningId = id;
   const bool resuming = !e.runDir.isEmpty();
   e.status = QStringLiteral("running");
-  e.message.clear();
-  try {
-    if (resuming) {
-      m_trainer->resume(ss(e.runDir), m_bridge);
-    } else {
-      QDir().mkpath(m_runsParent);
-      const RunConfig c = RunConfig::from_json(e.config);
-      const std::string dir = new_run_dir(ss(m_runsParent), ss(e.name) + "-s" + std::to_string(e.seed));
-      e.runDir = qs(dir);
-      m_trainer->start(c, dir, m_bridge);
-    }
-  } catch (const Error& ex) {
-    m_trainer.reset();
-    m_runningId.clear();
-    e.status = QStringLiteral("failed");
-    e.message = qs(ex.what());
-    save();
-    emit changed();
-    emit runFinished(id, e.status);
-    if (m_autoStart) QMetaObject::invokeMethod(this, &RunQueue::startNext, Qt::QueuedConnection);
-    return;
-  }
+  e.message = resuming ? tr("verifying the checkpoints…") : tr("starting…");
+  // Trainer::start writes the run folder; Trainer::resume verifies the checkpoints' sizes and
+  // SHA-512 digests. Both run on a worker thread; the outcome comes back as a queued call.
+  m_starting = true;
+  m_cancelWhenStarted = m_finishWhenStarted = false;
+  const int launchNo = ++m_launch;
+  Trainer* trainer = m_trainer.get();
+  RunBridge* bridge = m_bridge;
+  const std::string runDir = ss(e.runDir), parent = ss(m_runsParent);
+  const std::string folderName = ss(e.name) + "-s" + std::to_string(e.seed);
+  const nlohmann::json config = e.config;
+  m_startFuture = QtConcurrent::run(
+      [this, id, launchNo, trainer, bridge, resuming, runDir, parent, folderName, config] {
+        QString dir = qs(runDir), error;
+        try {
+          if (resuming) {
+            trainer->resume(runDir, bridge);
+          } else {
+            const RunConfig c = RunConfig::from_json(config);
+            QDir().mkpath(qs(parent));
+            const std::string made = new_run_dir(parent, folderName);
+            dir = qs(made);
+            trainer->start(c, made, bridge);
+          }
+        } catch (const std::exception& ex) {
+          error = qs(ex.what());
+          if (error.isEmpty()) error = tr("the run could not start");
+        }
+        QMetaObject::invokeMethod(
+            this, [this, id, launchNo, dir, error] { started(id, launchNo, dir, error); },
+            Qt::QueuedConnection);
+      });
   save();
   emit changed();
 }
 
+void RunQueue::started(const QString& id, int launchNo, const QString& runDir,
+                       const QString& error) {
+  if (launchNo != m_launch || id != m_runningId) return;
+  m_starting = false;
+  QueueEntry* e = find(id);
+  if (!error.isEmpty()) {
+    m_startFuture.waitForFinished();  // the worker has posted this call; it ends at once
+    m_trainer.reset();
+    m_runningId.clear();
+    if (e) {
+      if (e->runDir.isEmpty()) e->runDir = runDir;  // as before: a failed start keeps its folder
+      e->status = QStringLiteral("failed");
+      e->message = error;
+    }
+    save();
+    emit changed();
+    emit runFinished(id, QStringLiteral("failed"));
+    if (m_autoStart) QMetaObject::invokeMethod(this, &RunQueue::startNext, Qt::QueuedConnection);
+    return;
+  }
+  if (e) {
+    if (e->runDir.isEmpty()) e->runDir = runDir;
+    if (e->message == tr("starting…") || e->message == tr("verifying the checkpoints…"))
+      e->message.clear();
+  }
+  save();
+  emit changed();
+  if (m_finishWhenStarted) {
+    m_finishWhenStarted = false;
+    finish(id, m_pendingStatus, m_pendingMessage);
+    return;
+  }
+  if (m_cancelWhenStarted && m_trainer) m_trainer->cancel();
+}
+
 void RunQueue::finish(const QString& id, const QString& status, const QString& message) {
   if (id != m_runningId) return;
+  if (m_starting) {
+    // The run ended before the worker that started it reported back: finish after it has.
+    m_finishWhenStarted = true;
+    m_pendingStatus = status;
+    m_pendingMessage = message;
+    return;
+  }
   if (m_trainer) m_trainer->wait();  // the worker has reported its last event; joining is quick
   m_trainer.reset();
   m_runningId.clear();

@@ -1,6 +1,7 @@
 // RunQueue: the launcher's queue of runs (preset config × seed), executed one at a time on engine
 // worker threads through the Trainer facade, persisted as JSON (atomic writes) across restarts.
 #pragma once
+#include <QFuture>
 #include <QObject>
 #include <QString>
 #include <QVector>
@@ -61,6 +62,9 @@ class RunQueue : public QObject {
   void save();
   // Blocks (processing events) until nothing runs or `ms` passes; for tests and shutdown.
   bool waitIdle(int ms);
+  // True while a run is being started: Trainer::start / resume (which write the run folder and
+  // verify the checkpoints' hashes) run on a worker thread, never on the GUI thread.
+  bool starting() const { return m_starting; }
 
  signals:
   void changed();
@@ -74,6 +78,8 @@ class RunQueue : public QObject {
  private:
   QueueEntry* find(const QString& id);
   void launch(QueueEntry& e);
+  // The worker that called Trainer::start / resume is done: "" or why the run could not start.
+  void started(const QString& id, int launch, const QString& runDir, const QString& error);
   void finish(const QString& id, const QString& status, const QString& message);
 
   QString m_file, m_runsParent;
@@ -82,8 +88,14 @@ class RunQueue : public QObject {
   std::unique_ptr<Trainer> m_trainer;
   RunBridge* m_bridge = nullptr;
   bool m_autoStart = true;
-  bool m_resumeNext = false;
   QString m_lastError;
+  // Starting a run off the GUI thread: which launch, its future, and what arrived meanwhile.
+  bool m_starting = false;
+  int m_launch = 0;
+  QFuture<void> m_startFuture;
+  bool m_cancelWhenStarted = false;
+  bool m_finishWhenStarted = false;
+  QString m_pendingStatus, m_pendingMessage;
 };
 
 }  // namespace gllm::gui

@@ -2,6 +2,8 @@
 // Colour maps are piecewise-linear fits of viridis and a blue–white–red diverging scale.
 #include "widgets/widget_util.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <QValueAxis>
 #include <algorithm>
@@ -127,6 +129,33 @@ void applyNiceTicks(QValueAxis* axis, double lo, double hi, int maxTicks) {
   }
   const QString fmt = tickLabelFormat(interval, std::max(std::fabs(lo), std::fabs(hi)));
   if (axis->labelFormat() != fmt) axis->setLabelFormat(fmt);
+}
+
+QDateTime fileStamp(const QFileInfo& file) {
+  static const QRegularExpression stamp(QStringLiteral("(\\d{8})-(\\d{6})"));
+  const auto m = stamp.match(file.fileName());
+  if (m.hasMatch()) {
+    const QDateTime t =
+        QDateTime::fromString(m.captured(1) + m.captured(2), QStringLiteral("yyyyMMddHHmmss"));
+    if (t.isValid()) return t;
+  }
+  return file.lastModified();
+}
+
+QStringList filesNewestFirst(const QString& dir, const QStringList& patterns) {
+  QFileInfoList files = QDir(dir).entryInfoList(patterns, QDir::Files);
+  std::stable_sort(files.begin(), files.end(), [](const QFileInfo& a, const QFileInfo& b) {
+    const QDateTime ta = fileStamp(a), tb = fileStamp(b);
+    return ta != tb ? ta > tb : a.fileName() > b.fileName();
+  });
+  QStringList out;
+  for (const QFileInfo& f : files) out << f.absoluteFilePath();
+  return out;
+}
+
+QString newestFile(const QString& dir, const QStringList& patterns) {
+  const QStringList files = filesNewestFirst(dir, patterns);
+  return files.isEmpty() ? QString() : files.first();
 }
 
 }  // namespace gllm::gui

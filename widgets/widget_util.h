@@ -2,6 +2,7 @@
 // number formatting, and running a callable that may throw gllm::Error with the message captured.
 #pragma once
 #include <QColor>
+#include <QDateTime>
 #include <QString>
 #include <QStringList>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <vector>
 
 class QValueAxis;
+class QFileInfo;
 
 namespace gllm::gui {
 
@@ -49,5 +51,13 @@ void applyNiceTicks(QValueAxis* axis, double lo, double hi, int maxTicks = 6);
 // How many ticks an axis `pixels` long has room for, one per `spacing` pixels, between 2 and 6
 // (6 before the first layout, when the length is still unknown).
 int ticksThatFit(double pixels, double spacing);
+
+// When a file was made: the YYYYMMDD-HHMMSS stamp in its name (how `gllm bench` names its
+// results), else its modification time (a git checkout gives every file the same one).
+QDateTime fileStamp(const QFileInfo& file);
+// Files of `dir` matching the name patterns, newest first by fileStamp (ties: name, descending).
+QStringList filesNewestFirst(const QString& dir, const QStringList& patterns);
+// The first of filesNewestFirst, "" when none matches.
+QString newestFile(const QString& dir, const QStringList& patterns);
 
 }  // namespace gllm::gui

@@ -95,6 +95,12 @@ int main(int argc, char** argv) {
                              QStringLiteral("RUN"));
   QCommandLineOption outOpt(QStringLiteral("out"), QStringLiteral("Folder for --plot output (default RUN/plots)."),
                             QStringLiteral("DIR"));
+  QCommandLineOption profilesOpt(
+      QStringLiteral("profiles"),
+      QStringLiteral("A `gllm profiles` file for the cone panel (default: the newest "
+                     "profiles*.json in the data cache)."),
+      QStringLiteral("FILE"));
+  parser.addOption(profilesOpt);
   parser.addOption(plotOpt);
   parser.addOption(outOpt);
   parser.addOption(shotOpt);
@@ -111,6 +117,17 @@ int main(int argc, char** argv) {
   }
   try {
     gllm::gui::MainWindow window;
+    QObject::connect(&window, &gllm::gui::MainWindow::runOpenFailed,
+                     [](const QString& run, const QString& err) {
+                       QTextStream(stderr) << "gllm-workbench: " << run << ": " << err << "\n";
+                     });
+    if (parser.isSet(profilesOpt)) {
+      const QString err = window.loadProfiles(parser.value(profilesOpt));
+      if (!err.isEmpty()) {
+        QTextStream(stderr) << "gllm-workbench: --profiles: " << err << "\n";
+        return 1;
+      }
+    }
     for (const QString& run : parser.positionalArguments()) {
       const QString err = window.openRun(run);
       if (!err.isEmpty()) QTextStream(stderr) << "gllm-workbench: " << run << ": " << err << "\n";

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gllm {
 
@@ -30,9 +31,20 @@ struct EvalRecord {
   double wall_s = 0;
 };
 
+// A small tensor copied out of the model as plain floats (row-major), so observers such as the
+// GUI's live heatmaps need not read the checkpoint file. Empty when the model has no such tensor.
+struct PlainTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+  bool empty() const { return values.empty(); }
+};
+
 struct CheckpointRecord {
   int64_t step = 0;
-  std::string path;  // checkpoints/step_NNNNNN.safetensors
+  std::string path;         // checkpoints/step_NNNNNN.safetensors
+  PlainTensor attn_grades;  // (n_layer, H, Dh/2) graded-attention grades q
+  PlainTensor q_tau;        // (n_layer, H, Dh/2) post-QK-norm query log-scale (exp gives the scale)
+  PlainTensor level_grades;  // (d) MLGE level grades, one per column of P
 };
 
 // Once, when the worker thread ends for any reason other than an error.

@@ -194,7 +194,23 @@ struct Session {
                            {"last_eval_step", last_eval_step},
                            {"seed", config.train.seed}};
     store.commit_checkpoint(step, side, config.train.keep_checkpoints);
-    if (obs) obs->on_checkpoint({step, store.weights_path(step)});
+    if (obs) {
+      // Small torch-free copies of the grades travel with the record (the GUI's live heatmaps).
+      CheckpointRecord rec;
+      rec.step = step;
+      rec.path = store.weights_path(step);
+      auto copy_out = [&weights](const char* name, PlainTensor& out) {
+        auto it = weights.find(name);
+        if (it == weights.end()) return;
+        torch::Tensor t = it->second.to(torch::kCPU, torch::kFloat).contiguous();
+        out.shape.assign(t.sizes().begin(), t.sizes().end());
+        out.values.assign(t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+      };
+      copy_out("attn_grades", rec.attn_grades);
+      copy_out("q_tau", rec.q_tau);
+      copy_out("mlge.level_grades", rec.level_grades);
+      obs->on_checkpoint(rec);
+    }
   }
 
   void load_checkpoint(const CheckpointInfo& ck) {

@@ -173,10 +173,14 @@ class TestMonitor : public QObject {
     QLineSeries *val = nullptr, *held = nullptr;
     for (QAbstractSeries* a : m.chartFor("val_bpb")->series()) {
       auto* s = qobject_cast<QLineSeries*>(a);
-      if (s && s->name() == QStringLiteral("a · val BPB")) val = s;
+      if (s && s->name() == QStringLiteral("a")) val = s;
       if (s && s->name() == QStringLiteral("a · held-out BPB")) held = s;
     }
     QVERIFY2(val && held, "the BPB chart lacks the validation or the held-out series");
+    // One legend entry for the run; the title says the dashed curve is the held-out one.
+    QCOMPARE(m.chartFor("val_bpb")->title(), QStringLiteral("BPB, dashed: held-out"));
+    QTRY_VERIFY(m.chartFor("val_bpb")->legend()->markers(val).first()->isVisible());
+    QVERIFY(!m.chartFor("val_bpb")->legend()->markers(held).first()->isVisible());
     QVERIFY(val->pointsVisible() && held->pointsVisible());
     QVERIFY(val->pen().color().rgba() != held->pen().color().rgba());  // the colour itself, not its spec
     QVERIFY(held->markerSize() > val->markerSize());
@@ -321,10 +325,14 @@ class TestMonitor : public QObject {
     QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
     const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 11);
-    QCOMPARE(lines[0], QStringLiteral("run,metric,step,tokens,flops,wall_s,value,ema"));
-    QVERIFY(lines[1].startsWith("\"run,1\",val_bpb,1,10,,1,2.9,2.9"));
+    QCOMPARE(lines[0], QStringLiteral(
+                           "run,metric,step,tokens,flops,wall_s,value,ema,group,seeds,band,band_of,"
+                           "band_low,band_high"));
+    QVERIFY(lines[1].startsWith("\"run,1\",val_bpb,1,10,,1,2.9,2.9,"));
     const auto ema = m.smoothed("run,1", "val_bpb");
-    QCOMPARE(lines[10].section(',', -1).toDouble(), QString::number(ema.back(), 'g', 12).toDouble());
+    // A run of no seed group: its group and band columns are empty.
+    QVERIFY(lines[10].endsWith(",,,,,,"));
+    QCOMPARE(lines[10].section(',', 8, 8), QString::number(ema.back(), 'g', 12));
   }
   void loadsMetricsFile() {
     QTemporaryDir dir;
