@@ -28,6 +28,7 @@
 
 #include "engine/grading/bootstrap.h"
 #include "engine/io/error.h"
+#include "engine/train/model_grades.h"
 #include "widgets/widget_util.h"
 
 namespace gllm::gui {
@@ -39,7 +40,43 @@ struct ConeJob {
   std::vector<grading::Profiles> resamples;
   std::vector<double> grades;
   double lambda = 0, clip = 0;
+  // Certifying the model's own grades (profiles file given): the settings and both profiles.
+  std::shared_ptr<const RunConfig> config;
+  std::string label;
+  std::shared_ptr<grading::ProfilesFile> file;
+  std::string filePath;
+  std::shared_ptr<grading::HeadProfiles> heads;
+  std::string headsPath;
 };
+
+// The model the settings build, its grade tensors read back and certified against the profiles.
+void certifyModel(const ConeJob& job, ConeResult& r) {
+  if (!job.config || !job.file) return;
+  const grading::ModelGrades m = model_grades_from_config(*job.config, job.label);
+  std::vector<grading::AnyProfiles> profiles(1);
+  profiles[0].kind = "embedding";
+  profiles[0].path = job.filePath;
+  profiles[0].embedding = *job.file;
+  if (job.heads) {
+    grading::AnyProfiles h;
+    h.kind = "heads";
+    h.path = job.headsPath;
+    h.heads = *job.heads;
+    profiles.push_back(std::move(h));
+  }
+  r.components = grading::certify(m, profiles);
+  for (const auto& c : r.components)
+    if (c.component == "mlge.level_grades" && c.certified) {
+      r.fromModel = true;
+      r.model = c;
+    }
+  r.gradesSource = r.fromModel ? QObject::tr("mlge.level_grades of the model built from %1, read back (d = %2)")
+                                     .arg(qs(job.label))
+                                     .arg(r.model.d)
+                               : QObject::tr("the editor's level grades (explorer): the model built from %1 holds no "
+                                             "MLGE grades to certify (grading.mlge is off)")
+                                     .arg(qs(job.label));
+}
 
 ConeResult compute(const ConeJob& job) {
   ConeResult r;
@@ -68,6 +105,7 @@ ConeResult compute(const ConeJob& job) {
       r.bootstrapSignFraction = b.sign_fraction;
       r.bootstrapResamples = b.resamples;
     }
+    certifyModel(job, r);
   } catch (const std::exception& e) {
     r.error = qs(e.what());
   }
@@ -141,6 +179,10 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   brow->addWidget(m_badge);
   brow->addWidget(m_badgeReason, 1);
   rg->addLayout(brow, 0, 0, 1, 4);
+  m_source = new QLabel(res);
+  m_source->setObjectName(QStringLiteral("hint"));
+  m_source->setWordWrap(true);
+  rg->addWidget(m_source, 1, 0, 1, 4);
   struct Row {
     const char* key;
     QString name;
@@ -154,7 +196,8 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
       {"bc", tr("BC(α̂, τ̂)"), tr("Bhattacharyya affinity Σ √(α_j τ_j)")},
       {"lambda_star", tr("Λ* = BC²"), tr("Unclipped minimum of Λ")},
       {"clip_bound", tr("C⁻²"), tr("Floor of Λ on the clip box (Prop. 10(iii))")},
-      {"lambda_c", tr("Λ*_C (educated)"), tr("Minimum of Λ on the clip box, at q*_C (Prop. 11)")},
+      {"lambda_c", tr("Λ*_C (L-level)"), tr("Minimum of Λ over level-constant grades on the clip box, at q*_C of the "
+                                            "L-level program (Prop. 11)")},
       {"gain_c", tr("gain at q*_C"), tr("1/Λ*_C")},
       {"g_c", tr("g*_C = λ^{q*_C}"), tr("Per-level multipliers of the educated grading (g_0 = 1)")},
   };
@@ -167,10 +210,10 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
     value->setObjectName(QStringLiteral("metricValue"));
     value->setTextInteractionFlags(Qt::TextSelectableByMouse);
     value->setToolTip(r.tip);
-    const int row = 1 + i / 2, col = (i % 2) * 2;
+    const int row = 2 + i / 2, col = (i % 2) * 2;
     if (QString::fromLatin1(r.key) == QLatin1String("g_c")) {
-      rg->addWidget(name, 1 + (i + 1) / 2, 0);
-      rg->addWidget(value, 1 + (i + 1) / 2, 1, 1, 3);
+      rg->addWidget(name, 2 + (i + 1) / 2, 0);
+      rg->addWidget(value, 2 + (i + 1) / 2, 1, 1, 3);
     } else {
       rg->addWidget(name, row, col);
       rg->addWidget(value, row, col + 1);
@@ -182,7 +225,22 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   rg->setColumnStretch(3, 1);
   m_educated = new QPushButton(QIcon(QStringLiteral(":/icons/cone.svg")), tr("Set to the educated q*_C"), res);
   m_educated->setObjectName(QStringLiteral("primary"));
-  rg->addWidget(m_educated, 2 + (i + 1) / 2, 0, 1, 4);
+  m_educated->setToolTip(tr("The level grades of the L-level program (Prop. 11); `gllm ladder` also offers the "
+                            "d-variable program (Prop. 10)"));
+  rg->addWidget(m_educated, 3 + (i + 1) / 2, 0, 1, 4);
+  m_headsLabel = new QLabel(res);
+  m_headsLabel->setObjectName(QStringLiteral("hint"));
+  m_headsLabel->setWordWrap(true);
+  auto* headsOpen = new QPushButton(tr("Head profiles…"), res);
+  headsOpen->setToolTip(tr("A `gllm profiles --checkpoint CKPT` file: profiles of every head in its own coordinates"));
+  auto* hrow = new QHBoxLayout;
+  hrow->addWidget(m_headsLabel, 1);
+  hrow->addWidget(headsOpen);
+  rg->addLayout(hrow, 4 + (i + 1) / 2, 0, 1, 4);
+  connect(headsOpen, &QPushButton::clicked, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open head profiles"), QString(), tr("JSON (*.json)"));
+    if (!f.isEmpty()) loadHeadProfilesFile(f);
+  });
   layout->addWidget(res);
 
   m_chart = new QChart;
@@ -230,7 +288,7 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   });
   connect(m_educated, &QPushButton::clicked, this, [this] {
     if (m_result.error.isEmpty() && !m_result.educated.level_grades.empty())
-      emit educatedRequested(m_result.educated.level_grades);
+      Q_EMIT educatedRequested(m_result.educated.level_grades);
   });
   updateSliderLabels();
   schedule();
@@ -250,6 +308,28 @@ void ConePanel::setGrades(const std::vector<double>& levelGrades, double lambda,
   m_clip = clip;
   if (!m_fromFile) m_levels = static_cast<int>(levelGrades.size());
   schedule();
+}
+
+void ConePanel::setConfig(const RunConfig& config, const QString& label) {
+  m_config = std::make_shared<const RunConfig>(config);
+  m_configLabel = label;
+  schedule();
+}
+
+QString ConePanel::loadHeadProfilesFile(const QString& path) {
+  try {
+    auto any = grading::load_any_profiles(ss(path));
+    if (any.kind != "heads")
+      throw Error(ss(path) + " holds embedding profiles; head profiles come from `gllm profiles --checkpoint CKPT`");
+    m_heads = std::make_shared<grading::HeadProfiles>(std::move(any.heads));
+    m_headsPath = path;
+    schedule();
+    return {};
+  } catch (const std::exception& e) {
+    m_sourceError->setText(qs(e.what()));
+    m_sourceError->setVisible(true);
+    return qs(e.what());
+  }
 }
 
 void ConePanel::setGeometric(double nu, double mu) {
@@ -316,7 +396,15 @@ void ConePanel::startCompute() {
     applyResult(r);
     return;
   }
-  if (m_fromFile && m_file) job.resamples = m_file->bootstrap;
+  if (m_fromFile && m_file) {
+    job.resamples = m_file->bootstrap;
+    job.config = m_config;
+    job.label = ss(m_configLabel);
+    job.file = m_file;
+    job.filePath = ss(m_filePath);
+    job.heads = m_heads;
+    job.headsPath = ss(m_headsPath);
+  }
   job.grades = m_grades;
   job.lambda = m_lambda;
   job.clip = m_clip;
@@ -335,6 +423,8 @@ bool ConePanel::waitForResult(int ms) {
 }
 
 QString ConePanel::badgeText() const { return m_badge->text(); }
+QString ConePanel::headsText() const { return m_headsLabel->text(); }
+QString ConePanel::sourceText() const { return m_source->text(); }
 QString ConePanel::valueText(const QString& key) const {
   auto* l = m_values.value(key, nullptr);
   return l ? l->text() : QString();
@@ -352,19 +442,32 @@ void ConePanel::applyResult(const ConeResult& r) {
     m_educated->setEnabled(false);
   } else {
     const auto& c = r.report;
-    const bool certified = c.in_cone && c.within_clip;
-    m_badge->setObjectName(certified ? QStringLiteral("badgeCertified") : QStringLiteral("badgeNotCertified"));
-    m_badge->setText(certified ? tr("✔ certified: q ∈ Q₊") : tr("✘ not certified"));
+    // The numbers of the model's own grades when they were certified, else the explorer's.
+    const double certificate = r.fromModel ? r.model.certificate : c.certificate;
+    const int sign = r.fromModel ? r.model.sign : c.certificate_sign;
+    const double lambda_q = r.fromModel ? r.model.lambda_q : c.lambda_q;
+    const double gain = r.fromModel ? r.model.gain : c.gain;
+    const bool boot = r.fromModel ? r.model.sign_fraction >= 0 : r.hasBootstrap;
+    const double fraction = r.fromModel ? r.model.sign_fraction : r.bootstrapSignFraction;
+    const int resamples = r.fromModel ? r.model.resamples : r.bootstrapResamples;
+    // Eq. 15: the sign of ⟨q, α̂−τ̂⟩ decides admissibility; Λ(q) and its gain are a separate figure.
+    const bool admissible = sign > 0 && c.within_clip;
+    m_badge->setObjectName(admissible ? QStringLiteral("badgeCertified") : QStringLiteral("badgeNotCertified"));
+    m_badge->setText(!c.within_clip ? tr("✘ outside the clip box")
+                     : sign > 0     ? tr("✔ admissible")
+                     : sign < 0     ? tr("✘ not admissible")
+                                    : tr("on the cone's boundary"));
+    const QString kept = boot ? tr("; the sign holds in %1 % of %2 bootstrap resamples").arg(100 * fraction, 0, 'f', 1).arg(resamples)
+                              : QString();
     if (!c.within_clip) m_badgeReason->setText(tr("a grade lies outside [0, q_max = %1]").arg(c.q_max, 0, 'g', 4));
-    else if (c.in_cone) m_badgeReason->setText(tr("Λ(q) = %1 < 1: fewer tokens than uniform grades (Prop. 7)").arg(c.lambda_q, 0, 'g', 4));
-    else if (c.lambda_q == 1.0 || std::fabs(c.lambda_q - 1) < 1e-12) m_badgeReason->setText(tr("Λ(q) = 1: uniform grades, no gain"));
-    else m_badgeReason->setText(tr("Λ(q) = %1 ≥ 1: this grading needs more tokens than uniform").arg(c.lambda_q, 0, 'g', 4));
-    const QString sign = c.certificate_sign > 0 ? tr("(+, enters Q₊)") : c.certificate_sign < 0 ? tr("(−, leaves Q₊)") : tr("(0)");
-    set("certificate", formatNumber(c.certificate, 5) + QStringLiteral("  ") + sign);
-    set("bootstrap", r.hasBootstrap ? tr("%1 % of %2").arg(100 * r.bootstrapSignFraction, 0, 'f', 1).arg(r.bootstrapResamples)
-                                    : tr("n/a (no resamples)"));
-    set("lambda_q", formatNumber(c.lambda_q, 5));
-    set("gain", formatNumber(c.gain, 4) + QStringLiteral("×"));
+    else if (sign > 0) m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ > 0: q enters the cone Q₊ to first order (Eq. 15)") + kept);
+    else if (sign < 0) m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ < 0: this direction leaves the cone (Eq. 15)") + kept);
+    else m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ = 0: uniform grades sit on the boundary (Prop. 8(iii))"));
+    const QString sgn = sign > 0 ? tr("(+, enters Q₊)") : sign < 0 ? tr("(−, leaves Q₊)") : tr("(0)");
+    set("certificate", formatNumber(certificate, 5) + QStringLiteral("  ") + sgn);
+    set("bootstrap", boot ? tr("%1 % of %2").arg(100 * fraction, 0, 'f', 1).arg(resamples) : tr("n/a (no resamples)"));
+    set("lambda_q", formatNumber(lambda_q, 5) + (lambda_q < 1 ? tr("  (< 1: in Q₊)") : QString()));
+    set("gain", formatNumber(gain, 4) + QStringLiteral("×"));
     set("bc", formatNumber(c.bc, 5));
     set("lambda_star", formatNumber(c.lambda_star, 4));
     set("clip_bound", formatNumber(c.clip_bound, 4));
@@ -374,9 +477,41 @@ void ConePanel::applyResult(const ConeResult& r) {
     for (double v : r.educated.level_grades) g << QString::number(std::pow(c.lambda, v), 'f', 2);
     set("g_c", QStringLiteral("(") + g.join(QStringLiteral(", ")) + QStringLiteral(")"));
     m_educated->setEnabled(true);
-    m_educated->setText(tr("Set to the educated q*_C  (Λ*_C = %1, gain %2×)")
+    m_educated->setText(tr("Set to the educated q*_C, L-level program  (Λ*_C = %1, gain %2×)")
                             .arg(r.educated.lambda_c, 0, 'f', 3).arg(r.educated.gain, 0, 'f', 2));
   }
+  // Where the certified grades come from, and what the head grades get.
+  if (!m_fromFile) {
+    m_source->setText(tr("Table 3 explorer: geometric profiles and the editor's level grades (level-constant, Rem. 9); "
+                         "no model is certified here — load a `gllm profiles` file for that."));
+  } else {
+    m_source->setText(r.gradesSource.isEmpty() ? tr("the editor's level grades (explorer)") : tr("Grades: ") + r.gradesSource);
+  }
+  int heads = 0, admitted = 0, uncertified = 0;
+  double minFraction = 1;
+  QString headReason, tip;
+  for (const auto& comp : r.components) {
+    if (comp.component.rfind("attn_grades", 0) != 0) continue;
+    ++heads;
+    if (!comp.certified) {
+      ++uncertified;
+      headReason = qs(comp.reason);
+      continue;
+    }
+    admitted += comp.admissible ? 1 : 0;
+    if (comp.sign_fraction >= 0) minFraction = std::min(minFraction, comp.sign_fraction);
+    tip += tr("%1: ⟨q, α̂−τ̂⟩ = %2, Λ = %3\n").arg(qs(comp.component), formatNumber(comp.certificate, 4), formatNumber(comp.lambda_q, 4));
+  }
+  if (!m_fromFile || heads == 0) {
+    m_headsLabel->setText(m_fromFile ? tr("Head grades: the model has no graded attention.")
+                                     : tr("Head grades: certified only against head profiles and a profiles file."));
+  } else if (uncertified > 0) {
+    m_headsLabel->setText(tr("Head grades (%1 heads): not certified — %2").arg(heads).arg(headReason));
+  } else {
+    m_headsLabel->setText(tr("Head grades: %1 of %2 heads admissible against %3; the sign holds in at least %4 % of "
+                             "resamples").arg(admitted).arg(heads).arg(m_headsPath).arg(100 * minFraction, 0, 'f', 1));
+  }
+  m_headsLabel->setToolTip(tip.trimmed());
   m_badge->style()->unpolish(m_badge);
   m_badge->style()->polish(m_badge);
 
@@ -417,7 +552,7 @@ void ConePanel::applyResult(const ConeResult& r) {
   status += tr(" · λ = %1, C = %2").arg(m_lambda, 0, 'g', 6).arg(m_clip, 0, 'g', 6);
   if (!r.deletion.isEmpty()) status += QStringLiteral(" · ") + r.deletion;
   m_status->setText(status);
-  emit resultReady();
+  Q_EMIT resultReady();
 }
 
 }  // namespace gllm::gui

@@ -1,12 +1,15 @@
-// ConePanel: the admissible-cone certificate for the current level grades, recomputed off the GUI
-// thread on every edit — ⟨q, α̂−τ̂⟩, bootstrap sign stability, Λ(q), BC, Λ*, C⁻², gain, badge, α̂/τ̂
-// bars, and the educated q*_C — from a `gllm profiles` file or geometric (ν, μ) (Table 3 explorer).
+// ConePanel: the admissible-cone certificate recomputed off the GUI thread on every edit. With a
+// `gllm profiles` file it certifies the grade tensors the model of the editor's settings holds (read
+// back from the built model; head grades only against head profiles); with geometric (ν, μ) it is
+// the Table 3 explorer of the editor's level grades — badge (Eq. 15), sign stability, Λ(q), gain, BC.
 #pragma once
 #include <QFutureWatcher>
 #include <QWidget>
 #include <memory>
 #include <vector>
 
+#include "engine/config/run_config.h"
+#include "engine/grading/certify.h"
 #include "engine/grading/cone.h"
 #include "engine/grading/profiles.h"
 #include "engine/grading/select.h"
@@ -33,6 +36,12 @@ struct ConeResult {
   int bootstrapResamples = 0;
   std::vector<double> levelAlpha, levelTau;  // a_l, s_l for the bar chart
   QString deletion;                    // Def. 2 deletions, reported
+  // The grades the model holds (profiles file and a config given): one certificate per graded
+  // component; `model` is the MLGE component's when it was certified, and then drives the badge.
+  std::vector<grading::ComponentCertificate> components;
+  bool fromModel = false;
+  grading::ComponentCertificate model;
+  QString gradesSource;                // where the certified grades come from, in words
 };
 
 class ConePanel : public QWidget {
@@ -42,6 +51,11 @@ class ConePanel : public QWidget {
 
   // Inputs. Each schedules a recomputation (coalesced; the GUI thread never waits for it).
   void setGrades(const std::vector<double>& levelGrades, double lambda, double clip);
+  // The settings whose model is certified (built off the GUI thread and its grade tensors read
+  // back) when a profiles file is loaded; `label` names them in the source line.
+  void setConfig(const RunConfig& config, const QString& label);
+  // Head profiles (`gllm profiles --checkpoint`) for the head grades: "" or the error.
+  QString loadHeadProfilesFile(const QString& path);
   void setGeometric(double nu, double mu);
   QString loadProfilesFile(const QString& path);  // "" or the error (also shown)
   void useGeometric();
@@ -59,9 +73,11 @@ class ConePanel : public QWidget {
   // Blocks with an event loop until the latest inputs have a result (tests, screenshots).
   bool waitForResult(int ms = 5000);
   QString badgeText() const;
+  QString headsText() const;
+  QString sourceText() const;
   QString valueText(const QString& key) const;  // "certificate", "lambda_q", "bc", ... as shown
 
- signals:
+ Q_SIGNALS:
   void resultReady();
   // "Set to the educated q*_C": the per-level grades for the grade editor.
   void educatedRequested(const std::vector<double>& levelGrades);
@@ -78,6 +94,10 @@ class ConePanel : public QWidget {
   bool m_fromFile = false;
   std::shared_ptr<grading::ProfilesFile> m_file;
   QString m_filePath;
+  std::shared_ptr<const RunConfig> m_config;
+  QString m_configLabel;
+  std::shared_ptr<grading::HeadProfiles> m_heads;
+  QString m_headsPath;
   int m_levels = 4;
 
   int m_generation = 0;
@@ -95,6 +115,8 @@ class ConePanel : public QWidget {
   QLabel* m_sourceError = nullptr;
   QLabel* m_badge = nullptr;
   QLabel* m_badgeReason = nullptr;
+  QLabel* m_source = nullptr;
+  QLabel* m_headsLabel = nullptr;
   QMap<QString, QLabel*> m_values;
   QPushButton* m_educated = nullptr;
   QChart* m_chart = nullptr;

@@ -8,6 +8,8 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QDir>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -464,10 +466,24 @@ QString GradeEditor::chooseLadderArm(const QString& arm) {
     }
     std::vector<double> lg = a.value("level_grades", std::vector<double>{});
     const std::string file = ss(m_ladderFile->text());
+    // Ladder grades are MLGE per-coordinate grades, acting in the graded basis of the profiles
+    // they were certified against: the model takes both, frozen.
+    std::string profiles = m_ladder.value("profiles_file", std::string());
+    if (!profiles.empty() && QFileInfo(qs(profiles)).isRelative())
+      profiles = ss(QFileInfo(m_ladderFile->text()).dir().filePath(qs(profiles)));
+    if (profiles.empty()) {
+      const QString why = tr("this ladder does not name its profiles file; rebuild it with `gllm ladder --profiles FILE --out …`");
+      showError(m_ladderError, m_ladderArm, why);
+      return why;
+    }
     const QString err = applyGrading([&](nlohmann::json& g) {
-      g["head_grades"] = "ladder";
+      g["mlge"] = true;
+      g["level_grades_source"] = "ladder";
       g["ladder_file"] = file;
       g["ladder_arm"] = ss(arm);
+      g["profiles_file"] = profiles;
+      g["basis_trainable"] = false;
+      g["grades_trainable"] = false;
       if (static_cast<int>(lg.size()) == g.value("levels", 4)) {
         const double qmax = qMax();
         for (double& x : lg) x = std::clamp(x, 0.0, qmax);

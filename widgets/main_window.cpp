@@ -35,6 +35,7 @@
 #include "engine/train/run_store.h"
 #include "widgets/attention_cost_panel.h"
 #include "widgets/compare_panel.h"
+#include "widgets/ladder_panel.h"
 #include "widgets/cone_panel.h"
 #include "widgets/grade_editor.h"
 #include "widgets/heatmap_panel.h"
@@ -183,6 +184,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_inspector = new InspectorPanel(this);
   m_compare = new ComparePanel(this);
   m_attention = new AttentionCostPanel(this);
+  m_ladder = new LadderPanel(this);
   m_attention->setResultsDir(qs(std::string(GLLM_SOURCE_DIR) + "/bench/results"));
 
   setCentralWidget(nullptr);
@@ -195,6 +197,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   addPanel(QStringLiteral("inspector"), tr("Checkpoint inspector"), QStringLiteral("inspect"), m_inspector, Qt::RightDockWidgetArea);
   addPanel(QStringLiteral("compare"), tr("Compare"), QStringLiteral("compare"), m_compare, Qt::RightDockWidgetArea);
   addPanel(QStringLiteral("attention"), tr("Attention cost"), QStringLiteral("attention"), m_attention, Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("ladder"), tr("Ladder"), QStringLiteral("cone"), m_ladder, Qt::RightDockWidgetArea);
   splitDockWidget(m_docks["grades"], m_docks["cone"], Qt::Horizontal);
   tabifyDockWidget(m_docks["grades"], m_docks["preset"]);
   splitDockWidget(m_docks["monitor"], m_docks["queue"], Qt::Vertical);
@@ -202,20 +205,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabifyDockWidget(m_docks["queue"], m_docks["inspector"]);
   tabifyDockWidget(m_docks["queue"], m_docks["compare"]);
   tabifyDockWidget(m_docks["queue"], m_docks["attention"]);
+  tabifyDockWidget(m_docks["queue"], m_docks["ladder"]);
   m_docks["grades"]->raise();
   m_docks["queue"]->raise();
   // The panel raised in the tabs under the monitor gets the height it needs (the run queue a third
   // of the column, the charts and tables of the others about two thirds).
   for (const QString& name :
        {QStringLiteral("queue"), QStringLiteral("heatmaps"), QStringLiteral("inspector"),
-        QStringLiteral("compare"), QStringLiteral("attention")}) {
+        QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("ladder")}) {
     connect(m_docks[name], &QDockWidget::visibilityChanged, this, [this, name](bool visible) {
       if (visible) QTimer::singleShot(0, this, [this, name] { fitRaisedPanel(name); });
     });
   }
 
   // Grade editor ⇄ run settings ⇄ cone.
-  auto pushCone = [this] { m_cone->setGrades(m_grades->levelGrades(), m_grades->lambda(), m_grades->clip()); };
+  auto pushCone = [this] {
+    m_cone->setGrades(m_grades->levelGrades(), m_grades->lambda(), m_grades->clip());
+    m_cone->setConfig(m_grades->config(), tr("the run settings (%1)").arg(qs(m_grades->config().name)));
+  };
   connect(m_grades, &GradeEditor::gradingChanged, this, [this, pushCone] {
     pushCone();
     if (m_syncing) return;
@@ -280,6 +287,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(m_inspector, &InspectorPanel::failed, this,
           [this](const QString& error) { statusBar()->showMessage(error); });
   m_compare->setRunsFolder(runs);
+  // The ladder sweep writes runs/ladder-tiny (gllm train --sweep presets/sweeps/ladder-tiny.json).
+  const QString ladderRuns = QDir(runs).filePath(QStringLiteral("ladder-tiny"));
+  if (QDir(ladderRuns).exists()) m_ladder->setRunsFolder(ladderRuns);
   // The cone starts on the Brown profiles when `gllm profiles` wrote them into the data cache; the
   // geometric (ν, μ) explorer of Table 3 is one click away.
   const QString profiles = defaultProfilesFile();
@@ -372,7 +382,11 @@ QString MainWindow::loadProfiles(const QString& path) {
 }
 
 QString MainWindow::defaultProfilesFile() {
-  return newestFile(qs(data_cache_dir()), {QStringLiteral("profiles*.json")});
+  // The newest `gllm profiles` output in the data cache, else the Brown profiles the ladder presets
+  // ship with (presets/ladders), so a fresh clone starts on estimated profiles too.
+  const QString cached = newestFile(qs(data_cache_dir()), {QStringLiteral("profiles*.json")});
+  if (!cached.isEmpty()) return cached;
+  return newestFile(QDir(qs(presets_dir())).filePath(QStringLiteral("ladders")), {QStringLiteral("*profiles*.json")});
 }
 
 bool MainWindow::waitForIdle(int ms) {

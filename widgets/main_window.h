@@ -17,6 +17,7 @@ class LauncherPanel;
 class InspectorPanel;
 class ComparePanel;
 class AttentionCostPanel;
+class LadderPanel;
 class RunQueue;
 
 class MainWindow : public QMainWindow {
@@ -84,6 +85,7 @@ class MainWindow : public QMainWindow {
   InspectorPanel* m_inspector = nullptr;
   ComparePanel* m_compare = nullptr;
   AttentionCostPanel* m_attention = nullptr;
+  LadderPanel* m_ladder = nullptr;
   RunQueue* m_queue = nullptr;
   bool m_syncing = false;
   bool m_arranged = false;  // arrangeDocks() ran or a saved layout was restored

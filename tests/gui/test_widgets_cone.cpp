@@ -1,11 +1,16 @@
 // GUI test of the grade editor and the cone panel: edits are refused at the field with the reason,
 // and the panel's numbers equal the engine's evaluate_cone_levels / select_levels for the same inputs.
 #include <QLabel>
+#include <QFileInfo>
 #include <QPushButton>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
 
+#include "engine/config/run_config.h"
+#include "engine/grading/certify.h"
 #include "engine/grading/cone.h"
+#include "engine/grading/ladder.h"
 #include "engine/grading/select.h"
 #include "widgets/cone_panel.h"
 #include "widgets/grade_editor.h"
@@ -15,7 +20,7 @@ using namespace gllm::gui;
 
 class TestCone : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void gradeEditorRefusals() {
     GradeEditor ed;
     RunConfig c;
@@ -79,7 +84,9 @@ class TestCone : public QObject {
     QCOMPARE(QString::number(r.report.lambda_star, 'f', 3), QStringLiteral("0.459"));
     QCOMPARE(QString::number(r.educated.lambda_c, 'f', 3), QStringLiteral("0.531"));
     QCOMPARE(QString::number(r.educated.gain, 'f', 2), QStringLiteral("1.88"));
-    QVERIFY(panel.badgeText().contains(ref.in_cone ? "certified" : "not certified"));
+    // The badge follows Eq. 15: the sign of the inner product, not Λ(q) < 1.
+    QCOMPARE(panel.badgeText(), ref.certificate_sign > 0 ? QString("✔ admissible") : QString("✘ not admissible"));
+    QVERIFY(panel.sourceText().contains("Table 3 explorer"));
     QVERIFY(panel.valueText("lambda_c").startsWith("0.531"));
     // "Set to the educated q*_C" hands the optimum to the grade editor.
     QSignalSpy spy(&panel, &ConePanel::educatedRequested);
@@ -89,11 +96,19 @@ class TestCone : public QObject {
     QCOMPARE(spy.count(), 1);
     const auto q = spy.first().first().value<std::vector<double>>();
     QCOMPARE(q.size(), size_t(4));
-    // Uniform grades: Λ = 1, not certified.
+    // Uniform grades: Λ = 1, inner product 0: on the boundary, not admissible.
     panel.setGrades({0, 0, 0, 0}, lambda, 2.0);
     QVERIFY(panel.waitForResult(10000));
     QCOMPARE(panel.result().report.lambda_q, 1.0);
-    QVERIFY(panel.badgeText().contains("not certified"));
+    QCOMPARE(panel.badgeText(), QString("on the cone's boundary"));
+    // Admissible yet Λ(q) > 1 (the random arm's case): the badge says admissible, Λ is a separate
+    // figure beside it.
+    const double q_max = std::log(2.0) / std::log(lambda);
+    panel.setGrades({0.0, q_max, 0.0, q_max / 2}, lambda, 2.0);
+    QVERIFY(panel.waitForResult(10000));
+    QVERIFY(panel.result().report.certificate > 0);
+    QVERIFY(panel.result().report.lambda_q > 1);
+    QCOMPARE(panel.badgeText(), QString("✔ admissible"));
   }
   void badgeKeepsItsPadding() {
     // The verdict pill beside a long reason in a narrow panel: its text keeps 10 px either side
@@ -103,13 +118,13 @@ class TestCone : public QObject {
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
     panel.setGeometric(0.6, 0.3);
-    panel.setGrades({12, 10, 3, 0}, std::exp(1.0 / 32.0), 2.0);  // against the profiles: Λ(q) > 1
+    panel.setGrades({12, 10, 3, 0}, std::exp(1.0 / 32.0), 2.0);  // against the profiles: ⟨q, α̂−τ̂⟩ < 0
     QVERIFY(panel.waitForResult(10000));
     auto* badge = panel.findChild<QLabel*>(QStringLiteral("badgeNotCertified"));
     QVERIFY(badge);
     QLabel* reason = nullptr;
     for (QLabel* l : panel.findChildren<QLabel*>())
-      if (l->text().contains(QStringLiteral("needs more tokens than uniform"))) reason = l;
+      if (l->text().contains(QStringLiteral("leaves the cone"))) reason = l;
     QVERIFY(reason);
     QTRY_VERIFY(badge->width() >= badge->fontMetrics().horizontalAdvance(badge->text()) + 20);
     QVERIFY(badge->height() >= badge->fontMetrics().height() + 6);
@@ -119,6 +134,74 @@ class TestCone : public QObject {
         b.right() < t.left(),
         qPrintable(QString("pill ends at %1, reason starts at %2").arg(b.right()).arg(t.left())));
   }
+  // With a profiles file the panel certifies the grades the model of the editor's settings holds,
+  // read back from the built model: the ladder preset's MLGE grades give the ladder's published
+  // inner product; head grades are certified only against head profiles, and say so otherwise.
+  void certifiesTheModelsOwnGrades() {
+    const RunConfig ladder = RunConfig::load(resolve_preset_path("ladder-educated"));
+    ConePanel panel;
+    QVERIFY(panel.loadProfilesFile(QString::fromStdString(ladder.grading.profiles_file)).isEmpty());
+    panel.setConfig(ladder, "preset ladder-educated");
+    QVERIFY(panel.waitForResult(30000));
+    const ConeResult& r = panel.result();
+    QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+    QVERIFY(r.fromModel);
+    const auto lad = grading::load_ladder_file(ladder.grading.ladder_file);
+    QVERIFY(std::abs(r.model.certificate - lad.arm("educated").certificate) < 1e-5);
+    QCOMPARE(panel.badgeText(), QString("✔ admissible"));
+    QVERIFY(panel.sourceText().contains("read back"));
+    QVERIFY(panel.headsText().contains("no graded attention"));
+
+    // tiny-cpu: graded attention, no MLGE grades — the heads are not certified without head
+    // profiles, and the numbers are the explorer's, said so.
+    panel.setConfig(RunConfig::load(resolve_preset_path("tiny-cpu")), "preset tiny-cpu");
+    QVERIFY(panel.waitForResult(30000));
+    QVERIFY(!panel.result().fromModel);
+    QVERIFY(panel.sourceText().contains("holds no MLGE grades"));
+    QVERIFY2(panel.headsText().contains("no head profiles loaded"), qPrintable(panel.headsText()));
+
+    // Head profiles of the right shape: every head gets a certificate (uniform grades: 0, not admissible).
+    grading::HeadProfiles hp;
+    hp.layers = 4;
+    hp.heads = 4;
+    hp.planes = 16;
+    for (int i = 0; i < 16; ++i) {
+      grading::ProfilesFile f;
+      for (int c = 0; c < 16; ++c) {
+        f.profiles.alpha.push_back((c + 1.0) / 136.0);
+        f.profiles.tau.push_back((16.0 - c) / 136.0);
+      }
+      hp.per_head.push_back(f);
+    }
+    QTemporaryDir tmp;
+    const QString path = tmp.filePath("heads.json");
+    grading::save_head_profiles(path.toStdString(), hp);
+    QVERIFY(panel.loadHeadProfilesFile(path).isEmpty());
+    QVERIFY(panel.waitForResult(30000));
+    QVERIFY2(panel.headsText().contains("0 of 16 heads admissible"), qPrintable(panel.headsText()));
+    // An embedding profiles file is refused as head profiles, with the command that makes them.
+    QVERIFY(panel.loadHeadProfilesFile(QString::fromStdString(ladder.grading.profiles_file)).contains("--checkpoint"));
+  }
+
+  // Choosing a ladder arm in the grade editor gives the model exactly what the ladder certified:
+  // MLGE grades from the arm and the basis of the ladder's own profiles, both frozen.
+  void editorTakesALadderArm() {
+    const RunConfig ladder = RunConfig::load(resolve_preset_path("ladder-pos"));
+    GradeEditor ed;
+    ed.setConfig(RunConfig::load(resolve_preset_path("tiny-cpu")));
+    QVERIFY(ed.loadLadder(QString::fromStdString(ladder.grading.ladder_file)).isEmpty());
+    QVERIFY(ed.ladderArms().contains("pos"));
+    const QString err = ed.chooseLadderArm("pos");
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    const auto& g = ed.config().grading;
+    QVERIFY(g.mlge);
+    QCOMPARE(QString::fromStdString(g.level_grades_source), QString("ladder"));
+    QCOMPARE(QString::fromStdString(g.ladder_arm), QString("pos"));
+    QVERIFY(!g.basis_trainable);
+    QCOMPARE(QFileInfo(QString::fromStdString(g.profiles_file)).canonicalFilePath(),
+             QFileInfo(QString::fromStdString(ladder.grading.profiles_file)).canonicalFilePath());
+  }
+
   void burstOfEditsEndsOnTheLatest() {
     ConePanel panel;
     const double lambda = std::exp(1.0 / 32.0);
