@@ -4,7 +4,7 @@
 # scripts/device-deps.sh on Debian), then runs `gllm version`, `gllm check gpu`, a short DEPTH-6 run (tokens/s, MFU,
 # peak VRAM; val BPB must fall below the corpus's unigram BPB and the train loss clearly), the engine's throughput
 # beside tests/python/model_reference.py under torch.compile on the same batch shape, a 2-process data-parallel
-# run sized to the card (gllm --nproc 2, then the same through torchrun), and compile-to-standard of the run's
+# run sized to the card (gllm --nproc 2, then the same through torchrun --no_python), and compile-to-standard of the run's
 # checkpoint. The whole script keeps to GLLM_DEVICE_BUDGET_S seconds (default 450), so one command with a 480 s
 # limit runs it all: bash scripts/device-check.sh   (carry=[".deps/device"]).
 # GLLM_DEVICE_NCCL=1 also compiles the NCCL process group (nccl.h from pip's nvidia-nccl package); by default
@@ -235,7 +235,7 @@ if [ "$rc" != 0 ]; then
 fi
 
 step "torchrun launch (the same run, 2 steps: ranks join from RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)"
-limited 60 "$py" -m torch.distributed.run --standalone --nproc_per_node 2 --no-python "$gllm" train "$work/dp.json" \
+limited 60 "$py" -m torch.distributed.run --standalone --nproc_per_node 2 --no_python "$gllm" train "$work/dp.json" \
   --steps 2 --out "$work/runs/dp-torchrun" --quiet --json >"$work/torchrun.log" 2>&1
 rc=$?
 tail -n 25 "$work/torchrun.log"
