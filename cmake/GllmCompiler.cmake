@@ -23,7 +23,7 @@ endif()
 # subcommands, the Qt widgets and the tests call into the engine, where the time goes, and
 # compile faster at -O1.
 set(GLLM_COLD_OPT "-O1" CACHE STRING
-    "Optimisation of code that is not hot (CLI, widgets, tests) in Release builds; empty: -O3 as the rest")
+    "Optimisation of code that is not hot (CLI, widgets, tests) in Release builds; empty: -O3")
 
 # gllm_cold_code(TARGET...): compiles the targets' own sources at GLLM_COLD_OPT (Release only).
 function(gllm_cold_code)

@@ -4,7 +4,8 @@
 # A CI check, off unless asked for (.ci/run: GLLM_COMPILE_CHECKS=1 makes scripts/setup.sh fetch the
 # headers and scripts/build.sh configure with AUTO). Included after cmake/GllmCudaCheck.cmake.
 set(GLLM_TORCH2_COMPILE_CHECK OFF CACHE STRING
-    "CI: syntax-check the engine against LibTorch 2.x headers: OFF (default), AUTO (when GLLM_TORCH2_INCLUDE_DIR holds them), ON")
+    "CI: syntax-check the engine against LibTorch 2.x headers: OFF (default), AUTO (when \
+GLLM_TORCH2_INCLUDE_DIR holds them), ON")
 set_property(CACHE GLLM_TORCH2_COMPILE_CHECK PROPERTY STRINGS OFF AUTO ON)
 set(GLLM_TORCH2_INCLUDE_DIR ${PROJECT_SOURCE_DIR}/.deps/libtorch2/usr/include CACHE PATH
     "Include root of a LibTorch 2.x (holding ATen/, c10/ and torch/csrc/api/include/)")

@@ -18,9 +18,10 @@ fi
 if [ ! -f "$build/build.ninja" ]; then
   # The README's commands build the workbench: a missing Qt package is an error, not a silent CLI-only build.
   # shellcheck disable=SC2086  # GLLM_CMAKE_ARGS is a list of arguments
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGLLM_REQUIRE_GUI=ON "${check_args[@]}" \
-    ${GLLM_CMAKE_ARGS:-}
-elif [ ${#check_args[@]} -gt 0 ] && ! grep -qx 'GLLM_TORCH2_COMPILE_CHECK:STRING=AUTO' "$build/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGLLM_REQUIRE_GUI=ON \
+    "${check_args[@]}" ${GLLM_CMAKE_ARGS:-}
+elif [ ${#check_args[@]} -gt 0 ] &&
+  ! grep -qx 'GLLM_TORCH2_COMPILE_CHECK:STRING=AUTO' "$build/CMakeCache.txt"; then
   cmake -S "$root" -B "$build" "${check_args[@]}"  # an existing build now asked for the CI checks
 fi
 jobs=${GLLM_JOBS:-$(nproc)}

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# GPU machine check, one log ($OUT/device-check.log): builds the engine and CLI (target gllm, no Qt, no tests)
-# against the LibTorch inside the machine's Python torch package (deps and corpus from .deps/device, made by
-# scripts/device-deps.sh on Debian), then runs `gllm version`, `gllm check gpu`, a short DEPTH-6 run (tokens/s, MFU,
-# peak VRAM; val BPB must fall below the corpus's unigram BPB and the train loss clearly), the engine's throughput
-# beside tests/python/model_reference.py under torch.compile on the same batch shape, a 2-process data-parallel
-# run sized to the card (gllm --nproc 2, then the same through torchrun --no_python), and compile-to-standard of the run's
-# checkpoint. The whole script keeps to GLLM_DEVICE_BUDGET_S seconds (default 450), so one command with a 480 s
-# limit runs it all: bash scripts/device-check.sh   (carry=[".deps/device"]).
-# GLLM_DEVICE_NCCL=1 also compiles the NCCL process group (nccl.h from pip's nvidia-nccl package); by default
-# data-parallel ranks reduce over Gloo, which also serves two ranks sharing one GPU.
+# GPU machine check, one log ($OUT/device-check.log): builds the engine and CLI (target gllm; no Qt,
+# no tests) against the LibTorch inside the machine's Python torch package (deps and corpus from
+# .deps/device, made by scripts/device-deps.sh on Debian), then runs `gllm version`, `gllm check
+# gpu`, a short DEPTH-6 run (tokens/s, MFU, peak VRAM; val BPB must fall below the corpus's unigram
+# BPB and the train loss clearly), the engine's throughput beside tests/python/model_reference.py
+# under torch.compile on the same batch shape, a 2-process data-parallel run sized to the card
+# (gllm --nproc 2, then the same through torchrun --no_python), and compile-to-standard of the run's
+# checkpoint. The whole script keeps to GLLM_DEVICE_BUDGET_S seconds (default 450), so one command
+# with a 480 s limit runs it all: bash scripts/device-check.sh   (carry=[".deps/device"]).
+# GLLM_DEVICE_NCCL=1 also compiles the NCCL process group (nccl.h from pip's nvidia-nccl package);
+# by default data-parallel ranks reduce over Gloo, which also serves two ranks sharing one GPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/device-logs}
@@ -71,7 +72,9 @@ fi
 carried=$root/.deps/device
 deps=$carried/root/usr
 if [ ! -d "$deps" ] || [ ! -d "$carried/data/brown" ]; then
-  echo "missing .deps/device (libraries and corpus): run scripts/device-deps.sh on Debian and carry .deps/device"; exit 1
+  echo "missing .deps/device (libraries and corpus): run scripts/device-deps.sh on Debian and carry"
+  echo "it with the working tree: carry=[\".deps/device\"]"
+  exit 1
 fi
 export PKG_CONFIG_PATH=$deps/lib/x86_64-linux-gnu/pkgconfig
 export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}  # pkgconf's library; sentencepiece (dlopen'ed)
@@ -85,8 +88,8 @@ command -v ninja >/dev/null && cmake_args+=(-G Ninja)
 # Torch's CMake config looks for the CUDA toolkit (nvcc) to set up its CUDA targets.
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then cmake_args+=(-DCUDAToolkit_ROOT=/usr/local/cuda); fi
 cxxflags="-D_GLIBCXX_USE_CXX11_ABI=$abi"
-# A CUDA torch: compile the CUDA-only parts (allocator statistics, set_device per rank). NCCL only on request
-# (GLLM_DEVICE_NCCL=1); its header comes from pip's nvidia-nccl-cu* package (nvidia/nccl/include).
+# A CUDA torch: compile the CUDA-only parts (allocator statistics, set_device per rank). NCCL only
+# on request (GLLM_DEVICE_NCCL=1); its header comes from pip's nvidia-nccl-cu* package.
 if "$py" -c 'import sys, torch; sys.exit(0 if torch.version.cuda else 1)'; then
   cxxflags="$cxxflags -DGLLM_WITH_CUDA=1"
   if [ "${GLLM_DEVICE_NCCL:-0}" = 1 ]; then
@@ -134,13 +137,14 @@ if grep -q '"skipped"' "$out/gpu-check.json"; then echo "FAIL: the GPU checks we
 preset=seed001-d6-00-dense-native
 step "short DEPTH-6 run ($preset, 30 steps, val BPB every 10)"
 d6=$work/runs/d6
-limited 100 "$gllm" train "$preset" --steps 30 --eval-every 10 --out "$d6" --quiet --json || status=1
+limited 100 "$gllm" train "$preset" --steps 30 --eval-every 10 --out "$d6" --quiet --json ||
+  status=1
 cp "$d6/summary.json" "$out/d6-summary.json" 2>/dev/null
 cp "$d6/metrics.jsonl" "$out/d6-metrics.jsonl" 2>/dev/null
-# tokens/s, MFU against the bf16 dense peak (H200: 989 TFLOP/s; GLLM_PEAK_TFLOPS for another GPU), peak VRAM
-# (CUDA caching allocator); the pass test: the last val BPB below the corpus's unigram BPB (the best context-free
-# model) and a clear fall of the train loss (the last three steps' mean at most 85 % of the first three's, and at
-# least 1 nat lower).
+# tokens/s, MFU against the bf16 dense peak (H200: 989 TFLOP/s; GLLM_PEAK_TFLOPS for another GPU),
+# peak VRAM (CUDA caching allocator); the pass test: the last val BPB below the corpus's unigram BPB
+# (the best context-free model) and a clear fall of the train loss (the last three steps' mean at
+# most 85 % of the first three's, and at least 1 nat lower).
 peak=${GLLM_PEAK_TFLOPS:-989}
 "$py" - "$d6" "$peak" <<'EOF' || status=1
 import json, sys
@@ -155,8 +159,9 @@ rows = [json.loads(l) for l in open(run + "/metrics.jsonl") if l.strip()]
 val = [(r["step"], r["val_bpb"]) for r in rows if "val_bpb" in r]
 ho = s["heldout_bpb"]
 uni = s.get("unigram_bpb")
-print("val BPB by step: " + ", ".join(f"{st}: {b:.4f}" for st, b in val) + "; held-out "
-      + (f"{ho:.4f}" if ho is not None else "none") + "; unigram " + (f"{uni:.4f}" if uni is not None else "none"))
+fmt = lambda x: f"{x:.4f}" if x is not None else "none"
+print("val BPB by step: " + ", ".join(f"{st}: {b:.4f}" for st, b in val) + "; held-out " + fmt(ho)
+      + "; unigram " + fmt(uni))
 losses = [r["loss"] for r in rows if r.get("loss") is not None and "val_bpb" not in r]
 first = sum(losses[:3]) / max(1, len(losses[:3]))
 last = sum(losses[-3:]) / max(1, len(losses[-3:]))
@@ -172,18 +177,20 @@ for name, ok in checks.items():
 sys.exit(0 if all(checks.values()) else 1)
 EOF
 
-ck=
+ck=  # the newest weights file, in name order
 for f in "$d6"/checkpoints/step_*.safetensors; do
-  case $f in *.optim.safetensors) ;; *) [ -f "$f" ] && ck=$f ;; esac  # the newest weights file, in name order
+  case $f in *.optim.safetensors) ;; *) [ -f "$f" ] && ck=$f ;; esac
 done
 
-step "throughput: the engine against model_reference.py under torch.compile (same batch shape, this GPU)"
-# The engine's figure is the DEPTH-6 run's training tokens/s (forward, backward, MuonAdamW, micro-steps of
-# device_batch x sequence_len); the reference times forward, backward and a fused AdamW on the same shape.
+step "throughput: the engine against model_reference.py under torch.compile (same batch, this GPU)"
+# The engine's figure is the DEPTH-6 run's training tokens/s (forward, backward, MuonAdamW,
+# micro-steps of device_batch x sequence_len); the reference times forward, backward and a fused
+# AdamW on the same shape.
 if [ -n "$ck" ]; then
-  rows=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["train"]["device_batch"])' "$d6/config.json")
-  limited 120 "$py" "$root/tests/python/device_throughput.py" "$ck" --batch "$rows" --steps 5 --warmup 2 \
-    >"$out/reference-throughput.json" 2>"$work/throughput.err"
+  rows=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["train"]["device_batch"])' \
+    "$d6/config.json")
+  limited 120 "$py" "$root/tests/python/device_throughput.py" "$ck" --batch "$rows" --steps 5 \
+    --warmup 2 >"$out/reference-throughput.json" 2>"$work/throughput.err"
   rc=$?
   tail -n 5 "$work/throughput.err"
   if [ "$rc" = 0 ]; then
@@ -194,10 +201,11 @@ r = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
 peak = float(sys.argv[3]) * 1e12
 fpt = s["memory_estimate"]["flops_per_token"]
 e, p = s["tokens_per_s"], r["tokens_per_s"]
-print(f"throughput: engine {e:,.0f} tokens/s (MFU {100 * fpt * e / peak:.1f}%), model_reference.py "
-      f"{'torch.compile' if r['compiled'] else 'eager'} {p:,.0f} tokens/s (MFU {100 * fpt * p / peak:.1f}%, "
-      f"batch {r['batch']} x {r['seq']}, compile {r['compile_s']:.0f} s, torch {r['torch_version']}): "
-      f"ratio engine/reference {e / p:.2f}")
+how = "torch.compile" if r["compiled"] else "eager"
+print(f"throughput: engine {e:,.0f} tokens/s (MFU {100 * fpt * e / peak:.1f}%), "
+      f"model_reference.py {how} {p:,.0f} tokens/s (MFU {100 * fpt * p / peak:.1f}%, "
+      f"batch {r['batch']} x {r['seq']}, compile {r['compile_s']:.0f} s, "
+      f"torch {r['torch_version']}): ratio engine/reference {e / p:.2f}")
 EOF
   else
     echo "FAIL: the reference throughput run failed (exit $rc)"
@@ -209,8 +217,8 @@ else
 fi
 
 step "data parallel smoke run (2 processes, DEPTH-6, sized to the card)"
-# The global batch is shared, not copied: 4 micro-steps of `rows` x 2048 tokens, two per process. Two processes
-# on one GPU each hold one micro-batch; `rows` follows the card's memory.
+# The global batch is shared, not copied: 4 micro-steps of `rows` x 2048 tokens, two per process.
+# Two processes on one GPU each hold one micro-batch; `rows` follows the card's memory.
 ngpu=$("$py" -c 'import torch; print(torch.cuda.device_count())')
 mem_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n 1)
 rows=8
@@ -218,12 +226,14 @@ rows=8
 [ "${mem_mib:-0}" -ge 120000 ] && rows=32
 cat >"$work/dp.json" <<EOF
 {"base": "$root/presets/$preset.json", "name": "dp-smoke",
- "train": {"device_batch": $rows, "total_batch_tokens": $((4 * rows * 2048)), "steps": 4, "eval_every": 0,
-           "eval_tokens": 65536, "heldout_tokens": 65536}}
+ "train": {"device_batch": $rows, "total_batch_tokens": $((4 * rows * 2048)), "steps": 4,
+           "eval_every": 0, "eval_tokens": 65536, "heldout_tokens": 65536}}
 EOF
-echo "$ngpu GPU(s), ${mem_mib:-?} MiB each: micro-batches of $rows x 2048 tokens, global batch $((4 * rows * 2048)) tokens"
+echo "$ngpu GPU(s), ${mem_mib:-?} MiB each: micro-batches of $rows x 2048 tokens," \
+  "global batch $((4 * rows * 2048)) tokens"
 dp_log=$work/dp.log
-limited 90 "$gllm" train "$work/dp.json" --nproc 2 --out "$work/runs/dp2" --quiet --json >"$dp_log" 2>&1
+limited 90 "$gllm" train "$work/dp.json" --nproc 2 --out "$work/runs/dp2" --quiet --json \
+  >"$dp_log" 2>&1
 rc=$?
 cat "$dp_log"
 if [ "$rc" != 0 ]; then
@@ -234,9 +244,10 @@ if [ "$rc" != 0 ]; then
   fi
 fi
 
-step "torchrun launch (the same run, 2 steps: ranks join from RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)"
-limited 60 "$py" -m torch.distributed.run --standalone --nproc_per_node 2 --no_python "$gllm" train "$work/dp.json" \
-  --steps 2 --out "$work/runs/dp-torchrun" --quiet --json >"$work/torchrun.log" 2>&1
+step "torchrun launch (the same run, 2 steps; ranks join from RANK, WORLD_SIZE, MASTER_ADDR, ...)"
+limited 60 "$py" -m torch.distributed.run --standalone --nproc_per_node 2 --no_python \
+  "$gllm" train "$work/dp.json" --steps 2 --out "$work/runs/dp-torchrun" --quiet --json \
+  >"$work/torchrun.log" 2>&1
 rc=$?
 tail -n 25 "$work/torchrun.log"
 [ "$rc" = 0 ] || { echo "FAIL: the torchrun launch exited $rc"; status=1; }
@@ -245,7 +256,8 @@ tail -n 25 "$work/torchrun.log"
 # that the CLI folds the run's checkpoint and reproduces its logits (a CPU probe).
 step "compile-to-standard of the DEPTH-6 checkpoint"
 if [ -n "$ck" ]; then
-  limited 45 "$gllm" compile "$ck" --out "$work/compiled.safetensors" --probe-len 256 --json || status=1
+  limited 45 "$gllm" compile "$ck" --out "$work/compiled.safetensors" --probe-len 256 --json ||
+    status=1
 else
   echo "no checkpoint in $d6/checkpoints"; status=1
 fi

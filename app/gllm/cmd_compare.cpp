@@ -55,23 +55,26 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
       return std::string(b);
     };
     using gllm::Align;
-    gllm::TextTable table({"  arm", "mean", "± SD", "n", "Δ vs baseline", "± SD", "95 % t-interval", "improved"},
-                          {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
-                           Align::Left, Align::Right});
+    gllm::TextTable table(
+        {"  arm", "mean", "± SD", "n", "Δ vs baseline", "± SD", "95 % t-interval", "improved"},
+        {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
+         Align::Left, Align::Right});
     for (const auto& a : j["arms"]) {
       std::vector<std::string> row{"  " + a["arm"].get<std::string>()};
       if (a.contains("summary")) {
         const auto& m = a["summary"];
-        row.insert(row.end(), {fmt("%.6f", m["mean"].get<double>()), fmt("%.6f", m["sd"].get<double>()),
-                               std::to_string(m["n"].get<int>())});
+        row.insert(row.end(),
+                   {fmt("%.6f", m["mean"].get<double>()), fmt("%.6f", m["sd"].get<double>()),
+                    std::to_string(m["n"].get<int>())});
       } else {
         row.insert(row.end(), {"", "", ""});
       }
       if (a.contains("vs_baseline") && !a["vs_baseline"].is_null()) {
         const auto& v = a["vs_baseline"];
-        row.insert(row.end(), {fmt("%+.6f", v["mean"].get<double>()), fmt("%.6f", v["sd"].get<double>()),
-                               fmt("[%+.6f, %+.6f]", v["ci_low"].get<double>(), v["ci_high"].get<double>()),
-                               fmt("%d/%d", v["n_improved"].get<int>(), v["n"].get<int>())});
+        row.insert(row.end(),
+                   {fmt("%+.6f", v["mean"].get<double>()), fmt("%.6f", v["sd"].get<double>()),
+                    fmt("[%+.6f, %+.6f]", v["ci_low"].get<double>(), v["ci_high"].get<double>()),
+                    fmt("%d/%d", v["n_improved"].get<int>(), v["n"].get<int>())});
       }
       table.add_row(row);
     }

@@ -44,13 +44,16 @@ gllm::cli::RegisterCommand reg("efficiency", [](CLI::App& root) {
     gllm::TextTable table({"  arm", "seed", "tokens", "step", "ratio to uniform"},
                           {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right});
     for (const auto& r : j["runs"]) {
-      std::vector<std::string> row{"  " + r["arm"].get<std::string>(), std::to_string(r["seed"].get<int>())};
+      std::vector<std::string> row{"  " + r["arm"].get<std::string>(),
+                                   std::to_string(r["seed"].get<int>())};
       if (!r["reached"].get<bool>()) {
         row.insert(row.end(), {"not reached", "", ""});
       } else {
         char ratio[32] = "";
-        if (!r["ratio_to_uniform"].is_null()) std::snprintf(ratio, sizeof ratio, "%.3f", r["ratio_to_uniform"].get<double>());
-        row.insert(row.end(), {std::to_string(r["tokens"].get<int64_t>()), std::to_string(r["step"].get<int64_t>()), ratio});
+        if (!r["ratio_to_uniform"].is_null())
+          std::snprintf(ratio, sizeof ratio, "%.3f", r["ratio_to_uniform"].get<double>());
+        row.insert(row.end(), {std::to_string(r["tokens"].get<int64_t>()),
+                               std::to_string(r["step"].get<int64_t>()), ratio});
       }
       table.add_row(row);
     }

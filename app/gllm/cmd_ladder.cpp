@@ -52,11 +52,12 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
       return s.str();
     };
     gllm::TextTable table({"rank", "arm", "⟨q,α̂−τ̂⟩", "Λ(q)", "gain"},
-                          {gllm::Align::Right, gllm::Align::Left, gllm::Align::Right, gllm::Align::Right,
-                           gllm::Align::Right});
+                          {gllm::Align::Right, gllm::Align::Left, gllm::Align::Right,
+                           gllm::Align::Right, gllm::Align::Right});
     for (const auto& name : lad.order) {
       const auto& arm = lad.arm(name);
-      table.add_row({std::to_string(arm.rank), arm.name, num(arm.certificate), num(arm.lambda_q), num(arm.gain)});
+      table.add_row({std::to_string(arm.rank), arm.name, num(arm.certificate), num(arm.lambda_q),
+                     num(arm.gain)});
     }
     std::cout << table.render();
     for (const auto& arm : lad.arms)

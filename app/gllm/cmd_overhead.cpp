@@ -16,10 +16,13 @@ gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
   add_count_option(cmd, "--d", in->d, "Model width d")->required();
   add_count_option(cmd, "--layers", in->layers, "Blocks K")->required();
   add_count_option(cmd, "--heads", in->heads, "Heads per block H (d_k = d/H)")->required();
-  add_count_option(cmd, "--levels", in->levels, "MLGE levels L (Σ d_l = d, so the count does not change d²)")
+  add_count_option(cmd, "--levels", in->levels,
+                   "MLGE levels L (Σ d_l = d, so the count does not change d²)")
       ->default_str("4");
   add_count_option(cmd, "--vocab", in->vocab, "Vocabulary size |V|")->required();
-  add_count_option(cmd, "--total-params", in->total_params, "Model parameters N (345e6, 345M, 7B, …)")->required();
+  add_count_option(cmd, "--total-params", in->total_params,
+                   "Model parameters N (345e6, 345M, 7B, …)")
+      ->required();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([in, json] {
     auto o = gllm::grading::compute_overhead(*in);
@@ -45,8 +48,8 @@ gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
     table.add_row({"total", "Σ", std::to_string(o.total)});
     std::cout << table.render() << std::fixed << std::setprecision(3) << o.total / 1e6 << "M, "
               << std::setprecision(2) << 100 * o.fraction << "% of N\n"
-              << "summing the components rounded to 3 digits, as §8.1.3 prints it: " << std::setprecision(2)
-              << o.total_rounded_components / 1e6 << "M" << std::endl;
+              << "summing the components rounded to 3 digits, as §8.1.3 prints it: "
+              << std::setprecision(2) << o.total_rounded_components / 1e6 << "M" << std::endl;
   });
 });
 

@@ -86,12 +86,15 @@ gllm::cli::RegisterCommand reg("params", [](CLI::App& root) {
   auto a = std::make_shared<ParamsArgs>();
   cmd->add_option("preset", a->preset, "Preset name or RunConfig JSON path");
   using gllm::cli::add_count_option;
-  add_count_option(cmd, "--depth", a->depth, "Baseline DEPTH (width 64·DEPTH rounded up to 128, head dim 128)", 1, 64);
-  add_count_option(cmd, "--vocab", a->vocab, "Vocabulary size (default: the config's, else 8192)", 1, 100000000);
-  add_count_option(cmd, "--oe-m", a->oe_m, "Hashed n-gram table modulus m (0 = no tables)", 0, 1000000000);
+  add_count_option(cmd, "--depth", a->depth,
+                   "Baseline DEPTH (width 64·DEPTH rounded up to 128, head dim 128)", 1, 64);
+  add_count_option(cmd, "--vocab", a->vocab, "Vocabulary size (default: the config's, else 8192)",
+                   1, 100000000);
+  add_count_option(cmd, "--oe-m", a->oe_m, "Hashed n-gram table modulus m (0 = no tables)", 0,
+                   1000000000);
   add_count_option(cmd, "--tokens", a->tokens,
-                   "Tokens per optimizer step for FLOPs (default: batch × sequence × grad_accum)", 1,
-                   1000000000000);
+                   "Tokens per optimizer step for FLOPs (default: batch × sequence × grad_accum)",
+                   1, 1000000000000);
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { run(*a); });
 });

@@ -37,13 +37,14 @@ gllm::cli::RegisterCommand reg("runs", [](CLI::App& root) {
       return std::string(b);
     };
     using gllm::Align;
-    gllm::TextTable table({"run", "preset", "seed", "status", "step", "loss", "val BPB", "held BPB"},
-                          {Align::Left, Align::Left, Align::Right, Align::Left, Align::Right, Align::Right,
-                           Align::Right, Align::Right});
+    gllm::TextTable table(
+        {"run", "preset", "seed", "status", "step", "loss", "val BPB", "held BPB"},
+        {Align::Left, Align::Left, Align::Right, Align::Left, Align::Right, Align::Right,
+         Align::Right, Align::Right});
     for (const auto& r : runs) {
       table.add_row({r.dir, r.name, std::to_string(r.seed), r.status,
-                     std::to_string(r.step) + "/" + std::to_string(r.total_steps), num(r.final_loss),
-                     num(r.val_bpb), num(r.heldout_bpb)});
+                     std::to_string(r.step) + "/" + std::to_string(r.total_steps),
+                     num(r.final_loss), num(r.val_bpb), num(r.heldout_bpb)});
       for (const auto& w : r.warnings) table.add_line("    warning: " + w);
     }
     std::cout << table.render();

@@ -137,7 +137,8 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
   cmd->add_option("--sweep", o->sweep, "Sweep file: arms x seeds run one after another");
   using gllm::cli::add_count_option;
   add_count_option(cmd, "--steps", o->steps, "Override train.steps", 1);
-  add_count_option(cmd, "--eval-every", o->eval_every, "Override train.eval_every (0 = only at the end)");
+  add_count_option(cmd, "--eval-every", o->eval_every,
+                   "Override train.eval_every (0 = only at the end)");
   add_count_option(cmd, "--checkpoint-every", o->checkpoint_every,
                    "Override train.checkpoint_every (0 = only at the end)");
   cmd->add_option("--seed", o->seed, "Override train.seed")->check(CLI::NonNegativeNumber);
@@ -146,12 +147,17 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
   cmd->add_option("--out", o->out, "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
   cmd->add_flag("--json", o->json, "Print the outcome as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress bar");
-  cmd->add_option("--nproc", o->nproc,
-                  "Data-parallel processes on this machine (c10d over Gloo; NCCL when built with it). The global "
-                  "batch stays the preset's (train.total_batch_tokens, else device_batch x grad_accum x sequence_len): "
-                  "the processes share its micro-steps, or each micro-step's rows, so N processes reproduce a "
-                  "one-process run; only rank 0 writes the run folder. Under torchrun or srun, leave --nproc out: "
-                  "each process joins the job from RANK, WORLD_SIZE, MASTER_ADDR, … (or SLURM_PROCID, …)")
+  cmd->add_option(
+         "--nproc", o->nproc,
+         "Data-parallel processes on this machine (c10d over Gloo; NCCL when built with it). The "
+         "global "
+         "batch stays the preset's (train.total_batch_tokens, else device_batch x grad_accum x "
+         "sequence_len): "
+         "the processes share its micro-steps, or each micro-step's rows, so N processes reproduce "
+         "a "
+         "one-process run; only rank 0 writes the run folder. Under torchrun or srun, leave "
+         "--nproc out: "
+         "each process joins the job from RANK, WORLD_SIZE, MASTER_ADDR, … (or SLURM_PROCID, …)")
       ->check(CLI::Range(1, 1024));
   cmd->callback([o] {
     if (!o->sweep.empty()) {

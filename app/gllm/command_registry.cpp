@@ -45,7 +45,8 @@ int64_t parse_count(const std::string& text, const std::string& option, int64_t 
   std::string mantissa;
   int64_t exp10 = 0;
   bool any_digit = false;
-  for (; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i) mantissa += text[i], any_digit = true;
+  for (; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i)
+    mantissa += text[i], any_digit = true;
   if (i < n && text[i] == '.') {
     for (++i; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i)
       mantissa += text[i], --exp10, any_digit = true;
@@ -55,15 +56,18 @@ int64_t parse_count(const std::string& text, const std::string& option, int64_t 
     ++i;
     bool neg = false;
     if (i < n && (text[i] == '+' || text[i] == '-')) neg = text[i++] == '-';
-    if (i == n || !std::isdigit(static_cast<unsigned char>(text[i]))) fail("has no exponent after 'e'");
+    if (i == n || !std::isdigit(static_cast<unsigned char>(text[i])))
+      fail("has no exponent after 'e'");
     int64_t e = 0;
-    for (; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i) e = std::min<int64_t>(e * 10 + (text[i] - '0'), 1000);
+    for (; i < n && std::isdigit(static_cast<unsigned char>(text[i])); ++i)
+      e = std::min<int64_t>(e * 10 + (text[i] - '0'), 1000);
     exp10 += neg ? -e : e;
   }
   if (i < n) {
     const char s = static_cast<char>(std::toupper(static_cast<unsigned char>(text[i])));
     const int shift = s == 'K' ? 3 : s == 'M' ? 6 : (s == 'B' || s == 'G') ? 9 : s == 'T' ? 12 : -1;
-    if (shift < 0 || i + 1 != n) fail("is not a count (unknown suffix '" + text.substr(i) + "'; use k, M, B or T)");
+    if (shift < 0 || i + 1 != n)
+      fail("is not a count (unknown suffix '" + text.substr(i) + "'; use k, M, B or T)");
     exp10 += shift;
     ++i;
   }
@@ -79,13 +83,14 @@ int64_t parse_count(const std::string& text, const std::string& option, int64_t 
     ++exp10;
   }
   const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  if (static_cast<int64_t>(mantissa.size()) + exp10 > 19) fail("is too large: it must lie in " + range);
+  if (static_cast<int64_t>(mantissa.size()) + exp10 > 19)
+    fail("is too large: it must lie in " + range);
   unsigned __int128 v = 0;
   for (char d : mantissa) v = v * 10 + static_cast<unsigned>(d - '0');
   for (int64_t k = 0; k < exp10; ++k) v *= 10;
   if (v > static_cast<unsigned __int128>(hi) || static_cast<__int128>(v) < lo)
-    fail((v > static_cast<unsigned __int128>(hi) ? "is too large" : "is too small") + std::string(": it must lie in ") +
-         range);
+    fail((v > static_cast<unsigned __int128>(hi) ? "is too large" : "is too small") +
+         std::string(": it must lie in ") + range);
   return static_cast<int64_t>(v);
 }
 

@@ -41,15 +41,18 @@ int64_t parse_count(const std::string& text, const std::string& option, int64_t 
 // Adds an option that reads a count with parse_count into `target` (any integer type; the range
 // is clipped to the type's).
 template <class Int>
-CLI::Option* add_count_option(CLI::App* cmd, const std::string& name, Int& target, const std::string& help,
-                              int64_t lo = 0, int64_t hi = INT64_MAX) {
+CLI::Option* add_count_option(CLI::App* cmd, const std::string& name, Int& target,
+                              const std::string& help, int64_t lo = 0, int64_t hi = INT64_MAX) {
   static_assert(std::is_integral_v<Int>, "counts are integers");
   hi = std::min<int64_t>(hi, static_cast<int64_t>(std::numeric_limits<Int>::max()));
   lo = std::max<int64_t>(lo, static_cast<int64_t>(std::numeric_limits<Int>::min()));
   const std::string flag = name.substr(0, name.find(','));
   return cmd
       ->add_option_function<std::string>(
-          name, [&target, flag, lo, hi](const std::string& s) { target = static_cast<Int>(parse_count(s, flag, lo, hi)); },
+          name,
+          [&target, flag, lo, hi](const std::string& s) {
+            target = static_cast<Int>(parse_count(s, flag, lo, hi));
+          },
           help)
       ->type_name("COUNT");
 }

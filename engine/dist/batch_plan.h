@@ -11,13 +11,14 @@ namespace gllm::dist {
 // Every rank reads the same micro-batches in the same order (loader state and checkpoints are
 // rank-independent). The ranks form `groups` = gcd(grad_accum, N) groups of N/groups ranks; group g
 // computes micro-steps g, g + groups, …, and when a group has several ranks (split_rows) each takes
-// an equal slice of every micro-batch's rows. So with grad_accum a multiple of N every rank computes
-// whole micro-steps (as nanochat's grad_accum = total / (device_batch · T · N)); otherwise the rows
-// are split, which needs device_batch to be a multiple of N / groups (else a clear error naming the
-// process counts that work). Each rank scales its loss by 1/local_micro_steps; the mean of the
-// ranks' gradients is then the gradient of the global batch's mean loss. Whole micro-steps add the
-// same per-micro-step gradients as one process does, so one micro-step per rank over two ranks is
-// bit-exact with one process; a row split sums rows in another order (equal up to rounding).
+// an equal slice of every micro-batch's rows. So with grad_accum a multiple of N every rank
+// computes whole micro-steps (as nanochat's grad_accum = total / (device_batch · T · N)); otherwise
+// the rows are split, which needs device_batch to be a multiple of N / groups (else a clear error
+// naming the process counts that work). Each rank scales its loss by 1/local_micro_steps; the mean
+// of the ranks' gradients is then the gradient of the global batch's mean loss. Whole micro-steps
+// add the same per-micro-step gradients as one process does, so one micro-step per rank over two
+// ranks is bit-exact with one process; a row split sums rows in another order (equal up to
+// rounding).
 struct BatchPlan {
   int world_size = 1, rank = 0;
   int grad_accum = 1, device_batch = 1;

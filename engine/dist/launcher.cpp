@@ -1,5 +1,5 @@
-// Reads a rank's launch environment (gllm --nproc, torchrun, SLURM srun), and starts and watches the
-// child ranks of `--nproc`: fork/execve of /proc/self/exe, a log per rank, exit-status reports.
+// Reads a rank's launch environment (gllm --nproc, torchrun, SLURM srun), and starts and watches
+// the child ranks of `--nproc`: fork/execve of /proc/self/exe, a log per rank, exit-status reports.
 #include "engine/dist/launcher.h"
 
 #include <fcntl.h>
@@ -43,22 +43,26 @@ std::string env_str(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-bool env_set(const char* name) { return !env_str(name).empty(); }
+bool env_set(const char* name) {
+  return !env_str(name).empty();
+}
 
 // A whole number in [lo, hi] from the environment; `fallback` when unset (required: an error).
 int env_int(const char* name, int fallback, int lo, int hi, const std::string& why_required = "") {
   const std::string v = env_str(name);
   if (v.empty()) {
     if (!why_required.empty())
-      throw Error(std::string(name) + " is not set, but " + why_required + "; set it (or unset the others)");
+      throw Error(std::string(name) + " is not set, but " + why_required +
+                  "; set it (or unset the others)");
     return fallback;
   }
   size_t i = 0;
   long long x = 0;
-  for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) && x <= hi; ++i) x = 10 * x + (v[i] - '0');
+  for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) && x <= hi; ++i)
+    x = 10 * x + (v[i] - '0');
   if (i != v.size() || x < lo || x > hi)
-    throw Error(std::string(name) + "=\"" + v + "\" is not a whole number in [" + std::to_string(lo) + ", " +
-                std::to_string(hi) + "]; fix or unset it");
+    throw Error(std::string(name) + "=\"" + v + "\" is not a whole number in [" +
+                std::to_string(lo) + ", " + std::to_string(hi) + "]; fix or unset it");
   return static_cast<int>(x);
 }
 
@@ -78,7 +82,8 @@ std::string first_slurm_host(const std::string& nodelist) {
       continue;
     }
     size_t end = nodelist.find(']', i);
-    if (end == std::string::npos) throw Error("SLURM node list \"" + nodelist + "\" has an unclosed '['");
+    if (end == std::string::npos)
+      throw Error("SLURM node list \"" + nodelist + "\" has an unclosed '['");
     std::string first = nodelist.substr(i + 1, end - i - 1);
     first = first.substr(0, first.find_first_of(",-"));
     if (first.empty()) throw Error("SLURM node list \"" + nodelist + "\" has an empty range");
@@ -107,14 +112,17 @@ LaunchEnv launch_env() {
     e.local_rank = env_int("LOCAL_RANK", e.rank, 0, kMaxWorld);
     if (e.world_size > 1) {
       if (!env_set("MASTER_ADDR"))
-        throw Error("MASTER_ADDR is not set, but WORLD_SIZE is (a torchrun-style launch); set it to rank 0's host");
+        throw Error(
+            "MASTER_ADDR is not set, but WORLD_SIZE is (a torchrun-style launch); set it to rank "
+            "0's host");
       e.master_addr = env_str("MASTER_ADDR");
       e.master_port = env_int("MASTER_PORT", 0, 1, 65535, why);
     }
     const std::string agent = env_str("TORCHELASTIC_USE_AGENT_STORE");
     if (agent == "True" || agent == "true" || agent == "1") {
       e.agent_store = true;
-      e.store_prefix = "/worker/attempt_" + std::to_string(env_int("TORCHELASTIC_RESTART_COUNT", 0, 0, 1 << 30));
+      e.store_prefix =
+          "/worker/attempt_" + std::to_string(env_int("TORCHELASTIC_RESTART_COUNT", 0, 0, 1 << 30));
     }
   } else if (env_set("SLURM_STEP_ID") && env_set("SLURM_PROCID")) {  // a task of an srun step
     // Only inside srun: a batch script also sees SLURM_NTASKS and SLURM_PROCID=0, but runs once.
@@ -126,8 +134,9 @@ LaunchEnv launch_env() {
     if (env_set("MASTER_ADDR")) {
       e.master_addr = env_str("MASTER_ADDR");
     } else if (env_set("SLURM_STEP_NODELIST") || env_set("SLURM_NODELIST")) {
-      e.master_addr = first_slurm_host(env_set("SLURM_STEP_NODELIST") ? env_str("SLURM_STEP_NODELIST")
-                                                                      : env_str("SLURM_NODELIST"));
+      e.master_addr =
+          first_slurm_host(env_set("SLURM_STEP_NODELIST") ? env_str("SLURM_STEP_NODELIST")
+                                                          : env_str("SLURM_NODELIST"));
     } else if (env_set("SLURM_LAUNCH_NODE_IPADDR")) {
       e.master_addr = env_str("SLURM_LAUNCH_NODE_IPADDR");
     }

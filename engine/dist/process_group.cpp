@@ -176,8 +176,8 @@ Context::Context(const DistOptions& o, const torch::Device& device) : impl_(std:
         impl_->store = c10::make_intrusive<c10d::PrefixStore>(o.store_prefix, impl_->store);
     }
   } catch (const std::exception& e) {
-    throw Error("data parallel rank " + std::to_string(rank_) + ": could not join the " + where + " (" +
-                first_line(e.what()) + "); check the launch variables (" + o.source +
+    throw Error("data parallel rank " + std::to_string(rank_) + ": could not join the " + where +
+                " (" + first_line(e.what()) + "); check the launch variables (" + o.source +
                 ": address, port, store file) and that every rank started");
   }
 #ifdef GLLM_DIST_SET_DEVICE

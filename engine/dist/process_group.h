@@ -45,9 +45,9 @@ struct DistOptions {
   double bucket_mb = 25;
 };
 
-// Reads the launch and the variables above (defaults where absent); throws gllm::Error on malformed values.
+// Reads the launch and the variables above (defaults where absent); throws gllm::Error on malformed
+// values.
 DistOptions options_from_env();
-
 
 // Per-table visit counts of hashed n-gram rows for one optimizer step, kept apart from the optimizer
 // so ranks can sum them before the moment-free update.

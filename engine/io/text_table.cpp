@@ -1,5 +1,6 @@
 // Display width of UTF-8 text (combining marks zero, East Asian wide two) and the CLI's table
-// printer built on it; the ranges follow Unicode's general categories Mn/Me/Cf and East_Asian_Width.
+// printer built on it; the ranges follow Unicode's general categories Mn/Me/Cf and
+// East_Asian_Width.
 #include "engine/io/text_table.h"
 
 #include <algorithm>
@@ -15,19 +16,20 @@ struct Range {
 
 bool in(const Range* ranges, size_t n, char32_t cp) {
   const Range* end = ranges + n;
-  const Range* it = std::upper_bound(ranges, end, cp, [](char32_t c, const Range& r) { return c < r.lo; });
+  const Range* it =
+      std::upper_bound(ranges, end, cp, [](char32_t c, const Range& r) { return c < r.lo; });
   return it != ranges && cp <= (it - 1)->hi;
 }
 
 // Nonspacing and enclosing marks (Mn, Me) of the scripts and symbol blocks the CLI prints, and the
 // zero-width format characters (Cf) and variation selectors. Sorted, disjoint.
 constexpr Range kZeroWidth[] = {
-    {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2},
-    {0x05C4, 0x05C5}, {0x05C7, 0x05C7}, {0x0610, 0x061A}, {0x061C, 0x061C}, {0x064B, 0x065F},
-    {0x0670, 0x0670}, {0x06D6, 0x06DC}, {0x06DF, 0x06E4}, {0x06E7, 0x06E8}, {0x06EA, 0x06ED},
-    {0x180B, 0x180F}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F}, {0x202A, 0x202E},
-    {0x2060, 0x2064}, {0x2066, 0x206F}, {0x20D0, 0x20FF}, {0x302A, 0x302D}, {0x3099, 0x309A},
-    {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F},
+    {0x0300, 0x036F},   {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF},   {0x05C1, 0x05C2},
+    {0x05C4, 0x05C5},   {0x05C7, 0x05C7}, {0x0610, 0x061A}, {0x061C, 0x061C},   {0x064B, 0x065F},
+    {0x0670, 0x0670},   {0x06D6, 0x06DC}, {0x06DF, 0x06E4}, {0x06E7, 0x06E8},   {0x06EA, 0x06ED},
+    {0x180B, 0x180F},   {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F},   {0x202A, 0x202E},
+    {0x2060, 0x2064},   {0x2066, 0x206F}, {0x20D0, 0x20FF}, {0x302A, 0x302D},   {0x3099, 0x309A},
+    {0xFE00, 0xFE0F},   {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F},
     {0xE0100, 0xE01EF},
 };
 
@@ -91,7 +93,8 @@ int code_point_width(char32_t cp) {
 
 size_t display_width(std::string_view utf8) {
   size_t w = 0;
-  for (size_t i = 0; i < utf8.size();) w += static_cast<size_t>(code_point_width(next_code_point(utf8, i)));
+  for (size_t i = 0; i < utf8.size();)
+    w += static_cast<size_t>(code_point_width(next_code_point(utf8, i)));
   return w;
 }
 
@@ -115,14 +118,17 @@ void TextTable::add_row(std::vector<std::string> cells) {
   entries_.push_back({false, std::move(cells)});
 }
 
-void TextTable::add_line(std::string line) { entries_.push_back({true, {std::move(line)}}); }
+void TextTable::add_line(std::string line) {
+  entries_.push_back({true, {std::move(line)}});
+}
 
 std::string TextTable::render() const {
   std::vector<size_t> width(header_.size(), 0);
   for (size_t c = 0; c < header_.size(); ++c) width[c] = display_width(header_[c]);
   for (const auto& e : entries_)
     if (!e.free_line)
-      for (size_t c = 0; c < e.cells.size(); ++c) width[c] = std::max(width[c], display_width(e.cells[c]));
+      for (size_t c = 0; c < e.cells.size(); ++c)
+        width[c] = std::max(width[c], display_width(e.cells[c]));
   auto line_of = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (size_t c = 0; c < cells.size(); ++c) {

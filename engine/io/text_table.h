@@ -22,7 +22,8 @@ std::string pad_to(const std::string& text, size_t width, Align align = Align::L
 class TextTable {
  public:
   // `align` per column; missing entries are Left.
-  explicit TextTable(std::vector<std::string> header, std::vector<Align> align = {}, size_t gap = 2);
+  explicit TextTable(std::vector<std::string> header, std::vector<Align> align = {},
+                     size_t gap = 2);
   // A row; fewer cells than columns leave the rest empty, more are an error (gllm::Error).
   void add_row(std::vector<std::string> cells);
   // A free line (a warning, a note) printed under the rows added so far.

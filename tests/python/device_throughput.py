@@ -1,13 +1,16 @@
-# Throughput of tests/python/model_reference.py, the PyTorch twin of the engine's GPT, under torch.compile on a
-# GPU: the side the engine is compared with in scripts/device-check.sh (same weights, batch shape and machine).
+# Throughput of tests/python/model_reference.py, the PyTorch twin of the engine's GPT, under
+# torch.compile on a GPU: the side scripts/device-check.sh compares the engine with (same weights,
+# batch shape and machine).
 #
-# usage: device_throughput.py CHECKPOINT --batch B [--seq T] [--steps N] [--warmup W] [--device cuda|cpu]
-#                             [--no-compile]
-#   CHECKPOINT: an engine weights file (step_NNNNNN.safetensors; __metadata__ holds the config and vocab_size)
-# One step: forward and loss under bf16 autocast (the engine's train.dtype bf16), backward, a fused AdamW update
-# (standing in for MuonAdamW), gradients set to None. Tokens are random. The last stdout line is one JSON object:
-#   {"tokens_per_s", "median_step_s", "compile_s", "batch", "seq", "loss", "compiled", "device", "torch_version"}
-# On an out-of-memory error the batch is halved (and reported) until it fits.
+# usage: device_throughput.py CHECKPOINT --batch B [--seq T] [--steps N] [--warmup W]
+#                             [--device cuda|cpu] [--no-compile]
+#   CHECKPOINT: an engine weights file (step_NNNNNN.safetensors; its __metadata__ holds the config
+#               and vocab_size)
+# One step: forward and loss under bf16 autocast (the engine's train.dtype bf16), backward, a fused
+# AdamW update (standing in for MuonAdamW), gradients set to None. Tokens are random. The last
+# stdout line is one JSON object: {"tokens_per_s", "median_step_s", "compile_s", "batch", "seq",
+# "loss", "compiled", "device", "torch_version", …}. On an out-of-memory error the batch is halved
+# (and reported) until it fits.
 import argparse
 import json
 import os
@@ -24,9 +27,10 @@ import model_reference as mr  # noqa: E402
 def run(args, batch):
     dev = torch.device(args.device)
     if hasattr(torch, "set_default_device"):
-        torch.set_default_device(dev)  # the reference builds its masks and tables with factory calls
+        torch.set_default_device(dev)  # the reference builds masks and tables with factory calls
     W, meta = mr.read_safetensors(args.checkpoint)
-    W = {k: (v.float().to(dev).requires_grad_() if v.is_floating_point() else v.to(dev)) for k, v in W.items()}
+    W = {k: (v.float().to(dev).requires_grad_() if v.is_floating_point() else v.to(dev))
+         for k, v in W.items()}
     ref = mr.Reference(W, meta)
     T = args.seq or ref.m["sequence_len"]
     params = [v for v in W.values() if v.requires_grad]
@@ -69,20 +73,22 @@ def run(args, batch):
         sync()
         times.append(time.perf_counter() - t)
     med = statistics.median(times)
-    return {"tokens_per_s": batch * T / med, "median_step_s": med, "step_s": times, "compile_s": compile_s,
-            "batch": batch, "seq": T, "loss": float(loss.detach().float()), "compiled": compiled,
-            "device": str(dev), "torch_version": torch.__version__}
+    return {"tokens_per_s": batch * T / med, "median_step_s": med, "step_s": times,
+            "compile_s": compile_s, "batch": batch, "seq": T, "loss": float(loss.detach().float()),
+            "compiled": compiled, "device": str(dev), "torch_version": torch.__version__}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("checkpoint")
     ap.add_argument("--batch", type=int, required=True)
-    ap.add_argument("--seq", type=int, default=0, help="tokens per row (default: the config's sequence_len)")
+    ap.add_argument("--seq", type=int, default=0,
+                    help="tokens per row (default: the config's sequence_len)")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--no-compile", action="store_true", help="eager (a torch without torch.compile runs eager)")
+    ap.add_argument("--no-compile", action="store_true",
+                    help="eager (a torch without torch.compile runs eager)")
     args = ap.parse_args()
     batch = args.batch
     while True:

@@ -1,5 +1,5 @@
-# Re-derives the five Polar Express polynomials (Amsel et al. 2025) that the baseline's Muon uses,
-# as the paper's optimal_composition(l=1e-3, num_iters=5, safety_factor_eps=2e-2, cushion=0.02) does:
+# Re-derives the five Polar Express polynomials (Amsel et al. 2025) of the baseline's Muon, as
+# the paper's optimal_composition(l=1e-3, num_iters=5, safety_factor_eps=2e-2, cushion=0.02) does:
 # each step the equioscillating odd quintic on [max(l, cushion·u), u] (a Remez solve of a 4×4
 # system), recentred so 1 − p(l) = p(u) − 1, shrunk by the safety factor except on the last step.
 # Standard library only; prints the (a, b, c) triples as JSON for test_optim_blocks.

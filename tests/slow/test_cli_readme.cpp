@@ -55,9 +55,12 @@ std::vector<std::vector<std::string>> variants(const std::string& command) {
     std::string t;
     int depth = 0;
     for (char ch : text) {
-      if (ch == '[') ++depth;
-      else if (ch == ']') --depth;
-      else if (depth == 0 || keep) t += ch;
+      if (ch == '[')
+        ++depth;
+      else if (ch == ']')
+        --depth;
+      else if (depth == 0 || keep)
+        t += ch;
     }
     (keep ? with : without) = words(t);
   }
@@ -124,19 +127,32 @@ class TestCliReadme : public QObject {
     std::vector<std::string> out;
     for (size_t i = 1; i < cmd.size(); ++i) {  // cmd[0] is "gllm"
       const std::string& w = cmd[i];
-      if (w == "PRESET") out.push_back("tiny-cpu");
-      else if (w == "N") out.push_back("2");  // steps, evaluation and checkpoint period, processes
-      else if (w == "S") out.push_back("7");
-      else if (w == "DIR" && sub == "train") out.push_back(train_dir_);
-      else if (w == "DIR" && sub == "resume") out.push_back(train_dir_);
-      else if (w == "DIR" && sub == "runs") out.push_back(at("runs"));
-      else if (w == "RUN...") out.push_back(at("runs/ladder-tiny"));
-      else if (w == "RUN") out.push_back(at("runs/ladder-tiny/ladder-uniform-s41"));
-      else if (w == "CKPT") out.push_back(checkpoint());
-      else if (w == "FILE") out.push_back(at("compiled.safetensors"));
-      else if (w == "BPB") out.push_back("99");
-      else if (w == "x1,x2,x3") out.push_back("1.90,1.85,1.88");
-      else if (w == "y1,y2,y3") out.push_back("1.87,1.84,1.86");
+      if (w == "PRESET")
+        out.push_back("tiny-cpu");
+      else if (w == "N")
+        out.push_back("2");  // steps, evaluation and checkpoint period, processes
+      else if (w == "S")
+        out.push_back("7");
+      else if (w == "DIR" && sub == "train")
+        out.push_back(train_dir_);
+      else if (w == "DIR" && sub == "resume")
+        out.push_back(train_dir_);
+      else if (w == "DIR" && sub == "runs")
+        out.push_back(at("runs"));
+      else if (w == "RUN...")
+        out.push_back(at("runs/ladder-tiny"));
+      else if (w == "RUN")
+        out.push_back(at("runs/ladder-tiny/ladder-uniform-s41"));
+      else if (w == "CKPT")
+        out.push_back(checkpoint());
+      else if (w == "FILE")
+        out.push_back(at("compiled.safetensors"));
+      else if (w == "BPB")
+        out.push_back("99");
+      else if (w == "x1,x2,x3")
+        out.push_back("1.90,1.85,1.88");
+      else if (w == "y1,y2,y3")
+        out.push_back("1.87,1.84,1.86");
       else if (std::regex_match(w, std::regex("[A-Z][A-Z_]*(\\.\\.\\.)?|[a-z][0-9],.*"))) {
         *unknown = w;
         return {};
@@ -148,14 +164,19 @@ class TestCliReadme : public QObject {
   }
 
   // Extra arguments that keep a long command short, and the environment it runs in.
-  std::vector<std::string> short_variant(const std::vector<std::string>& args, std::vector<std::string>* env) {
+  std::vector<std::string> short_variant(const std::vector<std::string>& args,
+                                         std::vector<std::string>* env) {
     const std::string sub = args.empty() ? "" : args[0];
     const std::string sub2 = args.size() > 1 ? args[1] : "";
-    auto has = [&](const std::string& flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
+    auto has = [&](const std::string& flag) {
+      return std::find(args.begin(), args.end(), flag) != args.end();
+    };
     std::vector<std::string> extra;
     if (sub == "data" && sub2 == "fetch") {
-      // The corpus in the user's data cache (scripts/build.sh fetched it): verified, not downloaded.
-      env->erase(std::remove_if(env->begin(), env->end(), [](const std::string& e) { return e.rfind("GLLM_DATA=", 0) == 0; }),
+      // The corpus in the user's data cache (scripts/build.sh fetched it): verified, not
+      // downloaded.
+      env->erase(std::remove_if(env->begin(), env->end(),
+                                [](const std::string& e) { return e.rfind("GLLM_DATA=", 0) == 0; }),
                  env->end());
     } else if (sub == "data" && sub2 == "info") {
       extra = {"--vocab-size", "512"};  // a small tokenizer, trained once and reused below
@@ -163,13 +184,18 @@ class TestCliReadme : public QObject {
       extra = {"--vocab-size", "512", "--bootstrap", "4"};
     } else if (sub == "train") {
       if (!has("--steps")) extra = {"--steps", "2"};
-      if (!has("--out") && !has("--sweep")) extra.insert(extra.end(), {"--out", at("runs/plain-train")});
+      if (!has("--out") && !has("--sweep"))
+        extra.insert(extra.end(), {"--out", at("runs/plain-train")});
       extra.push_back("--quiet");
     } else if (sub == "bench" && sub2 == "cone") {
       extra = {"--d", "64", "--repeats", "3"};
     } else if (sub == "bench" && sub2 == "train") {
-      extra = {"--steps", "1", "--warmup", "0", "--rounds", "1", "--gemm-n", "64", "--no-gemm-bound",
-               "--no-full-step", "--no-save"};
+      extra = {"--steps",         "1",
+               "--warmup",        "0",
+               "--rounds",        "1",
+               "--gemm-n",        "64",
+               "--no-gemm-bound", "--no-full-step",
+               "--no-save"};
     } else if (sub == "bench" && sub2 == "attention") {
       extra = {"--lengths", "64", "--widths", "64", "--repeats", "1", "--no-compiled", "--no-save"};
     } else if (sub == "resume" || sub == "compile") {
@@ -186,7 +212,8 @@ class TestCliReadme : public QObject {
     // The Brown corpus of the user's data cache (scripts/build.sh fetched it), read through a data
     // cache of this test's own, so tokenizers and token caches built here stay here.
     auto fetch = gllm::test::run_cli({"data", "fetch", "--json"});
-    QVERIFY2(fetch.exit_code == 0, ("the Brown corpus is needed (gllm data fetch): " + fetch.err).c_str());
+    QVERIFY2(fetch.exit_code == 0,
+             ("the Brown corpus is needed (gllm data fetch): " + fetch.err).c_str());
     const fs::path corpus = nlohmann::json::parse(fetch.out)["dir"].get<std::string>();
     fs::create_directories(at("cache/brown"));
     fs::create_directory_symlink(corpus, at("cache/brown") + "/" + corpus.filename().string());
@@ -218,7 +245,8 @@ class TestCliReadme : public QObject {
     int row = 0;
     for (const auto& c : commands)
       for (const auto& v : variants(c))
-        QTest::newRow(qPrintable(QString("%1 %2").arg(++row, 2, 10, QChar('0')).arg(QString::fromStdString(joined(v)))))
+        QTest::newRow(qPrintable(
+            QString("%1 %2").arg(++row, 2, 10, QChar('0')).arg(QString::fromStdString(joined(v)))))
             << QString::fromStdString(c) << QString::fromStdString(joined(v));
   }
   void everyCommandRuns() {
@@ -227,8 +255,9 @@ class TestCliReadme : public QObject {
     const std::string c = command.toStdString();
     std::string unknown;
     auto args = fill(words(variant.toStdString()), &unknown);
-    QVERIFY2(unknown.empty(),
-             ("`" + c + "`: placeholder " + unknown + " is new; teach tests/slow/test_cli_readme.cpp").c_str());
+    QVERIFY2(unknown.empty(), ("`" + c + "`: placeholder " + unknown +
+                               " is new; teach tests/slow/test_cli_readme.cpp")
+                                  .c_str());
     auto env = env_;
     auto extra = short_variant(args, &env);
     args.insert(args.end(), extra.begin(), extra.end());
@@ -237,17 +266,20 @@ class TestCliReadme : public QObject {
     auto r = gllm::test::run_cli(args, env, 600000, work_);
     ran_.push_back("gllm " + joined(args));
     qInfo("exit %d after %.1f s: gllm %s", r.exit_code, t.elapsed() / 1000.0, joined(args).c_str());
-    QVERIFY2(r.exit_code == 0, ("`" + c + "` as `gllm " + joined(args) + "` exited " + std::to_string(r.exit_code) +
-                                ":\n" + r.err.substr(r.err.size() > 1500 ? r.err.size() - 1500 : 0))
-                                   .c_str());
+    QVERIFY2(r.exit_code == 0,
+             ("`" + c + "` as `gllm " + joined(args) + "` exited " + std::to_string(r.exit_code) +
+              ":\n" + r.err.substr(r.err.size() > 1500 ? r.err.size() - 1500 : 0))
+                 .c_str());
     if (std::find(args.begin(), args.end(), "--json") != args.end())
-      QVERIFY2(nlohmann::json::accept(r.out), ("`gllm " + joined(args) + "` printed no JSON:\n" + r.out).c_str());
+      QVERIFY2(nlohmann::json::accept(r.out),
+               ("`gllm " + joined(args) + "` printed no JSON:\n" + r.out).c_str());
   }
 
   // The walk covered the commands that depend on each other (outputs of earlier rows).
   void walkCoveredTheTable() {
     auto ran_with = [&](const std::string& s) {
-      return std::any_of(ran_.begin(), ran_.end(), [&](const std::string& r) { return r.find(s) != std::string::npos; });
+      return std::any_of(ran_.begin(), ran_.end(),
+                         [&](const std::string& r) { return r.find(s) != std::string::npos; });
     };
     QVERIFY(ran_.size() >= 25);
     QVERIFY(ran_with("--total-params 345e6"));
@@ -267,12 +299,14 @@ class TestCliReadme : public QObject {
     auto b = variants("gllm bench cone|train|attention");
     QCOMPARE(b.size(), size_t(3));
     QCOMPARE(joined(b[2]), std::string("gllm bench attention"));
-    QCOMPARE(joined(variants("gllm cone --profiles profiles.json ...")[0]), std::string("gllm cone --profiles profiles.json"));
+    QCOMPARE(joined(variants("gllm cone --profiles profiles.json ...")[0]),
+             std::string("gllm cone --profiles profiles.json"));
     std::string unknown;
     QVERIFY(fill({"gllm", "frob", "WIDGET"}, &unknown).empty());
     QCOMPARE(unknown, std::string("WIDGET"));
-    auto cmds = readme_commands("## CLI\n\n| command | x |\n|---|---|\n| `gllm a [--json]` / `gllm b` | y `gllm no` |\n"
-                                "## Other\n| `gllm c` | z |\n");
+    auto cmds = readme_commands(
+        "## CLI\n\n| command | x |\n|---|---|\n| `gllm a [--json]` / `gllm b` | y `gllm no` |\n"
+        "## Other\n| `gllm c` | z |\n");
     QCOMPARE(cmds.size(), size_t(2));
     QCOMPARE(cmds[1], std::string("gllm b"));
   }
@@ -281,7 +315,8 @@ class TestCliReadme : public QObject {
 // The sweep row trains twelve short runs: more than QtTest's default five minutes per function
 // on a loaded two-core machine.
 int main(int argc, char** argv) {
-  if (qEnvironmentVariableIsEmpty("QTEST_FUNCTION_TIMEOUT")) qputenv("QTEST_FUNCTION_TIMEOUT", "900000");
+  if (qEnvironmentVariableIsEmpty("QTEST_FUNCTION_TIMEOUT"))
+    qputenv("QTEST_FUNCTION_TIMEOUT", "900000");
   TestCliReadme t;
   return QTest::qExec(&t, argc, argv);
 }

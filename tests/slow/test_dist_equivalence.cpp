@@ -17,8 +17,8 @@
 
 #include "engine/io/atomic_file.h"
 #include "engine/model/checkpoint_tensors.h"
-#include "tests/support/test_support.h"
 #include "tests/support/test_configs.h"
+#include "tests/support/test_support.h"
 
 namespace {
 
@@ -94,7 +94,8 @@ class TestDistEquivalence : public QObject {
   std::string path(const std::string& n) const { return tmp_.path().toStdString() + "/" + n; }
 
   // Starts rank 0 and rank 1 of `gllm train cfg --out dir` with the launcher's variables.
-  gllm::test::CommandResult launch_two(const Launch& how, const std::string& cfg, const std::string& dir) {
+  gllm::test::CommandResult launch_two(const Launch& how, const std::string& cfg,
+                                       const std::string& dir) {
     const std::vector<std::string> args{"train", cfg, "--out", dir, "--quiet", "--json"};
     if (how == "nproc") {
       auto a = args;
@@ -105,17 +106,27 @@ class TestDistEquivalence : public QObject {
     std::vector<std::unique_ptr<QProcess>> ranks;
     for (int r = 0; r < 2; ++r) {
       QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-      for (const auto& kv : env_) e.insert(QString::fromStdString(kv.substr(0, kv.find('='))),
-                                           QString::fromStdString(kv.substr(kv.find('=') + 1)));
+      for (const auto& kv : env_)
+        e.insert(QString::fromStdString(kv.substr(0, kv.find('='))),
+                 QString::fromStdString(kv.substr(kv.find('=') + 1)));
       std::vector<std::pair<std::string, std::string>> vars;
       if (how == "torchrun")
-        vars = {{"WORLD_SIZE", "2"}, {"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(r)},
-                {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}};
+        vars = {{"WORLD_SIZE", "2"},
+                {"RANK", std::to_string(r)},
+                {"LOCAL_RANK", std::to_string(r)},
+                {"MASTER_ADDR", "127.0.0.1"},
+                {"MASTER_PORT", port}};
       else  // srun: a step of two tasks on one node named localhost
-        vars = {{"SLURM_STEP_ID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_PROCID", std::to_string(r)},
-                {"SLURM_LOCALID", std::to_string(r)}, {"SLURM_NODELIST", "localhost"}, {"MASTER_PORT", port}};
-      vars.push_back({"GLLM_DIST_TIMEOUT_S", "120"});  // a rank that cannot join fails before the test's watchdog
-      for (const auto& [k, v] : vars) e.insert(QString::fromStdString(k), QString::fromStdString(v));
+        vars = {{"SLURM_STEP_ID", "0"},
+                {"SLURM_NTASKS", "2"},
+                {"SLURM_PROCID", std::to_string(r)},
+                {"SLURM_LOCALID", std::to_string(r)},
+                {"SLURM_NODELIST", "localhost"},
+                {"MASTER_PORT", port}};
+      vars.push_back({"GLLM_DIST_TIMEOUT_S",
+                      "120"});  // a rank that cannot join fails before the test's watchdog
+      for (const auto& [k, v] : vars)
+        e.insert(QString::fromStdString(k), QString::fromStdString(v));
       auto p = std::make_unique<QProcess>();
       p->setProcessEnvironment(e);
       QStringList qa;
@@ -128,16 +139,19 @@ class TestDistEquivalence : public QObject {
     for (int r = 0; r < 2; ++r) {
       auto& p = *ranks[static_cast<size_t>(r)];
       if (!p.waitForFinished(240000)) p.kill(), p.waitForFinished();
-      const std::string out = p.readAllStandardOutput().toStdString(), err = p.readAllStandardError().toStdString();
+      const std::string out = p.readAllStandardOutput().toStdString(),
+                        err = p.readAllStandardError().toStdString();
       if (r == 0) res.out = out;
       res.err += "rank " + std::to_string(r) + ": " + err + "\n";
-      if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) res.exit_code = p.exitCode() ? p.exitCode() : 128;
+      if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+        res.exit_code = p.exitCode() ? p.exitCode() : 128;
     }
     return res;
   }
 
   // Trains the config with 1 and 2 processes and compares the runs.
-  void compare(const std::string& tag, const nlohmann::json& config, const Launch& how, const Tolerance& tol) {
+  void compare(const std::string& tag, const nlohmann::json& config, const Launch& how,
+               const Tolerance& tol) {
     const std::string cfg = path(tag + ".json");
     gllm::write_file_atomic(cfg, config.dump(2));
     auto one = gllm::test::run_cli({"train", cfg, "--out", path(tag + "-1"), "--quiet", "--json"}, env_);
@@ -162,8 +176,8 @@ class TestDistEquivalence : public QObject {
     QCOMPARE(w2.size(), w1.size());
     // Weights: relative Frobenius difference per tensor. Where ranks split rows or run several
     // micro-steps each, gradients are summed in another order, and single entries may then differ
-    // by about one learning-rate step: AdamW's early updates are nearly sign-like, and entries whose
-    // gradient is rounding noise can flip.
+    // by about one learning-rate step: AdamW's early updates are nearly sign-like, and entries
+    // whose gradient is rounding noise can flip.
     double dw = 0;
     int64_t unequal = 0;
     std::string worst_name;
@@ -173,17 +187,21 @@ class TestDistEquivalence : public QObject {
       unequal += (t != w2.at(name)).sum().item<int64_t>();
       if (d > dw) dw = d, worst_name = name;
     }
-    qInfo("%s (%s): 1 vs 2 processes: max step-loss rel %.3g, final loss %.9g vs %.9g (rel %.3g), val BPB rel "
-          "%.3g, max rel ‖Δw‖ %.3g (%s), %lld weights not bit-equal", tag.c_str(), how.c_str(), worst,
-          s1["final_loss"].get<double>(), s2["final_loss"].get<double>(), dfinal, dval, dw, worst_name.c_str(),
-          static_cast<long long>(unequal));
+    qInfo(
+        "%s (%s): 1 vs 2 processes: max step-loss rel %.3g, final loss %.9g vs %.9g (rel %.3g), "
+        "val BPB rel "
+        "%.3g, max rel ‖Δw‖ %.3g (%s), %lld weights not bit-equal",
+        tag.c_str(), how.c_str(), worst, s1["final_loss"].get<double>(),
+        s2["final_loss"].get<double>(), dfinal, dval, dw, worst_name.c_str(),
+        static_cast<long long>(unequal));
     if (tol.exact)
       QVERIFY2(unequal == 0, qPrintable(QString::number(unequal) + " weights differ, worst in " +
                                         QString::fromStdString(worst_name)));
     QVERIFY2(worst <= tol.loss, qPrintable(QString::number(worst)));
     QVERIFY2(dfinal <= tol.loss, qPrintable(QString::number(dfinal)));
     QVERIFY2(dval <= tol.loss, qPrintable(QString::number(dval)));
-    QVERIFY2(dw <= tol.weights, qPrintable(QString::number(dw) + " " + QString::fromStdString(worst_name)));
+    QVERIFY2(dw <= tol.weights,
+             qPrintable(QString::number(dw) + " " + QString::fromStdString(worst_name)));
     // The losses really changed over training (the comparison is not between constants).
     QVERIFY(std::abs(l1.back() - l1.front()) > 1e-3);
     // Only rank 0 wrote: the two-process folder holds the same files as the one-process folder.
@@ -222,10 +240,18 @@ class TestDistEquivalence : public QObject {
   // Brown fixture: the same global batch as one process.
   void default_preset_two_processes() {
     nlohmann::json c = {{"base", gllm::test::source_file("presets/tiny-cpu.json")},
-                        {"data", {{"corpus_path", gllm::test::fixture("brown_mini")}, {"vocab_size", 512},
-                                  {"val_fraction", 0.25}, {"heldout_fraction", 0.25}}},
-                        {"train", {{"steps", 3}, {"eval_every", 0}, {"eval_tokens", 2048}, {"heldout_tokens", 2048},
-                                   {"device", "cpu"}, {"threads", 1}}}};
+                        {"data",
+                         {{"corpus_path", gllm::test::fixture("brown_mini")},
+                          {"vocab_size", 512},
+                          {"val_fraction", 0.25},
+                          {"heldout_fraction", 0.25}}},
+                        {"train",
+                         {{"steps", 3},
+                          {"eval_every", 0},
+                          {"eval_tokens", 2048},
+                          {"heldout_tokens", 2048},
+                          {"device", "cpu"},
+                          {"threads", 1}}}};
     auto resolved = gllm::RunConfig::from_json(c);
     QCOMPARE(resolved.train.device_batch, 8);
     QCOMPARE(resolved.train.grad_accum, 1);
@@ -259,8 +285,9 @@ class TestDistEquivalence : public QObject {
     QVERIFY2(r.err.find("Use 1, 3 processes") != std::string::npos, r.err.c_str());
     QVERIFY(!QDir(QString::fromStdString(path("odd-2"))).exists());
     // torchrun and srun ranks start themselves: --nproc on top of them is refused.
-    auto t = gllm::test::run_cli({"train", cfg, "--nproc", "2", "--out", path("odd-3"), "--quiet"},
-                                 {"WORLD_SIZE=2", "RANK=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1"});
+    auto t =
+        gllm::test::run_cli({"train", cfg, "--nproc", "2", "--out", path("odd-3"), "--quiet"},
+                            {"WORLD_SIZE=2", "RANK=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1"});
     QVERIFY(t.exit_code != 0);
     QVERIFY2(t.err.find("leave --nproc out") != std::string::npos, t.err.c_str());
   }

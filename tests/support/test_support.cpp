@@ -10,14 +10,17 @@
 namespace gllm::test {
 
 CommandResult run_program(const std::string& program, const std::vector<std::string>& args,
-                          const std::vector<std::string>& env, int timeout_ms, const std::string& cwd) {
+                          const std::vector<std::string>& env, int timeout_ms,
+                          const std::string& cwd) {
   QProcess p;
   QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
   for (const auto& kv : env) {
     auto pos = kv.find('=');
     const QString key = QString::fromStdString(kv.substr(0, pos));
-    if (pos == std::string::npos || pos + 1 == kv.size()) e.remove(key);
-    else e.insert(key, QString::fromStdString(kv.substr(pos + 1)));
+    if (pos == std::string::npos || pos + 1 == kv.size())
+      e.remove(key);
+    else
+      e.insert(key, QString::fromStdString(kv.substr(pos + 1)));
   }
   p.setProcessEnvironment(e);
   if (!cwd.empty()) p.setWorkingDirectory(QString::fromStdString(cwd));
@@ -47,7 +50,9 @@ CommandResult run_cli(const std::vector<std::string>& args, const std::vector<st
 }
 
 std::string fixture(const std::string& name) { return std::string(GLLM_FIXTURES_DIR) + "/" + name; }
-std::string source_file(const std::string& name) { return std::string(GLLM_TESTS_DIR) + "/../" + name; }
+std::string source_file(const std::string& name) {
+  return std::string(GLLM_TESTS_DIR) + "/../" + name;
+}
 std::string python_script(const std::string& name) {
   return std::string(GLLM_TESTS_DIR) + "/python/" + name;
 }
@@ -63,7 +68,8 @@ bool references_required() {
 }
 std::string missing_reference(const std::string& what) {
   return "REFERENCE MISSING: " + what + " was not found; this check did not run" +
-         (references_required() ? " and CI=true makes that a failure" : " (skipped; CI=true fails instead)");
+         (references_required() ? " and CI=true makes that a failure"
+                                : " (skipped; CI=true fails instead)");
 }
 std::string cli_path() { return GLLM_CLI_PATH; }
 std::string workbench_path() { return GLLM_WORKBENCH_PATH; }

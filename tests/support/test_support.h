@@ -25,7 +25,7 @@ CommandResult run_program(const std::string& program, const std::vector<std::str
                           const std::string& cwd = "");
 
 std::string fixture(const std::string& name);   // tests/fixtures/<name>
-std::string source_file(const std::string& name);  // <source root>/<name>, e.g. README.md
+std::string source_file(const std::string& name);    // <source root>/<name>, e.g. README.md
 std::string python_script(const std::string& name);  // tests/python/<name>
 // Python interpreter that has torch (empty when none: tests that need it use
 // GLLM_REQUIRE_TORCH_PYTHON, which fails under CI and skips loudly elsewhere).
@@ -42,17 +42,17 @@ std::string plain_python();
 
 // Stops the calling test function when a reference it compares against is not available: QFAIL
 // under CI (CI=true), else a warning and QSKIP, so a broken setup never passes silently.
-#define GLLM_REQUIRE_REFERENCE(available, what)                                                  \
-  do {                                                                                           \
-    if (!(available)) {                                                                          \
-      const std::string gllm_missing_ = ::gllm::test::missing_reference(what);                   \
-      if (::gllm::test::references_required()) QFAIL(gllm_missing_.c_str());                    \
-      qWarning("%s", gllm_missing_.c_str());                                                     \
-      QSKIP(gllm_missing_.c_str());                                                              \
-    }                                                                                            \
+#define GLLM_REQUIRE_REFERENCE(available, what)                                \
+  do {                                                                         \
+    if (!(available)) {                                                        \
+      const std::string gllm_missing_ = ::gllm::test::missing_reference(what); \
+      if (::gllm::test::references_required()) QFAIL(gllm_missing_.c_str());   \
+      qWarning("%s", gllm_missing_.c_str());                                   \
+      QSKIP(gllm_missing_.c_str());                                            \
+    }                                                                          \
   } while (0)
 
 // The literal PyTorch references (tests/python/*_reference.py) need a Python with torch.
-#define GLLM_REQUIRE_TORCH_PYTHON()                                                              \
-  GLLM_REQUIRE_REFERENCE(!::gllm::test::torch_python().empty(),                                  \
+#define GLLM_REQUIRE_TORCH_PYTHON()                             \
+  GLLM_REQUIRE_REFERENCE(!::gllm::test::torch_python().empty(), \
                          "a Python with torch for the PyTorch reference (install python3-torch)")

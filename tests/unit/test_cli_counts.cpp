@@ -15,8 +15,8 @@ namespace {
 
 // `gllm overhead` with N given as `total`; the JSON echoes N.
 gllm::test::CommandResult overhead(const std::string& total, const std::string& d = "1024") {
-  return run_cli({"overhead", "--d", d, "--layers", "24", "--heads", "16", "--levels", "4", "--vocab", "50257",
-                  "--total-params", total, "--json"});
+  return run_cli({"overhead", "--d", d, "--layers", "24", "--heads", "16", "--levels", "4",
+                  "--vocab", "50257", "--total-params", total, "--json"});
 }
 
 int64_t overhead_total(const std::string& total) {
@@ -59,17 +59,28 @@ class TestCliCounts : public QObject {
   void rejected_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("says");
-    QTest::newRow("fraction") << "1.5" << "not a whole number";
-    QTest::newRow("fraction by exponent") << "15e-1" << "not a whole number";
-    QTest::newRow("negative") << "-345M" << "negative";
-    QTest::newRow("overflow") << "9223372036854775808" << "too large";
-    QTest::newRow("overflow by exponent") << "1e19" << "too large";
-    QTest::newRow("huge exponent") << "1e400" << "too large";
-    QTest::newRow("unknown suffix") << "345X" << "suffix";
-    QTest::newRow("two suffixes") << "3MB" << "suffix";
-    QTest::newRow("no digits") << "e6" << "not a number";
-    QTest::newRow("dangling exponent") << "7e" << "exponent";
-    QTest::newRow("empty") << "" << "not a number";
+    QTest::newRow("fraction") << "1.5"
+                              << "not a whole number";
+    QTest::newRow("fraction by exponent") << "15e-1"
+                                          << "not a whole number";
+    QTest::newRow("negative") << "-345M"
+                              << "negative";
+    QTest::newRow("overflow") << "9223372036854775808"
+                              << "too large";
+    QTest::newRow("overflow by exponent") << "1e19"
+                                          << "too large";
+    QTest::newRow("huge exponent") << "1e400"
+                                   << "too large";
+    QTest::newRow("unknown suffix") << "345X"
+                                    << "suffix";
+    QTest::newRow("two suffixes") << "3MB"
+                                  << "suffix";
+    QTest::newRow("no digits") << "e6"
+                               << "not a number";
+    QTest::newRow("dangling exponent") << "7e"
+                                       << "exponent";
+    QTest::newRow("empty") << ""
+                           << "not a number";
   }
   void rejected() {
     QFETCH(QString, text);
@@ -78,19 +89,21 @@ class TestCliCounts : public QObject {
     QVERIFY2(r.exit_code != 0, r.out.c_str());
     QVERIFY2(r.err.find("--total-params") != std::string::npos, r.err.c_str());
     QVERIFY2(r.err.find(says.toStdString()) != std::string::npos, r.err.c_str());
-    QVERIFY2(r.err.find("345e6") != std::string::npos, r.err.c_str());  // names the accepted spellings
+    QVERIFY2(r.err.find("345e6") != std::string::npos,
+             r.err.c_str());  // names the accepted spellings
   }
 
   // The same parser behind the other count options: widths, vocabularies, table sizes, steps.
   void every_count_option() {
-    auto a = run_cli({"overhead", "--d", "1.024k", "--layers", "24", "--heads", "16", "--vocab", "50.257k",
-                      "--total-params", "345M", "--json"});
+    auto a = run_cli({"overhead", "--d", "1.024k", "--layers", "24", "--heads", "16", "--vocab",
+                      "50.257k", "--total-params", "345M", "--json"});
     QCOMPARE(a.exit_code, 0);
     auto ja = nlohmann::json::parse(a.out);
     QCOMPARE(ja["projections"].get<int64_t>(), int64_t(1024) * 1024);
     QCOMPARE(ja["output_grades"].get<int64_t>(), int64_t(50257));
     auto p1 = run_cli({"params", "--depth", "6", "--vocab", "8192", "--oe-m", "150855", "--json"});
-    auto p2 = run_cli({"params", "--depth", "6", "--vocab", "8.192k", "--oe-m", "150.855e3", "--json"});
+    auto p2 =
+        run_cli({"params", "--depth", "6", "--vocab", "8.192k", "--oe-m", "150.855e3", "--json"});
     QCOMPARE(p1.exit_code, 0);
     QCOMPARE(p2.exit_code, 0);
     QCOMPARE(nlohmann::json::parse(p2.out), nlohmann::json::parse(p1.out));
@@ -101,9 +114,11 @@ class TestCliCounts : public QObject {
     QVERIFY2(deep.err.find("[1, 64]") != std::string::npos, deep.err.c_str());
     auto steps = run_cli({"train", "tiny-cpu", "--steps", "2.5", "--out", "/nonexistent/never"});
     QVERIFY(steps.exit_code != 0);
-    QVERIFY2(steps.err.find("--steps") != std::string::npos && steps.err.find("whole") != std::string::npos,
+    QVERIFY2(steps.err.find("--steps") != std::string::npos &&
+                 steps.err.find("whole") != std::string::npos,
              steps.err.c_str());
-    auto every = run_cli({"train", "tiny-cpu", "--eval-every", "5e9", "--out", "/nonexistent/never"});
+    auto every =
+        run_cli({"train", "tiny-cpu", "--eval-every", "5e9", "--out", "/nonexistent/never"});
     QVERIFY(every.exit_code != 0);
     QVERIFY2(every.err.find("too large") != std::string::npos, every.err.c_str());
   }
@@ -122,22 +137,24 @@ class TestCliCounts : public QObject {
     gllm::write_file_atomic(prof, pj.dump());
     auto lad = run_cli({"ladder", "--profiles", prof, "--clip", "2"});
     QVERIFY2(lad.exit_code == 0, lad.err.c_str());
-    auto ov = run_cli({"overhead", "--d", "1024", "--layers", "24", "--heads", "16", "--vocab", "50257",
-                       "--total-params", "345e6"});
+    auto ov = run_cli({"overhead", "--d", "1024", "--layers", "24", "--heads", "16", "--vocab",
+                       "50257", "--total-params", "345e6"});
     QVERIFY2(ov.exit_code == 0, ov.err.c_str());
-    for (const auto& [text, header, rows] :
-         {std::make_tuple(lad.out, std::string("rank"), 4), std::make_tuple(ov.out, std::string("part"), 5)}) {
+    for (const auto& [text, header, rows] : {std::make_tuple(lad.out, std::string("rank"), 4),
+                                             std::make_tuple(ov.out, std::string("part"), 5)}) {
       std::istringstream in(text);
       std::vector<std::string> lines;
       bool on = false;
       for (std::string line; std::getline(in, line);) {
-        if (line.rfind(header, 0) == 0) on = true;
-        else if (on && (line.empty() || line[0] == '-' || line.find("  ") == std::string::npos)) on = false;
+        if (line.rfind(header, 0) == 0)
+          on = true;
+        else if (on && (line.empty() || line[0] == '-' || line.find("  ") == std::string::npos))
+          on = false;
         if (on) lines.push_back(line);
       }
       QVERIFY2(static_cast<int>(lines.size()) >= rows, text.c_str());
-      // Each column ends (right-aligned numbers) or starts (left-aligned names) at one display column:
-      // the header's second column starts where every row's does.
+      // Each column ends (right-aligned numbers) or starts (left-aligned names) at one display
+      // column: the header's second column starts where every row's does.
       auto second_start = [](const std::string& line) {
         size_t at = line.find("  ", line.find_first_not_of(' '));
         while (at < line.size() && line[at] == ' ') ++at;
@@ -145,7 +162,9 @@ class TestCliCounts : public QObject {
       };
       for (const auto& l : lines) {
         QVERIFY2(second_start(l) == second_start(lines[0]), (l + "\n" + text).c_str());
-        if (header == "rank") QVERIFY2(gllm::display_width(l) == gllm::display_width(lines[0]), (l + "\n" + text).c_str());
+        if (header == "rank")
+          QVERIFY2(gllm::display_width(l) == gllm::display_width(lines[0]),
+                   (l + "\n" + text).c_str());
       }
       if (header == "rank") QVERIFY(text.find("⟨q,α̂−τ̂⟩") != std::string::npos);
     }

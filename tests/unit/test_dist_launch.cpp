@@ -15,12 +15,26 @@
 
 namespace {
 
-const char* const kLaunchVars[] = {
-    "GLLM_DIST_WORLD_SIZE", "GLLM_DIST_RANK", "GLLM_DIST_LOCAL_RANK", "GLLM_DIST_STORE_FILE",
-    "GLLM_DIST_MASTER_ADDR", "GLLM_DIST_MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR",
-    "MASTER_PORT", "TORCHELASTIC_USE_AGENT_STORE", "TORCHELASTIC_RESTART_COUNT", "SLURM_STEP_ID",
-    "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_STEP_NODELIST", "SLURM_NODELIST",
-    "SLURM_LAUNCH_NODE_IPADDR"};
+const char* const kLaunchVars[] = {"GLLM_DIST_WORLD_SIZE",
+                                   "GLLM_DIST_RANK",
+                                   "GLLM_DIST_LOCAL_RANK",
+                                   "GLLM_DIST_STORE_FILE",
+                                   "GLLM_DIST_MASTER_ADDR",
+                                   "GLLM_DIST_MASTER_PORT",
+                                   "WORLD_SIZE",
+                                   "RANK",
+                                   "LOCAL_RANK",
+                                   "MASTER_ADDR",
+                                   "MASTER_PORT",
+                                   "TORCHELASTIC_USE_AGENT_STORE",
+                                   "TORCHELASTIC_RESTART_COUNT",
+                                   "SLURM_STEP_ID",
+                                   "SLURM_PROCID",
+                                   "SLURM_NTASKS",
+                                   "SLURM_LOCALID",
+                                   "SLURM_STEP_NODELIST",
+                                   "SLURM_NODELIST",
+                                   "SLURM_LAUNCH_NODE_IPADDR"};
 
 // Sets exactly `vars` among the launch variables for the scope's lifetime.
 struct LaunchVars {
@@ -59,7 +73,10 @@ class TestDistLaunch : public QObject {
   }
 
   void torchrun() {
-    LaunchVars v({{"WORLD_SIZE", "8"}, {"RANK", "5"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "node07"},
+    LaunchVars v({{"WORLD_SIZE", "8"},
+                  {"RANK", "5"},
+                  {"LOCAL_RANK", "1"},
+                  {"MASTER_ADDR", "node07"},
                   {"MASTER_PORT", "29411"}});
     auto e = gllm::dist::launch_env();
     QCOMPARE(e.source, std::string("torchrun"));
@@ -74,8 +91,12 @@ class TestDistLaunch : public QObject {
   }
 
   void torchrun_agent_store() {
-    LaunchVars v({{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"LOCAL_RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"},
-                  {"MASTER_PORT", "29500"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+    LaunchVars v({{"WORLD_SIZE", "2"},
+                  {"RANK", "0"},
+                  {"LOCAL_RANK", "0"},
+                  {"MASTER_ADDR", "127.0.0.1"},
+                  {"MASTER_PORT", "29500"},
+                  {"TORCHELASTIC_USE_AGENT_STORE", "True"},
                   {"TORCHELASTIC_RESTART_COUNT", "3"}});
     auto e = gllm::dist::launch_env();
     QVERIFY(e.agent_store);
@@ -89,11 +110,13 @@ class TestDistLaunch : public QObject {
       QVERIFY(throws_with([] { gllm::dist::launch_env(); }, "MASTER_ADDR"));
     }
     {
-      LaunchVars v({{"WORLD_SIZE", "2"}, {"RANK", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}});
+      LaunchVars v(
+          {{"WORLD_SIZE", "2"}, {"RANK", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}});
       QVERIFY(throws_with([] { gllm::dist::launch_env(); }, "RANK=\"2\""));
     }
     {
-      LaunchVars v({{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}});
+      LaunchVars v(
+          {{"WORLD_SIZE", "2"}, {"RANK", "1"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}});
       QVERIFY(throws_with([] { gllm::dist::launch_env(); }, "MASTER_PORT"));
     }
     {
@@ -107,8 +130,12 @@ class TestDistLaunch : public QObject {
   }
 
   void slurm() {
-    LaunchVars v({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
-                  {"SLURM_NODELIST", "gpu[003-004]"}, {"SLURM_LAUNCH_NODE_IPADDR", "10.0.0.9"}});
+    LaunchVars v({{"SLURM_STEP_ID", "0"},
+                  {"SLURM_PROCID", "3"},
+                  {"SLURM_NTASKS", "4"},
+                  {"SLURM_LOCALID", "1"},
+                  {"SLURM_NODELIST", "gpu[003-004]"},
+                  {"SLURM_LAUNCH_NODE_IPADDR", "10.0.0.9"}});
     auto e = gllm::dist::launch_env();
     QCOMPARE(e.source, std::string("slurm"));
     QCOMPARE(e.world_size, 4);
@@ -126,8 +153,11 @@ class TestDistLaunch : public QObject {
   }
 
   void gllm_launcher_wins() {
-    LaunchVars v({{"GLLM_DIST_WORLD_SIZE", "2"}, {"GLLM_DIST_RANK", "1"}, {"GLLM_DIST_STORE_FILE", "/tmp/s"},
-                  {"WORLD_SIZE", "8"}, {"RANK", "7"}});
+    LaunchVars v({{"GLLM_DIST_WORLD_SIZE", "2"},
+                  {"GLLM_DIST_RANK", "1"},
+                  {"GLLM_DIST_STORE_FILE", "/tmp/s"},
+                  {"WORLD_SIZE", "8"},
+                  {"RANK", "7"}});
     auto e = gllm::dist::launch_env();
     QCOMPARE(e.source, std::string("gllm"));
     QCOMPARE(e.world_size, 2);
@@ -154,7 +184,8 @@ class TestDistLaunch : public QObject {
         for (int world = 1; world <= 8; ++world) {
           std::vector<gllm::dist::BatchPlan> ps;
           try {
-            for (int r = 0; r < world; ++r) ps.push_back(gllm::dist::plan_batch(batch, accum, world, r));
+            for (int r = 0; r < world; ++r)
+              ps.push_back(gllm::dist::plan_batch(batch, accum, world, r));
           } catch (const gllm::Error& e) {
             // No split: the ranks sharing a micro-batch do not divide its rows.
             const int share = world / std::gcd(accum, world);
@@ -175,7 +206,8 @@ class TestDistLaunch : public QObject {
                 // Mean over the rank's rows of the micro-batch, scaled by 1/local_micro_steps,
                 // averaged over ranks.
                 weight[static_cast<size_t>(m * batch + row)] +=
-                    1.0 / static_cast<double>(p.row_end - p.row_begin) / p.local_micro_steps / world;
+                    1.0 / static_cast<double>(p.row_end - p.row_begin) / p.local_micro_steps /
+                    world;
                 rows_of[p.rank] += 1;
               }
             }
@@ -185,7 +217,11 @@ class TestDistLaunch : public QObject {
           for (int r = 0; r < world; ++r) QCOMPARE(rows_of[r], rows_of[0]);
           for (double w : weight)
             QVERIFY2(std::abs(w - 1.0 / (batch * accum)) < 1e-12,
-                     qPrintable(QString("batch %1 accum %2 world %3: weight %4").arg(batch).arg(accum).arg(world).arg(w)));
+                     qPrintable(QString("batch %1 accum %2 world %3: weight %4")
+                                    .arg(batch)
+                                    .arg(accum)
+                                    .arg(world)
+                                    .arg(w)));
         }
     QCOMPARE(plans, 272);  // of 12 × 6 × 8: batch % (N / gcd(accum, N)) == 0
     QCOMPARE(row_splits, 104);

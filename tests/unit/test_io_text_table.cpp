@@ -21,7 +21,9 @@ int qt_width(char32_t cp) {
   }
 }
 
-std::string utf8(char32_t cp) { return QString::fromUcs4(&cp, 1).toStdString(); }
+std::string utf8(char32_t cp) {
+  return QString::fromUcs4(&cp, 1).toStdString();
+}
 
 // The display column where each cell of a rendered line starts: after two spaces of gap.
 std::vector<size_t> cell_starts(const std::string& line) {
@@ -34,7 +36,8 @@ std::vector<size_t> cell_starts(const std::string& line) {
     if (ch == " ") {
       ++spaces;
     } else {
-      if (spaces >= 2 && spaces < col) starts.push_back(col);  // not the padding before the first cell
+      if (spaces >= 2 && spaces < col)
+        starts.push_back(col);  // not the padding before the first cell
       spaces = 0;
     }
     col += gllm::display_width(ch);
@@ -51,14 +54,17 @@ class TestIoTextTable : public QObject {
   // Every assigned code point of the Latin, Greek, Cyrillic, combining-mark and symbol blocks the
   // CLI prints agrees with Qt's general categories.
   void widthsAgreeWithQt() {
-    const std::pair<char32_t, char32_t> blocks[] = {{0x20, 0x7E},     {0xA0, 0x52F},   {0x1AB0, 0x1AFF},
-                                                    {0x1DC0, 0x1DFF}, {0x2000, 0x2BFF}, {0xFE20, 0xFE2F}};
+    const std::pair<char32_t, char32_t> blocks[] = {{0x20, 0x7E},     {0xA0, 0x52F},
+                                                    {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF},
+                                                    {0x2000, 0x2BFF}, {0xFE20, 0xFE2F}};
     int checked = 0, marks = 0;
     for (auto [lo, hi] : blocks)
       for (char32_t cp = lo; cp <= hi; ++cp) {
-        if (QChar::category(cp) == QChar::Other_NotAssigned || (cp >= 0x2E80 && cp <= 0x2FFF)) continue;
+        if (QChar::category(cp) == QChar::Other_NotAssigned || (cp >= 0x2E80 && cp <= 0x2FFF))
+          continue;
         if (cp == 0xAD) continue;  // soft hyphen: a format character that terminals draw
-        if ((cp >= 0x231A && cp <= 0x2BFF) && gllm::code_point_width(cp) == 2) continue;  // emoji: wide
+        if ((cp >= 0x231A && cp <= 0x2BFF) && gllm::code_point_width(cp) == 2)
+          continue;  // emoji: wide
         QVERIFY2(static_cast<int>(gllm::display_width(utf8(cp))) == qt_width(cp),
                  qPrintable(QString("U+%1: width %2, Qt says %3")
                                 .arg(static_cast<uint>(cp), 4, 16, QChar('0'))
@@ -76,10 +82,13 @@ class TestIoTextTable : public QObject {
     QCOMPARE(gllm::display_width("⟨q,α̂−τ̂⟩"), size_t(7));  // α + U+0302, τ + U+0302
     QCOMPARE(std::string("⟨q,α̂−τ̂⟩").size(), size_t(19));
     QCOMPARE(gllm::display_width("Λ(q)"), size_t(4));
-    QCOMPARE(gllm::display_width("e\xCC\x81\xCC\xA3"), size_t(1));  // two combining marks on one letter
-    QCOMPARE(gllm::display_width("表格"), size_t(4));                // East Asian wide
+    QCOMPARE(gllm::display_width("e\xCC\x81\xCC\xA3"),
+             size_t(1));                               // two combining marks on one letter
+    QCOMPARE(gllm::display_width("表格"), size_t(4));  // East Asian wide
     QCOMPARE(gllm::display_width("😀x"), size_t(3));
-    QCOMPARE(gllm::display_width("a\xFF" "b"), size_t(3));  // a malformed byte takes one column
+    QCOMPARE(gllm::display_width("a\xFF"
+                                 "b"),
+             size_t(3));  // a malformed byte takes one column
     QCOMPARE(gllm::pad_to("α̂", 3), std::string("α̂  "));
     QCOMPARE(gllm::pad_to("τ", 3, gllm::Align::Right), std::string("  τ"));
   }
@@ -87,8 +96,8 @@ class TestIoTextTable : public QObject {
   // Columns line up in display columns whatever the bytes per character.
   void tableAlignsByDisplayWidth() {
     gllm::TextTable t({"rank", "arm", "⟨q,α̂−τ̂⟩", "Λ(q)", "gain"},
-                      {gllm::Align::Right, gllm::Align::Left, gllm::Align::Right, gllm::Align::Right,
-                       gllm::Align::Right});
+                      {gllm::Align::Right, gllm::Align::Left, gllm::Align::Right,
+                       gllm::Align::Right, gllm::Align::Right});
     t.add_row({"1", "educated", "0.15", "0.8765", "1.14"});
     t.add_row({"2", "α̂-ordered", "-0.012", "1.2", "0.83"});
     t.add_line("- oracle: unavailable");

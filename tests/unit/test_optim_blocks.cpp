@@ -4,7 +4,6 @@
 #include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
 
 #include <QtTest>
-
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -24,7 +23,8 @@ class TestOptimBlocks : public QObject {
   void polar_express_coefficients_are_the_baseline_ones() {
     const std::string py = gllm::test::plain_python();
     GLLM_REQUIRE_REFERENCE(!py.empty(), "python3 for tests/python/polar_express_coefficients.py");
-    auto r = gllm::test::run_program(py, {gllm::test::python_script("polar_express_coefficients.py")});
+    auto r =
+        gllm::test::run_program(py, {gllm::test::python_script("polar_express_coefficients.py")});
     QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
     const auto want = nlohmann::json::parse(r.out);
     const auto& c = polar_express_coefficients();
@@ -34,7 +34,10 @@ class TestOptimBlocks : public QObject {
       for (size_t k = 0; k < 3; ++k) {
         const double w = want[t][k].get<double>();
         QVERIFY2(std::abs(c[t][k] - w) <= 1e-12 * std::abs(w),
-                 qPrintable(QString("step %1 coefficient %2: %3, derived %4").arg(t).arg(k).arg(c[t][k], 0, 'g', 17)
+                 qPrintable(QString("step %1 coefficient %2: %3, derived %4")
+                                .arg(t)
+                                .arg(k)
+                                .arg(c[t][k], 0, 'g', 17)
                                 .arg(w, 0, 'g', 17)));
       }
   }
@@ -144,7 +147,10 @@ class TestOptimBlocks : public QObject {
         for (int i = 0; i < 5; ++i)
           for (int j = 0; j < 4; ++j)
             worst = std::max(worst, std::abs(got[i][j].item<double>() / (k * a[i] * b[j]) - 1));
-        QVERIFY2(worst < 1e-5, qPrintable(QString("α %1, %2 passes: relative error %3").arg(alpha).arg(passes).arg(worst)));
+        QVERIFY2(
+            worst < 1e-5,
+            qPrintable(
+                QString("α %1, %2 passes: relative error %3").arg(alpha).arg(passes).arg(worst)));
       }
     }
     // The spread of row scales shrinks monotonically with α.
@@ -169,8 +175,11 @@ class TestOptimBlocks : public QObject {
     double s2_norm = 0;
     for (double x : s_col) s2_norm += x * x * x * x;
     s2_norm = std::sqrt(s2_norm);
-    auto h = [](int i, int j) { return __builtin_popcount(static_cast<unsigned>(i & j)) % 2 ? -1.0 : 1.0; };
-    auto table = torch::zeros({8, 4}, torch::kFloat64), want = torch::zeros({8, 4}, torch::kFloat64);
+    auto h = [](int i, int j) {
+      return __builtin_popcount(static_cast<unsigned>(i & j)) % 2 ? -1.0 : 1.0;
+    };
+    auto table = torch::zeros({8, 4}, torch::kFloat64),
+         want = torch::zeros({8, 4}, torch::kFloat64);
     const double al = 0.3;
     for (int i = 0; i < 8; ++i)
       for (int j = 0; j < 4; ++j) {
@@ -178,11 +187,13 @@ class TestOptimBlocks : public QObject {
         table[i][j] = mu_col[j] + u;
         want[i][j] = mu_col[j] + u * (1 - 0.5 * al * s_col[j] * s_col[j] / s2_norm);
       }
-    QVERIFY(torch::allclose(neumann_gram(table.to(torch::kFloat32), al).to(torch::kFloat64), want, 1e-5, 1e-6));
+    QVERIFY(torch::allclose(neumann_gram(table.to(torch::kFloat32), al).to(torch::kFloat64), want,
+                            1e-5, 1e-6));
     // Whitening compresses the dominant centred direction relative to the weakest one.
     auto mu = g.to(torch::kFloat64).mean(0, true);
     auto s_in = torch::linalg::svdvals(g.to(torch::kFloat64) - mu, c10::nullopt),
-         s_out = torch::linalg::svdvals(neumann_gram(g, 1.0).to(torch::kFloat64) - mu, c10::nullopt);
+         s_out =
+             torch::linalg::svdvals(neumann_gram(g, 1.0).to(torch::kFloat64) - mu, c10::nullopt);
     QVERIFY((s_out.max() / s_out.min()).item<double>() < (s_in.max() / s_in.min()).item<double>());
   }
 
