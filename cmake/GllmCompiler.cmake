@@ -18,3 +18,21 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     add_link_options(-fuse-ld=gold)
   endif()
 endif()
+
+# Code that is not hot compiles at GLLM_COLD_OPT instead of the build type's -O3: the CLI's
+# subcommands, the Qt widgets and the tests call into the engine, where the time goes, and
+# compile faster at -O1.
+set(GLLM_COLD_OPT "-O1" CACHE STRING
+    "Optimisation of code that is not hot (CLI, widgets, tests) in Release builds; empty: -O3")
+
+# gllm_cold_code(TARGET...): compiles the targets' own sources at GLLM_COLD_OPT (Release only).
+function(gllm_cold_code)
+  if(NOT GLLM_COLD_OPT)
+    return()
+  endif()
+  foreach(t ${ARGN})
+    if(TARGET ${t})
+      target_compile_options(${t} PRIVATE $<$<CONFIG:Release>:${GLLM_COLD_OPT}>)
+    endif()
+  endforeach()
+endfunction()

@@ -1,9 +1,11 @@
 # gllm_cuda_compile_check: with a CPU-only LibTorch, compiles the engine's CUDA-only code syntax-only
 # (GLLM_WITH_CUDA=1, CUDA and c10/cuda headers, no code, no linking) so a mistake there breaks the build.
+# A CI check, off unless asked for (.ci/run: GLLM_COMPILE_CHECKS=1, read by scripts/build.sh).
 # Included from the top-level CMakeLists.txt after engine/. A CUDA LibTorch compiles that code itself.
-set(GLLM_CUDA_COMPILE_CHECK AUTO CACHE STRING
-    "Syntax-check the GLLM_WITH_CUDA code with a CPU-only LibTorch: AUTO (when the CUDA headers are found), ON, OFF")
-set_property(CACHE GLLM_CUDA_COMPILE_CHECK PROPERTY STRINGS AUTO ON OFF)
+set(GLLM_CUDA_COMPILE_CHECK OFF CACHE STRING
+    "CI: syntax-check the GLLM_WITH_CUDA code with a CPU-only LibTorch: OFF (default), AUTO (when \
+the CUDA headers are found), ON")
+set_property(CACHE GLLM_CUDA_COMPILE_CHECK PROPERTY STRINGS OFF AUTO ON)
 
 function(gllm_cuda_compile_check)
   if(NOT GLLM_CUDA_COMPILE_CHECK)  # OFF, NO, FALSE, 0
@@ -92,6 +94,10 @@ function(gllm_cuda_compile_check)
   target_link_libraries(gllm_cuda_compile_check PRIVATE gllm_dist gllm_train)
   target_include_directories(gllm_cuda_compile_check SYSTEM PRIVATE ${GLLM_CUDA_RUNTIME_INCLUDE_DIR} ${GLLM_NCCL_INCLUDE_DIR})
   target_compile_definitions(gllm_cuda_compile_check PRIVATE GLLM_WITH_CUDA=1)
+  if(GLLM_NCCL_INCLUDE_DIR)
+    # The code that -DGLLM_WITH_NCCL=ON compiles.
+    target_compile_definitions(gllm_cuda_compile_check PRIVATE GLLM_WITH_NCCL=1)
+  endif()
   if(NOT EXISTS ${GLLM_C10_CUDA_INCLUDE_DIR}/c10/cuda/impl/cuda_cmake_macros.h)
     # Debian's c10/cuda lacks this generated header; it only sets C10_CUDA_BUILD_SHARED_LIBS,
     # which matters on Windows alone. c10/cuda/CUDAMacros.h skips it with this definition.

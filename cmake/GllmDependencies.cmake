@@ -21,7 +21,17 @@ endif()
 set(GLLM_TORCH_HAS_CUDA OFF)
 if(TARGET torch_cuda OR CUDA_FOUND)
   set(GLLM_TORCH_HAS_CUDA ON)
-  add_compile_definitions(GLLM_WITH_CUDA=1)  # CUDA allocator statistics and NCCL paths
+  add_compile_definitions(GLLM_WITH_CUDA=1)  # CUDA allocator statistics, cuda:LOCAL_RANK per rank
+endif()
+# NCCL process groups compile only when asked for: CUDA ranks otherwise reduce over Gloo.
+option(GLLM_WITH_NCCL
+       "Compile the c10d NCCL process group (a CUDA LibTorch and nccl.h on the include path)" OFF)
+if(GLLM_WITH_NCCL)
+  if(NOT GLLM_TORCH_HAS_CUDA)
+    message(FATAL_ERROR "GLLM: GLLM_WITH_NCCL=ON needs a CUDA LibTorch; "
+                        "this one (${Torch_VERSION}) is CPU-only")
+  endif()
+  add_compile_definitions(GLLM_WITH_NCCL=1)
 endif()
 
 if(GLLM_BUILD_GUI OR GLLM_BUILD_TESTS)

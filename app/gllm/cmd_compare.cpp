@@ -1,9 +1,11 @@
 // `gllm compare RUN... --baseline RUN [--metric M] [--2x2] [--json]`: arms matched by seed against
 // the baseline's arm (paired mean, SD, t-interval, deltas, n_improved) and the 2×2 DoD.
 #include <cstdio>
+#include <iostream>
 
 #include "app/gllm/command_registry.h"
 #include "engine/io/error.h"
+#include "engine/io/text_table.h"
 #include "engine/train/compare.h"
 
 namespace {
@@ -47,17 +49,36 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
       return;
     }
     std::printf("%s, baseline arm %s\n", o->metric.c_str(), base.name.c_str());
+    auto fmt = [](const char* f, auto... v) {
+      char b[96];
+      std::snprintf(b, sizeof b, f, v...);
+      return std::string(b);
+    };
+    using gllm::Align;
+    gllm::TextTable table(
+        {"  arm", "mean", "± SD", "n", "Δ vs baseline", "± SD", "95 % t-interval", "improved"},
+        {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right, Align::Right,
+         Align::Left, Align::Right});
     for (const auto& a : j["arms"]) {
-      std::printf("  %-28s", a["arm"].get<std::string>().c_str());
-      if (a.contains("summary")) std::printf(" mean %.6f ± %.6f (n=%d)", a["summary"]["mean"].get<double>(),
-                                             a["summary"]["sd"].get<double>(), a["summary"]["n"].get<int>());
+      std::vector<std::string> row{"  " + a["arm"].get<std::string>()};
+      if (a.contains("summary")) {
+        const auto& m = a["summary"];
+        row.insert(row.end(),
+                   {fmt("%.6f", m["mean"].get<double>()), fmt("%.6f", m["sd"].get<double>()),
+                    std::to_string(m["n"].get<int>())});
+      } else {
+        row.insert(row.end(), {"", "", ""});
+      }
       if (a.contains("vs_baseline") && !a["vs_baseline"].is_null()) {
         const auto& v = a["vs_baseline"];
-        std::printf("  Δ %+.6f ± %.6f [%+.6f, %+.6f] %d/%d improved", v["mean"].get<double>(), v["sd"].get<double>(),
-                    v["ci_low"].get<double>(), v["ci_high"].get<double>(), v["n_improved"].get<int>(), v["n"].get<int>());
+        row.insert(row.end(),
+                   {fmt("%+.6f", v["mean"].get<double>()), fmt("%.6f", v["sd"].get<double>()),
+                    fmt("[%+.6f, %+.6f]", v["ci_low"].get<double>(), v["ci_high"].get<double>()),
+                    fmt("%d/%d", v["n_improved"].get<int>(), v["n"].get<int>())});
       }
-      std::printf("\n");
+      table.add_row(row);
     }
+    std::cout << table.render() << std::flush;
     if (j.contains("dod")) {
       const auto& d = j["dod"];
       std::printf("  DoD %s: %+.6f ± %.6f [%+.6f, %+.6f]\n", d["formula"].get<std::string>().c_str(),

@@ -1,9 +1,11 @@
 // `gllm efficiency RUN... --target BPB [--metric val_bpb] [--uniform ARM] [--json]`: tokens at which
 // each run first reaches the target and the ratio to the uniform arm (seed 000 §8.2.2).
 #include <cstdio>
+#include <iostream>
 
 #include "app/gllm/command_registry.h"
 #include "engine/io/error.h"
+#include "engine/io/text_table.h"
 #include "engine/train/compare.h"
 
 namespace {
@@ -38,16 +40,24 @@ gllm::cli::RegisterCommand reg("efficiency", [](CLI::App& root) {
     }
     std::printf("tokens to %s <= %.4f (uniform arm: %s)\n", o->metric.c_str(), o->target,
                 j["uniform_arm"].is_null() ? "none" : j["uniform_arm"].get<std::string>().c_str());
+    using gllm::Align;
+    gllm::TextTable table({"  arm", "seed", "tokens", "step", "ratio to uniform"},
+                          {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right});
     for (const auto& r : j["runs"]) {
-      std::printf("  %-24s seed %-5d ", r["arm"].get<std::string>().c_str(), r["seed"].get<int>());
+      std::vector<std::string> row{"  " + r["arm"].get<std::string>(),
+                                   std::to_string(r["seed"].get<int>())};
       if (!r["reached"].get<bool>()) {
-        std::printf("not reached\n");
-        continue;
+        row.insert(row.end(), {"not reached", "", ""});
+      } else {
+        char ratio[32] = "";
+        if (!r["ratio_to_uniform"].is_null())
+          std::snprintf(ratio, sizeof ratio, "%.3f", r["ratio_to_uniform"].get<double>());
+        row.insert(row.end(), {std::to_string(r["tokens"].get<int64_t>()),
+                               std::to_string(r["step"].get<int64_t>()), ratio});
       }
-      std::printf("%12lld tokens (step %lld)", (long long)r["tokens"].get<int64_t>(), (long long)r["step"].get<int64_t>());
-      if (!r["ratio_to_uniform"].is_null()) std::printf("  ratio %.3f", r["ratio_to_uniform"].get<double>());
-      std::printf("\n");
+      table.add_row(row);
     }
+    std::cout << table.render() << std::flush;
     if (j.contains("note")) std::printf("note: %s\n", j["note"].get<std::string>().c_str());
   });
 });

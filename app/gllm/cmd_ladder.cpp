@@ -3,10 +3,12 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <sstream>
 
 #include "app/gllm/command_registry.h"
 #include "engine/grading/ladder.h"
 #include "engine/io/error.h"
+#include "engine/io/text_table.h"
 
 namespace {
 
@@ -61,13 +63,20 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
     }
     std::cout << "BC(α̂,τ̂) = " << lad.bc << ", Λ* = " << lad.lambda_star << ", λ = " << lad.lambda
               << ", C = " << lad.clip << "\n";
-    std::cout << std::left << std::setw(11) << "rank arm" << std::setw(14) << "⟨q,α̂−τ̂⟩" << std::setw(12)
-              << "Λ(q)" << "gain\n";
+    auto num = [](double v) {
+      std::ostringstream s;
+      s << std::setprecision(5) << v;
+      return s.str();
+    };
+    gllm::TextTable table({"rank", "arm", "⟨q,α̂−τ̂⟩", "Λ(q)", "gain"},
+                          {gllm::Align::Right, gllm::Align::Left, gllm::Align::Right,
+                           gllm::Align::Right, gllm::Align::Right});
     for (const auto& name : lad.order) {
       const auto& arm = lad.arm(name);
-      std::cout << arm.rank << " " << std::setw(10) << arm.name << std::setw(12) << std::setprecision(5)
-                << arm.certificate << std::setw(12) << arm.lambda_q << arm.gain << "\n";
+      table.add_row({std::to_string(arm.rank), arm.name, num(arm.certificate), num(arm.lambda_q),
+                     num(arm.gain)});
     }
+    std::cout << table.render();
     for (const auto& arm : lad.arms)
       std::cout << "- " << arm.name << ": " << (arm.available ? arm.program : arm.reason) << "\n";
     if (!a->out.empty()) std::cout << "wrote " << a->out << "\n";

@@ -4,6 +4,7 @@
 
 #include "app/gllm/command_registry.h"
 #include "engine/grading/overhead.h"
+#include "engine/io/text_table.h"
 
 namespace {
 
@@ -11,12 +12,17 @@ gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
   auto* cmd = root.add_subcommand("overhead", "Parameter overhead of MLGE projections and grades (seed 000 §8.1.3)");
   auto in = std::make_shared<gllm::grading::OverheadInput>();
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("--d", in->d, "Model width d")->required();
-  cmd->add_option("--layers", in->layers, "Blocks K")->required();
-  cmd->add_option("--heads", in->heads, "Heads per block H (d_k = d/H)")->required();
-  cmd->add_option("--levels", in->levels, "MLGE levels L (Σ d_l = d, so the count does not change d²)")->capture_default_str();
-  cmd->add_option("--vocab", in->vocab, "Vocabulary size |V|")->required();
-  cmd->add_option("--total-params", in->total_params, "Model parameters N")->required();
+  using gllm::cli::add_count_option;
+  add_count_option(cmd, "--d", in->d, "Model width d")->required();
+  add_count_option(cmd, "--layers", in->layers, "Blocks K")->required();
+  add_count_option(cmd, "--heads", in->heads, "Heads per block H (d_k = d/H)")->required();
+  add_count_option(cmd, "--levels", in->levels,
+                   "MLGE levels L (Σ d_l = d, so the count does not change d²)")
+      ->default_str("4");
+  add_count_option(cmd, "--vocab", in->vocab, "Vocabulary size |V|")->required();
+  add_count_option(cmd, "--total-params", in->total_params,
+                   "Model parameters N (345e6, 345M, 7B, …)")
+      ->required();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([in, json] {
     auto o = gllm::grading::compute_overhead(*in);
@@ -33,14 +39,17 @@ gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
                              {"total_params", in->total_params}});
       return;
     }
-    std::cout << "P_l projections  d²        " << o.projections << "\n"
-              << "head grades      K·H·d_k   " << o.head_grades << "\n"
-              << "level grades     d         " << o.level_grades << "\n"
-              << "output grades    |V|       " << o.output_grades << "\n"
-              << "total                      " << o.total << "  (" << std::fixed << std::setprecision(3)
-              << o.total / 1e6 << "M, " << std::setprecision(2) << 100 * o.fraction << "% of N)\n"
-              << "summing the components rounded to 3 digits, as §8.1.3 prints it: " << std::setprecision(2)
-              << o.total_rounded_components / 1e6 << "M" << std::endl;
+    using gllm::Align;
+    gllm::TextTable table({"part", "formula", "params"}, {Align::Left, Align::Left, Align::Right});
+    table.add_row({"P_l projections", "d²", std::to_string(o.projections)});
+    table.add_row({"head grades", "K·H·d_k", std::to_string(o.head_grades)});
+    table.add_row({"level grades", "d", std::to_string(o.level_grades)});
+    table.add_row({"output grades", "|V|", std::to_string(o.output_grades)});
+    table.add_row({"total", "Σ", std::to_string(o.total)});
+    std::cout << table.render() << std::fixed << std::setprecision(3) << o.total / 1e6 << "M, "
+              << std::setprecision(2) << 100 * o.fraction << "% of N\n"
+              << "summing the components rounded to 3 digits, as §8.1.3 prints it: "
+              << std::setprecision(2) << o.total_rounded_components / 1e6 << "M" << std::endl;
   });
 });
 

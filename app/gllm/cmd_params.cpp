@@ -86,11 +86,16 @@ gllm::cli::RegisterCommand reg("params", [](CLI::App& root) {
   auto* cmd = root.add_subcommand("params", "Parameter counts, memory deltas and FLOPs per step (seed 001 Table 1b)");
   auto a = std::make_shared<ParamsArgs>();
   cmd->add_option("preset", a->preset, "Preset name or RunConfig JSON path");
-  cmd->add_option("--depth", a->depth, "Baseline DEPTH (width 64·DEPTH rounded up to 128, head dim 128)")->check(CLI::Range(1, 64));
-  cmd->add_option("--vocab", a->vocab, "Vocabulary size (default: the config's, else 8192)")->check(CLI::Range(1, 100000000));
-  cmd->add_option("--oe-m", a->oe_m, "Hashed n-gram table modulus m (0 = no tables)")->check(CLI::Range(0, 1000000000));
-  cmd->add_option("--tokens", a->tokens, "Tokens per optimizer step for FLOPs (default: batch × sequence × grad_accum)")
-      ->check(CLI::Range(int64_t(1), int64_t(1000000000000)));
+  using gllm::cli::add_count_option;
+  add_count_option(cmd, "--depth", a->depth,
+                   "Baseline DEPTH (width 64·DEPTH rounded up to 128, head dim 128)", 1, 64);
+  add_count_option(cmd, "--vocab", a->vocab, "Vocabulary size (default: the config's, else 8192)",
+                   1, 100000000);
+  add_count_option(cmd, "--oe-m", a->oe_m, "Hashed n-gram table modulus m (0 = no tables)", 0,
+                   1000000000);
+  add_count_option(cmd, "--tokens", a->tokens,
+                   "Tokens per optimizer step for FLOPs (default: batch × sequence × grad_accum)",
+                   1, 1000000000000);
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { run(*a); });
 });

@@ -17,7 +17,8 @@ gllm::cli::RegisterCommand reg("resume", [](CLI::App& root) {
   auto json = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
   cmd->add_option("dir", *dir, "Run folder")->required();
-  cmd->add_option("--steps", *steps, "Extend the run to N steps (changes its schedule from here on)")->check(CLI::PositiveNumber);
+  gllm::cli::add_count_option(cmd, "--steps", *steps,
+                              "Extend the run to N steps (changes its schedule from here on)", 1);
   cmd->add_flag("--json", *json, "Print the outcome as JSON");
   cmd->add_flag("--quiet", *quiet, "No progress bar");
   cmd->callback([dir, steps, json, quiet] {

@@ -5,6 +5,7 @@
 
 #include "app/gllm/command_registry.h"
 #include "engine/io/paths.h"
+#include "engine/io/text_table.h"
 #include "engine/train/run_store.h"
 
 namespace {
@@ -29,22 +30,24 @@ gllm::cli::RegisterCommand reg("runs", [](CLI::App& root) {
       std::cout << "no runs in " << d << " (start one with `gllm train tiny-cpu`)\n";
       return;
     }
-    std::printf("%-44s %-22s %5s %-11s %11s %9s %9s %9s\n", "run", "preset", "seed", "status", "step", "loss",
-                "val BPB", "held BPB");
     auto num = [](double v) {
       char b[32];
       if (v < 0) return std::string("-");
       std::snprintf(b, sizeof b, "%.4f", v);
       return std::string(b);
     };
+    using gllm::Align;
+    gllm::TextTable table(
+        {"run", "preset", "seed", "status", "step", "loss", "val BPB", "held BPB"},
+        {Align::Left, Align::Left, Align::Right, Align::Left, Align::Right, Align::Right,
+         Align::Right, Align::Right});
     for (const auto& r : runs) {
-      std::string name = r.dir.size() > 44 ? "…" + r.dir.substr(r.dir.size() - 43) : r.dir;
-      std::string steps = std::to_string(r.step) + "/" + std::to_string(r.total_steps);
-      std::printf("%-44s %-22s %5d %-11s %11s %9s %9s %9s\n", name.c_str(), r.name.c_str(), r.seed,
-                  r.status.c_str(), steps.c_str(), num(r.final_loss).c_str(), num(r.val_bpb).c_str(),
-                  num(r.heldout_bpb).c_str());
-      for (const auto& w : r.warnings) std::printf("    warning: %s\n", w.c_str());
+      table.add_row({r.dir, r.name, std::to_string(r.seed), r.status,
+                     std::to_string(r.step) + "/" + std::to_string(r.total_steps),
+                     num(r.final_loss), num(r.val_bpb), num(r.heldout_bpb)});
+      for (const auto& w : r.warnings) table.add_line("    warning: " + w);
     }
+    std::cout << table.render();
     for (const auto& e : errors) std::printf("error: %s\n", e.c_str());
   });
 });

@@ -1,13 +1,13 @@
-// `gllm train PRESET [--steps N] [--eval-every N] [--checkpoint-every N] [--seed S] [--out DIR]`
-// and `gllm train --sweep FILE`: one run with a progress bar, or a queue of arms × seeds.
+// `gllm train PRESET [--steps N] [--eval-every N] [--checkpoint-every N] [--seed S] [--out DIR]
+// [--nproc N]` (or one rank of a torchrun / srun job) and `gllm train --sweep FILE`.
 #include <filesystem>
 #include <iostream>
 
 #include "app/gllm/command_registry.h"
 #include "app/gllm/run_progress.h"
 #include "engine/config/run_config.h"
+#include "engine/dist/batch_plan.h"
 #include "engine/dist/launcher.h"
-#include "engine/dist/process_group.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
@@ -135,19 +135,29 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
   auto o = std::make_shared<TrainOpts>();
   cmd->add_option("preset", o->preset, "Preset name (see presets/) or path to a RunConfig JSON");
   cmd->add_option("--sweep", o->sweep, "Sweep file: arms x seeds run one after another");
-  cmd->add_option("--steps", o->steps, "Override train.steps")->check(CLI::PositiveNumber);
-  cmd->add_option("--eval-every", o->eval_every, "Override train.eval_every (0 = only at the end)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Override train.checkpoint_every (0 = only at the end)")->check(CLI::NonNegativeNumber);
+  using gllm::cli::add_count_option;
+  add_count_option(cmd, "--steps", o->steps, "Override train.steps", 1);
+  add_count_option(cmd, "--eval-every", o->eval_every,
+                   "Override train.eval_every (0 = only at the end)");
+  add_count_option(cmd, "--checkpoint-every", o->checkpoint_every,
+                   "Override train.checkpoint_every (0 = only at the end)");
   cmd->add_option("--seed", o->seed, "Override train.seed")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", o->threads, "Override train.threads (0 = all cores)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", o->device, "Override train.device")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--out", o->out, "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
   cmd->add_flag("--json", o->json, "Print the outcome as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress bar");
-  cmd->add_option("--nproc", o->nproc,
-                  "Data-parallel processes on this machine (c10d: Gloo on CPU, NCCL on CUDA). The global batch stays "
-                  "device_batch x grad_accum: each process computes grad_accum/N micro-steps (grad_accum must be a "
-                  "multiple of N), so N processes reproduce a one-process run; only rank 0 writes the run folder")
+  cmd->add_option(
+         "--nproc", o->nproc,
+         "Data-parallel processes on this machine (c10d over Gloo; NCCL when built with it). The "
+         "global "
+         "batch stays the preset's (train.total_batch_tokens, else device_batch x grad_accum x "
+         "sequence_len): "
+         "the processes share its micro-steps, or each micro-step's rows, so N processes reproduce "
+         "a "
+         "one-process run; only rank 0 writes the run folder. Under torchrun or srun, leave "
+         "--nproc out: "
+         "each process joins the job from RANK, WORLD_SIZE, MASTER_ADDR, … (or SLURM_PROCID, …)")
       ->check(CLI::Range(1, 1024));
   cmd->callback([o] {
     if (!o->sweep.empty()) {
@@ -157,6 +167,12 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
       return;
     }
     if (o->preset.empty()) o->preset = "tiny-cpu";
+    const gllm::dist::LaunchEnv launch = gllm::dist::launch_env();
+    if (o->nproc > 1 && (launch.source == "torchrun" || launch.source == "slurm"))
+      throw gllm::Error("this process is rank " + std::to_string(launch.rank) + " of " +
+                        std::to_string(launch.world_size) + " started by " + launch.source +
+                        "; leave --nproc out (the launcher starts the processes)");
+    if (launch.rank > 0) o->quiet = true;  // rank 0 reports progress
     gllm::RunConfig c = gllm::RunConfig::load(gllm::resolve_preset_path(o->preset));
     apply_overrides(*&c, *o);
     std::string dir = o->out.empty() ? gllm::new_run_dir(gllm::runs_dir(), c.name) : o->out;

@@ -1,11 +1,15 @@
 // The CLI's subcommand registry: each app/gllm/cmd_*.cpp adds its subcommands at static-init time,
-// and main() installs them on the CLI11 app in name order. Shared helpers for JSON output.
+// and main() installs them on the CLI11 app in name order. Shared helpers: JSON output, counts.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 
 namespace gllm::cli {
 
@@ -27,5 +31,30 @@ void install_all(CLI::App& root);
 
 // Prints JSON (indented) to stdout; used by every --json flag.
 inline void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << std::endl; }
+
+// A count as researchers write it: 345000000, 345e6, 3.45e8, 345M, 7B, 1.5k (suffixes k, M, B or G,
+// T; any case). The value must be a whole number in [lo, hi]; 1.5, -3, 1e-2 and values past the
+// range are errors (gllm::Error naming `option` and the accepted spellings).
+int64_t parse_count(const std::string& text, const std::string& option, int64_t lo = 0,
+                    int64_t hi = INT64_MAX);
+
+// Adds an option that reads a count with parse_count into `target` (any integer type; the range
+// is clipped to the type's).
+template <class Int>
+CLI::Option* add_count_option(CLI::App* cmd, const std::string& name, Int& target,
+                              const std::string& help, int64_t lo = 0, int64_t hi = INT64_MAX) {
+  static_assert(std::is_integral_v<Int>, "counts are integers");
+  hi = std::min<int64_t>(hi, static_cast<int64_t>(std::numeric_limits<Int>::max()));
+  lo = std::max<int64_t>(lo, static_cast<int64_t>(std::numeric_limits<Int>::min()));
+  const std::string flag = name.substr(0, name.find(','));
+  return cmd
+      ->add_option_function<std::string>(
+          name,
+          [&target, flag, lo, hi](const std::string& s) {
+            target = static_cast<Int>(parse_count(s, flag, lo, hi));
+          },
+          help)
+      ->type_name("COUNT");
+}
 
 }  // namespace gllm::cli

@@ -21,19 +21,47 @@ const Schema<TrainConfig>& TrainConfig::schema() {
     Schema<TrainConfig> s;
     s.integer("steps", &TrainConfig::steps, 1, 1e9, "Optimizer steps")
         .integer("device_batch", &TrainConfig::device_batch, 1, 65536, "Rows per micro-step")
-        .integer("grad_accum", &TrainConfig::grad_accum, 1, 4096, "Micro-steps per optimizer step")
+        .integer(
+            "grad_accum", &TrainConfig::grad_accum, 1, 4096,
+            "Micro-steps per optimizer step (derived from total_batch_tokens when that is set)")
+        .integer("total_batch_tokens", &TrainConfig::total_batch_tokens, 0, 1e12,
+                 "Tokens per optimizer step over all processes; 0 = device_batch × grad_accum × "
+                 "sequence_len")
         .integer("seed", &TrainConfig::seed, 0, 2147483647, "Seed of initialisation and data order")
-        .integer("eval_every", &TrainConfig::eval_every, 0, 1e9, "Validation BPB every N steps; 0 = at the end")
-        .integer("eval_tokens", &TrainConfig::eval_tokens, 1, 1e12, "Validation tokens per evaluation")
-        .integer("heldout_tokens", &TrainConfig::heldout_tokens, 1, 1e12, "Held-out tokens in the final evaluation")
-        .integer("checkpoint_every", &TrainConfig::checkpoint_every, 0, 1e9, "Checkpoint every N steps; 0 = at the end")
-        .integer("keep_checkpoints", &TrainConfig::keep_checkpoints, 1, 1000, "Checkpoints kept (the last K)")
+        .integer("eval_every", &TrainConfig::eval_every, 0, 1e9,
+                 "Validation BPB every N steps; 0 = at the end")
+        .integer("eval_tokens", &TrainConfig::eval_tokens, 1, 1e12,
+                 "Validation tokens per evaluation")
+        .integer("heldout_tokens", &TrainConfig::heldout_tokens, 1, 1e12,
+                 "Held-out tokens in the final evaluation")
+        .integer("checkpoint_every", &TrainConfig::checkpoint_every, 0, 1e9,
+                 "Checkpoint every N steps; 0 = at the end")
+        .integer("keep_checkpoints", &TrainConfig::keep_checkpoints, 1, 1000,
+                 "Checkpoints kept (the last K)")
         .choice("device", &TrainConfig::device, {"auto", "cpu", "cuda"}, "Device")
-        .choice("dtype", &TrainConfig::dtype, {"fp32", "bf16"}, "Compute precision (bf16 autocast on CUDA)")
+        .choice("dtype", &TrainConfig::dtype, {"fp32", "bf16"},
+                "Compute precision (bf16 autocast on CUDA)")
         .integer("threads", &TrainConfig::threads, 0, 1024, "CPU threads; 0 = all available cores");
     return s;
   }();
   return s;
+}
+
+void TrainConfig::derive_grad_accum(int64_t sequence_len) {
+  if (total_batch_tokens == 0) return;
+  const int64_t micro = static_cast<int64_t>(device_batch) * sequence_len;  // tokens per micro-step
+  const int64_t accum = micro > 0 ? total_batch_tokens / micro : 0;
+  if (micro <= 0 || total_batch_tokens % micro != 0 || accum < 1 || accum > 4096) {
+    const int64_t lo = std::max<int64_t>(1, accum) * micro, hi = (accum + 1) * micro;
+    throw ConfigError(
+        "train.total_batch_tokens",
+        "is " + std::to_string(total_batch_tokens) + ", not a multiple of train.device_batch × " +
+            "model.sequence_len = " + std::to_string(device_batch) + " × " +
+            std::to_string(sequence_len) + " = " + std::to_string(micro) +
+            " tokens per micro-step between 1 and 4096 micro-steps; use " + std::to_string(lo) +
+            (hi != lo ? " or " + std::to_string(hi) : "") + ", or change train.device_batch");
+  }
+  grad_accum = static_cast<int>(accum);
 }
 
 const Schema<RunConfig>& RunConfig::schema() {
@@ -125,6 +153,7 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& prese
   RunConfig c;
   std::set<std::string> seen;
   read_with_bases(c, j, preset_dir, seen);
+  c.train.derive_grad_accum(c.model.sequence_len);
   schema().validate(c);
   return c;
 }

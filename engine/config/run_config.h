@@ -17,7 +17,8 @@ namespace gllm {
 struct TrainConfig {
   int64_t steps = 200;
   int device_batch = 8;        // rows of sequence_len tokens per micro-step
-  int grad_accum = 1;
+  int grad_accum = 1;          // micro-steps per step; derived when total_batch_tokens is set
+  int64_t total_batch_tokens = 0;  // tokens per optimizer step over all processes; 0 = not given
   int seed = 42;
   int eval_every = 50;         // steps; 0 = only at the end
   int64_t eval_tokens = 65536; // validation tokens per evaluation
@@ -29,6 +30,10 @@ struct TrainConfig {
   int threads = 0;             // 0 = all available cores
 
   static const Schema<TrainConfig>& schema();
+  // With total_batch_tokens set, sets grad_accum = total_batch_tokens / (device_batch ·
+  // sequence_len) (nanochat's total_batch_size; processes share these micro-steps, see
+  // engine/dist plan_batch); throws ConfigError when it does not divide.
+  void derive_grad_accum(int64_t sequence_len);
 };
 
 struct RunConfig {

@@ -1,5 +1,5 @@
-// Starts and watches the child ranks of a data-parallel run: fork/execve of /proc/self/exe with the
-// rank environment, a log file per rank, parent-death signal, and exit-status reports.
+// Reads a rank's launch environment (gllm --nproc, torchrun, SLURM srun), and starts and watches
+// the child ranks of `--nproc`: fork/execve of /proc/self/exe, a log per rank, exit-status reports.
 #include "engine/dist/launcher.h"
 
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -37,11 +38,119 @@ std::string tail_of(const std::string& path, size_t max_chars) {
   return s.empty() ? "(empty log)" : s;
 }
 
+std::string env_str(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+bool env_set(const char* name) {
+  return !env_str(name).empty();
+}
+
+// A whole number in [lo, hi] from the environment; `fallback` when unset (required: an error).
+int env_int(const char* name, int fallback, int lo, int hi, const std::string& why_required = "") {
+  const std::string v = env_str(name);
+  if (v.empty()) {
+    if (!why_required.empty())
+      throw Error(std::string(name) + " is not set, but " + why_required +
+                  "; set it (or unset the others)");
+    return fallback;
+  }
+  size_t i = 0;
+  long long x = 0;
+  for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])) && x <= hi; ++i)
+    x = 10 * x + (v[i] - '0');
+  if (i != v.size() || x < lo || x > hi)
+    throw Error(std::string(name) + "=\"" + v + "\" is not a whole number in [" +
+                std::to_string(lo) + ", " + std::to_string(hi) + "]; fix or unset it");
+  return static_cast<int>(x);
+}
+
+constexpr int kMaxWorld = 1 << 16;
+
 }  // namespace
 
+std::string first_slurm_host(const std::string& nodelist) {
+  // Hosts are separated by commas outside brackets; a bracket holds ranges "003-005" or single
+  // numbers "010" whose first entry, zero padding kept, completes the host name.
+  std::string host;
+  for (size_t i = 0; i < nodelist.size(); ++i) {
+    const char ch = nodelist[i];
+    if (ch == ',') break;
+    if (ch != '[') {
+      host += ch;
+      continue;
+    }
+    size_t end = nodelist.find(']', i);
+    if (end == std::string::npos)
+      throw Error("SLURM node list \"" + nodelist + "\" has an unclosed '['");
+    std::string first = nodelist.substr(i + 1, end - i - 1);
+    first = first.substr(0, first.find_first_of(",-"));
+    if (first.empty()) throw Error("SLURM node list \"" + nodelist + "\" has an empty range");
+    host += first;
+    i = end;
+  }
+  while (!host.empty() && std::isspace(static_cast<unsigned char>(host.back()))) host.pop_back();
+  return host;
+}
+
+LaunchEnv launch_env() {
+  LaunchEnv e;
+  if (env_set("GLLM_DIST_WORLD_SIZE")) {  // `gllm train --nproc`, or set by hand
+    e.source = "gllm";
+    e.world_size = env_int("GLLM_DIST_WORLD_SIZE", 1, 1, kMaxWorld);
+    e.rank = env_int("GLLM_DIST_RANK", 0, 0, e.world_size - 1);
+    e.local_rank = env_int("GLLM_DIST_LOCAL_RANK", e.rank, 0, kMaxWorld);
+    e.store_file = env_str("GLLM_DIST_STORE_FILE");
+    if (env_set("GLLM_DIST_MASTER_ADDR")) e.master_addr = env_str("GLLM_DIST_MASTER_ADDR");
+    e.master_port = env_int("GLLM_DIST_MASTER_PORT", e.master_port, 1, 65535);
+  } else if (env_set("WORLD_SIZE")) {  // torchrun (torch.distributed.run) and its env:// convention
+    e.source = "torchrun";
+    const std::string why = "WORLD_SIZE is (a torchrun-style launch)";
+    e.world_size = env_int("WORLD_SIZE", 1, 1, kMaxWorld);
+    e.rank = env_int("RANK", 0, 0, e.world_size - 1, why);
+    e.local_rank = env_int("LOCAL_RANK", e.rank, 0, kMaxWorld);
+    if (e.world_size > 1) {
+      if (!env_set("MASTER_ADDR"))
+        throw Error(
+            "MASTER_ADDR is not set, but WORLD_SIZE is (a torchrun-style launch); set it to rank "
+            "0's host");
+      e.master_addr = env_str("MASTER_ADDR");
+      e.master_port = env_int("MASTER_PORT", 0, 1, 65535, why);
+    }
+    const std::string agent = env_str("TORCHELASTIC_USE_AGENT_STORE");
+    if (agent == "True" || agent == "true" || agent == "1") {
+      e.agent_store = true;
+      e.store_prefix =
+          "/worker/attempt_" + std::to_string(env_int("TORCHELASTIC_RESTART_COUNT", 0, 0, 1 << 30));
+    }
+  } else if (env_set("SLURM_STEP_ID") && env_set("SLURM_PROCID")) {  // a task of an srun step
+    // Only inside srun: a batch script also sees SLURM_NTASKS and SLURM_PROCID=0, but runs once.
+    e.source = "slurm";
+    const std::string why = "SLURM_PROCID is (an srun launch)";
+    e.world_size = env_int("SLURM_NTASKS", 1, 1, kMaxWorld, why);
+    e.rank = env_int("SLURM_PROCID", 0, 0, e.world_size - 1);
+    e.local_rank = env_int("SLURM_LOCALID", 0, 0, kMaxWorld);
+    if (env_set("MASTER_ADDR")) {
+      e.master_addr = env_str("MASTER_ADDR");
+    } else if (env_set("SLURM_STEP_NODELIST") || env_set("SLURM_NODELIST")) {
+      e.master_addr =
+          first_slurm_host(env_set("SLURM_STEP_NODELIST") ? env_str("SLURM_STEP_NODELIST")
+                                                          : env_str("SLURM_NODELIST"));
+    } else if (env_set("SLURM_LAUNCH_NODE_IPADDR")) {
+      e.master_addr = env_str("SLURM_LAUNCH_NODE_IPADDR");
+    }
+    e.master_port = env_int("MASTER_PORT", e.master_port, 1, 65535);
+  }
+  return e;
+}
+
 bool launched_child() {
-  const char* r = std::getenv("GLLM_DIST_RANK");
-  return r && std::atoi(r) > 0;
+  try {
+    return launch_env().rank > 0;
+  } catch (const Error&) {
+    return false;  // the malformed variable is reported when the rank joins its group
+  }
 }
 
 std::string Launcher::log_path(int rank) const { return dir_ + "/rank" + std::to_string(rank) + ".log"; }

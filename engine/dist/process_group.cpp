@@ -21,8 +21,10 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #define GLLM_DIST_GLOO 1
 #endif
-// NCCL: only in a CUDA build whose include path has nccl.h (pip's nvidia-nccl package provides it).
-#if defined(GLLM_WITH_CUDA) && __has_include(<nccl.h>) && __has_include(<torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>)
+// NCCL: only when the build asks for it (-DGLLM_WITH_NCCL=ON: a CUDA build whose include path has
+// nccl.h, e.g. from pip's nvidia-nccl package); otherwise CUDA ranks reduce over Gloo.
+#if defined(GLLM_WITH_CUDA) && defined(GLLM_WITH_NCCL) && __has_include(<nccl.h>) && \
+    __has_include(<torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>)
 #ifndef USE_C10D_NCCL
 #define USE_C10D_NCCL 1
 #endif
@@ -30,6 +32,13 @@
 #define GLLM_DIST_NCCL 1
 #endif
 
+// Each CUDA rank makes its own GPU (cuda:LOCAL_RANK) the current device of its thread.
+#if defined(GLLM_WITH_CUDA) && __has_include(<c10/cuda/CUDAFunctions.h>)
+#include <c10/cuda/CUDAFunctions.h>
+#define GLLM_DIST_SET_DEVICE 1
+#endif
+
+#include "engine/dist/launcher.h"
 #include "engine/io/error.h"
 #include "engine/optim/muon_adamw.h"
 
@@ -86,42 +95,22 @@ std::string first_line(const std::string& s) {
 
 DistOptions options_from_env() {
   DistOptions o;
-  o.world_size = static_cast<int>(env_number("GLLM_DIST_WORLD_SIZE", 1, 1, 1 << 16));
-  o.rank = static_cast<int>(env_number("GLLM_DIST_RANK", 0, 0, o.world_size - 1));
-  o.local_rank = static_cast<int>(env_number("GLLM_DIST_LOCAL_RANK", o.rank, 0, 1 << 16));
-  o.store_file = env_str("GLLM_DIST_STORE_FILE");
-  if (!env_str("GLLM_DIST_MASTER_ADDR").empty()) o.master_addr = env_str("GLLM_DIST_MASTER_ADDR");
-  o.master_port = static_cast<int>(env_number("GLLM_DIST_MASTER_PORT", o.master_port, 1, 65535));
+  const LaunchEnv e = launch_env();  // gllm --nproc, torchrun or srun
+  o.source = e.source;
+  o.world_size = e.world_size;
+  o.rank = e.rank;
+  o.local_rank = e.local_rank;
+  o.store_file = e.store_file;
+  o.master_addr = e.master_addr;
+  o.master_port = e.master_port;
+  o.agent_store = e.agent_store;
+  o.store_prefix = e.store_prefix;
   if (!env_str("GLLM_DIST_BACKEND").empty()) o.backend = env_str("GLLM_DIST_BACKEND");
   if (o.backend != "auto" && o.backend != "gloo" && o.backend != "nccl")
     throw Error("GLLM_DIST_BACKEND=\"" + o.backend + "\"; use auto, gloo or nccl");
   o.timeout_s = env_number("GLLM_DIST_TIMEOUT_S", o.timeout_s, 1, 7 * 24 * 3600.0);
   o.bucket_mb = env_number("GLLM_DIST_BUCKET_MB", o.bucket_mb, 1e-6, 1 << 16);
   return o;
-}
-
-BatchPlan plan_batch(int device_batch, int grad_accum, int world_size, int rank) {
-  if (world_size < 1 || rank < 0 || rank >= world_size)
-    throw Error("data parallel: rank " + std::to_string(rank) + " is outside a world of " + std::to_string(world_size));
-  BatchPlan p;
-  p.world_size = world_size;
-  p.rank = rank;
-  p.grad_accum = grad_accum;
-  p.device_batch = device_batch;
-  p.row_begin = 0;
-  p.row_end = device_batch;
-  if (world_size == 1 || grad_accum % world_size == 0) {
-    p.local_micro_steps = grad_accum / world_size;
-    return p;
-  }
-  // Splitting each micro-batch's rows across ranks is not offered: summing row gradients in another
-  // order changes their last bits, and on the CPU test fixture the run then drifted from the
-  // one-process run by ~1e-3 relative after one step (most likely AdamW's early, nearly sign-like
-  // updates of entries whose gradient is rounding noise). The micro-step split is bit-exact.
-  throw Error("data parallel over " + std::to_string(world_size) + " processes needs train.grad_accum (" +
-              std::to_string(grad_accum) + ") to be a multiple of " + std::to_string(world_size) +
-              " (each process computes grad_accum/N micro-steps of the same global batch); raise train.grad_accum "
-              "(and lower train.device_batch to keep the batch) or change --nproc");
 }
 
 // ----- VisitCounts -----
@@ -178,16 +167,22 @@ Context::Context(const DistOptions& o, const torch::Device& device) : impl_(std:
       where = "TCP store " + o.master_addr + ":" + std::to_string(o.master_port);
       c10d::TCPStoreOptions so;
       so.port = static_cast<std::uint16_t>(o.master_port);
-      so.isServer = rank_ == 0;
+      so.isServer = rank_ == 0 && !o.agent_store;  // torchrun's agent may host it for every rank
       so.numWorkers = static_cast<std::size_t>(world_);
-      so.waitWorkers = true;
+      so.waitWorkers = true;  // every rank checks in; the host waits for all of them
       so.timeout = timeout;
       impl_->store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+      if (!o.store_prefix.empty())
+        impl_->store = c10::make_intrusive<c10d::PrefixStore>(o.store_prefix, impl_->store);
     }
   } catch (const std::exception& e) {
-    throw Error("data parallel rank " + std::to_string(rank_) + ": could not join the " + where + " (" +
-                first_line(e.what()) + "); check GLLM_DIST_* (address, port, store file) and that every rank started");
+    throw Error("data parallel rank " + std::to_string(rank_) + ": could not join the " + where +
+                " (" + first_line(e.what()) + "); check the launch variables (" + o.source +
+                ": address, port, store file) and that every rank started");
   }
+#ifdef GLLM_DIST_SET_DEVICE
+  if (device.is_cuda()) c10::cuda::set_device(device.index());  // cuda:LOCAL_RANK for this thread
+#endif
   std::string want = o.backend;
   if (want == "auto") want = device.is_cuda() && nccl_compiled() ? "nccl" : "gloo";
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("gllm/pg", impl_->store);

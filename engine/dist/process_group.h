@@ -1,5 +1,5 @@
-// Data parallel over PyTorch's c10d: a process group (Gloo on CPU, NCCL on CUDA) joined through a
-// TCP or file store, bucketed gradient all-reduce, visit-count all-reduce, broadcast, failure flags.
+// Data parallel over PyTorch's c10d: a process group (Gloo; NCCL on CUDA when built with it) joined
+// through a TCP or file store, bucketed gradient all-reduce, visit-count sums, broadcast, failures.
 #pragma once
 #include <torch/torch.h>
 
@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "engine/dist/batch_plan.h"
 
 namespace gllm::optim {
 class MuonAdamW;
@@ -20,46 +22,32 @@ namespace gllm::dist {
 bool gloo_compiled();
 bool nccl_compiled();
 
-// How a rank joins its group. Environment (set by the launcher, or by hand for several machines):
-//   GLLM_DIST_WORLD_SIZE  ranks in all (absent or 1: single process)
-//   GLLM_DIST_RANK        this rank, 0 .. world-1 (rank 0 is the writer)
-//   GLLM_DIST_LOCAL_RANK  GPU index on this machine (default: rank)
-//   GLLM_DIST_STORE_FILE  a FileStore path shared by every rank, or else
-//   GLLM_DIST_MASTER_ADDR / GLLM_DIST_MASTER_PORT  rank 0 hosts a TCPStore there (default 127.0.0.1)
-//   GLLM_DIST_BACKEND     auto | gloo | nccl (auto: NCCL on CUDA when compiled in, else Gloo)
+// How a rank joins its group. Rank, world size, local rank and store come from the launch
+// (engine/dist/launcher.h: `gllm train --nproc`, torchrun or SLURM srun); further variables:
+//   GLLM_DIST_BACKEND     auto | gloo | nccl (auto: NCCL on CUDA when the build has it, else Gloo;
+//                         NCCL is compiled only with -DGLLM_WITH_NCCL=ON)
 //   GLLM_DIST_TIMEOUT_S   store and collective timeout (default 1800 s)
 //   GLLM_DIST_BUCKET_MB   gradient bucket size (default 25 MiB)
+//   GLLM_DIST_IFNAME      network interface of Gloo (default: loopback for a local store, else the
+//                         interface of this host's name)
 struct DistOptions {
+  std::string source = "none";  // none | gllm | torchrun | slurm
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
   std::string store_file;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  bool agent_store = false;  // every rank, rank 0 included, is a client of the TCP store
+  std::string store_prefix;  // key prefix inside that store
   std::string backend = "auto";
   double timeout_s = 1800;
   double bucket_mb = 25;
 };
 
-// Reads the variables above (defaults where absent); throws gllm::Error on malformed values.
+// Reads the launch and the variables above (defaults where absent); throws gllm::Error on malformed
+// values.
 DistOptions options_from_env();
-
-// Which share of a step's global batch a rank computes. The global batch is the one-process batch,
-// device_batch × grad_accum rows, whatever the number of ranks ("same global batch" semantics: N
-// processes reproduce a one-process run). Every rank reads the same micro-batches in the same order
-// (so loader state and checkpoints are rank-independent), and rank r computes micro-steps r, r+N, …
-// whole; grad_accum must be a multiple of N (else a clear error naming the numbers). Each rank scales
-// its loss by 1/local_micro_steps; the averaged gradients then equal the one-process gradient of the
-// mean micro-step loss. (split_rows, a per-row split, is reserved and never planned at present.)
-struct BatchPlan {
-  int world_size = 1, rank = 0;
-  int grad_accum = 1, device_batch = 1;
-  bool split_rows = false;
-  int local_micro_steps = 1;   // micro-steps this rank runs backward on
-  int64_t row_begin = 0, row_end = 0;  // rows of each micro-batch this rank uses (split_rows)
-  bool owns(int micro) const { return split_rows || micro % world_size == rank; }
-};
-BatchPlan plan_batch(int device_batch, int grad_accum, int world_size, int rank);
 
 // Per-table visit counts of hashed n-gram rows for one optimizer step, kept apart from the optimizer
 // so ranks can sum them before the moment-free update.

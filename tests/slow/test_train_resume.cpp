@@ -9,18 +9,16 @@
 #include "engine/io/atomic_file.h"
 #include "engine/train/run_store.h"
 #include "tests/support/test_support.h"
+#include "tests/support/test_configs.h"
 
 namespace {
 
 nlohmann::json tiny_config() {
-  return {{"name", "resume-test"},
-          {"model", {{"n_layer", 2}, {"n_embd", 32}, {"n_head", 2}, {"sequence_len", 32}}},
-          {"grading", {{"attention", true}}},
-          {"data", {{"corpus", "text"}, {"corpus_path", gllm::test::fixture("runs_corpus.txt")}, {"vocab_size", 300},
-                    {"val_fraction", 0.1}, {"heldout_fraction", 0.1}}},
-          {"train", {{"steps", 16}, {"device_batch", 4}, {"grad_accum", 2}, {"eval_every", 4}, {"eval_tokens", 512},
-                     {"heldout_tokens", 512}, {"checkpoint_every", 2}, {"keep_checkpoints", 2}, {"device", "cpu"},
-                     {"threads", 1}}}};
+  gllm::RunConfig c = gllm::test::tiny_text_run(16);
+  c.name = "resume-test";
+  c.train.checkpoint_every = 2;
+  c.train.keep_checkpoints = 2;
+  return c.to_json();
 }
 
 std::vector<double> step_losses(const std::string& dir) {

@@ -5,18 +5,25 @@
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QStringList>
+#include <cstdlib>
 
 namespace gllm::test {
 
 CommandResult run_program(const std::string& program, const std::vector<std::string>& args,
-                          const std::vector<std::string>& env, int timeout_ms) {
+                          const std::vector<std::string>& env, int timeout_ms,
+                          const std::string& cwd) {
   QProcess p;
   QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
   for (const auto& kv : env) {
     auto pos = kv.find('=');
-    e.insert(QString::fromStdString(kv.substr(0, pos)), QString::fromStdString(kv.substr(pos + 1)));
+    const QString key = QString::fromStdString(kv.substr(0, pos));
+    if (pos == std::string::npos || pos + 1 == kv.size())
+      e.remove(key);
+    else
+      e.insert(key, QString::fromStdString(kv.substr(pos + 1)));
   }
   p.setProcessEnvironment(e);
+  if (!cwd.empty()) p.setWorkingDirectory(QString::fromStdString(cwd));
   QStringList qargs;
   for (const auto& a : args) qargs << QString::fromStdString(a);
   p.start(QString::fromStdString(program), qargs);
@@ -38,15 +45,32 @@ CommandResult run_program(const std::string& program, const std::vector<std::str
 }
 
 CommandResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                      int timeout_ms) {
-  return run_program(GLLM_CLI_PATH, args, env, timeout_ms);
+                      int timeout_ms, const std::string& cwd) {
+  return run_program(GLLM_CLI_PATH, args, env, timeout_ms, cwd);
 }
 
 std::string fixture(const std::string& name) { return std::string(GLLM_FIXTURES_DIR) + "/" + name; }
+std::string source_file(const std::string& name) {
+  return std::string(GLLM_TESTS_DIR) + "/../" + name;
+}
 std::string python_script(const std::string& name) {
   return std::string(GLLM_TESTS_DIR) + "/python/" + name;
 }
-std::string torch_python() { return GLLM_TORCH_PYTHON; }
+std::string torch_python() {
+  // GLLM_TEST_NO_TORCH_PYTHON=1 hides it, to check what a machine without one sees.
+  const char* hide = std::getenv("GLLM_TEST_NO_TORCH_PYTHON");
+  if (hide && std::string(hide) == "1") return "";
+  return GLLM_TORCH_PYTHON;
+}
+bool references_required() {
+  const char* ci = std::getenv("CI");
+  return ci && (std::string(ci) == "true" || std::string(ci) == "1");
+}
+std::string missing_reference(const std::string& what) {
+  return "REFERENCE MISSING: " + what + " was not found; this check did not run" +
+         (references_required() ? " and CI=true makes that a failure"
+                                : " (skipped; CI=true fails instead)");
+}
 std::string cli_path() { return GLLM_CLI_PATH; }
 std::string workbench_path() { return GLLM_WORKBENCH_PATH; }
 std::string plain_python() { return GLLM_PLAIN_PYTHON; }

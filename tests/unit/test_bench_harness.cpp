@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tests/support/test_configs.h"
 #include "tests/support/test_support.h"
 
 using namespace gllm;
@@ -18,13 +19,8 @@ using namespace gllm;
 namespace {
 
 RunConfig tiny_config() {
-  RunConfig c;
+  RunConfig c = gllm::test::tiny_model(2, 32, 2, 0, 16);  // vocabulary: data.vocab_size
   c.name = "bench-test";
-  c.model.depth = 0;
-  c.model.n_layer = 2;
-  c.model.n_embd = 32;
-  c.model.n_head = 2;
-  c.model.sequence_len = 16;
   c.model.window_pattern = "SL";
   c.grading.attention = true;
   c.grading.head_grades = "random";
@@ -138,7 +134,7 @@ class TestBenchHarness : public QObject {
     bool saw_mm = false;
     for (const auto& r : j["profile"]["engine"]) saw_mm |= r["op"].get<std::string>().find("mm") != std::string::npos;
     QVERIFY2(saw_mm, "the engine profile lists no matrix product");
-    if (!o.vs_python) QSKIP("no Python with torch: the PyTorch side was not run");
+    GLLM_REQUIRE_TORCH_PYTHON();  // the PyTorch side below
     const double pv = j["python_tokens_per_s"].get<double>();
     QCOMPARE(pv, bench::median(p));
     QVERIFY(close_rel(j["ratio"].get<double>(), ev / pv));

@@ -68,7 +68,9 @@ class TestDistAllreduce : public QObject {
     QVERIFY(!p.split_rows);
     QCOMPARE(p.local_micro_steps, 2);
     QVERIFY(p.owns(1) && p.owns(4) && !p.owns(0) && !p.owns(2));
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::dist::plan_batch(4, 1, 2, 1));  // no row split
+    auto rows = gllm::dist::plan_batch(4, 1, 2, 1);  // one micro-step over 2: its rows split
+    QVERIFY(rows.split_rows && rows.owns(0));
+    QCOMPARE(rows.row_begin, int64_t(2));
     auto one = gllm::dist::plan_batch(3, 5, 1, 0);
     QCOMPARE(one.local_micro_steps, 5);
     QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::dist::plan_batch(3, 5, 2, 0));

@@ -10,6 +10,7 @@
 #include "engine/dist/device.h"
 #include "engine/io/error.h"
 #include "engine/model/gpt.h"
+#include "tests/support/test_configs.h"
 
 using namespace gllm;
 
@@ -22,13 +23,7 @@ torch::ScalarType cpu_matmul_dtype() {
 }
 
 RunConfig tiny() {
-  RunConfig c;
-  c.model.depth = 0;
-  c.model.n_layer = 2;
-  c.model.n_embd = 32;
-  c.model.n_head = 2;
-  c.model.vocab_size = 31;
-  c.model.sequence_len = 12;
+  RunConfig c = gllm::test::tiny_model(2, 32, 2, 31, 12);
   c.model.window_pattern = "SL";
   c.model.short_window = 4;
   c.grading.attention = true;

@@ -96,7 +96,18 @@ class TestGradingCone : public QObject {
     QVERIFY(std::abs(r.clip_bound - 1.0 / 16) < 1e-15);
     QVERIFY(std::abs(r.q_max - std::log(4.0) / std::log(lam)) < 1e-12);
     QCOMPARE(r.in_cone, ref < 1);
-    QVERIFY(!r.within_clip || *std::max_element(q.begin(), q.end()) <= r.q_max);
+    // The box [0, q_max]: these grades lie inside; one past either end does not.
+    QVERIFY(*std::max_element(q.begin(), q.end()) < r.q_max);
+    QVERIFY(r.within_clip);
+    for (double bad : {-0.25, r.q_max * 1.01}) {
+      auto q2 = q;
+      q2[17] = bad;
+      QVERIFY2(!evaluate_cone(p, q2, lam, 4.0).within_clip, std::to_string(bad).c_str());
+    }
+    auto q3 = q;
+    q3[3] = r.q_max;  // the edge belongs to the box
+    q3[4] = 0;
+    QVERIFY(evaluate_cone(p, q3, lam, 4.0).within_clip);
   }
 
   void gaugeInvariance() {

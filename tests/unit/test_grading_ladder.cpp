@@ -66,7 +66,16 @@ class TestGradingLadder : public QObject {
       QVERIFY(std::abs(arm.certificate - c) < 1e-14);
       QVERIFY(std::abs(arm.lambda_q - lambda_of(p.alpha, p.tau, arm.grades, o.lambda)) < 1e-14);
       QVERIFY(arm.has_heldout);
-      QVERIFY(arm.bootstrap_sign_fraction >= 0 && arm.bootstrap_sign_fraction <= 1);
+      // Bootstrap sign fraction by brute force: the share of the 40 resamples whose certificate
+      // ⟨q, α_b − τ_b⟩ has the full sample's sign (a zero certificate counts zeros).
+      int same = 0;
+      for (const auto& b : f.bootstrap) {
+        double cb = 0;
+        for (int j = 0; j < 12; ++j) cb += arm.grades[j] * (b.alpha[j] - b.tau[j]);
+        const int sb = std::abs(cb) <= 1e-9 ? 0 : (cb > 0 ? 1 : -1);
+        same += sb == (std::abs(c) <= 1e-9 ? 0 : (c > 0 ? 1 : -1));
+      }
+      QCOMPARE(arm.bootstrap_sign_fraction, same / 40.0);
     }
     QCOMPARE(lad.arm("uniform").certificate, 0.0);
     QCOMPARE(lad.arm("uniform").sign, 0);

@@ -2,6 +2,7 @@
 // with the same evaluation logits (max |Δ| ≤ 1e-4 in fp32) and no grade tensors left.
 // torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/model/gpt.h"
+#include "tests/support/test_configs.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -13,13 +14,7 @@ using namespace gllm;
 namespace {
 
 RunConfig graded(int variant) {
-  RunConfig c;
-  c.model.depth = 0;
-  c.model.n_layer = 3;
-  c.model.n_embd = 32;
-  c.model.n_head = 4;
-  c.model.vocab_size = 37;
-  c.model.sequence_len = 16;
+  RunConfig c = gllm::test::tiny_model(3, 32, 4, 37, 16);
   c.model.oe_m = 19;
   c.grading.attention = true;
   c.grading.head_grades = "random";

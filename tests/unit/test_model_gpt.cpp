@@ -12,20 +12,14 @@
 #include <set>
 
 #include "engine/io/error.h"
+#include "tests/support/test_configs.h"
 
 using namespace gllm;
 
 namespace {
 
 RunConfig tiny(int layers = 2, int d = 16, int heads = 2, int vocab = 23, int seq = 16) {
-  RunConfig c;
-  c.model.depth = 0;
-  c.model.n_layer = layers;
-  c.model.n_embd = d;
-  c.model.n_head = heads;
-  c.model.vocab_size = vocab;
-  c.model.sequence_len = seq;
-  return c;
+  return gllm::test::tiny_model(layers, d, heads, vocab, seq);
 }
 
 // Replaces the zero-initialised projections and gates with random values so no path is silent.

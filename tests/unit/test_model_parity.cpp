@@ -66,8 +66,8 @@ class TestModelParity : public QObject {
   void initTestCase() { torch::set_num_threads(2); }
 
   void matchesReference() {
+    GLLM_REQUIRE_TORCH_PYTHON();
     const std::string py = test::torch_python();
-    if (py.empty()) QSKIP("no python with torch (install python3-torch)");
     QTemporaryDir dir;
     std::vector<GPT> models;
     std::vector<std::string> args{test::python_script("model_reference.py")};

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/io/error.h"
+#include "tests/support/test_configs.h"
 
 using namespace gllm;
 using Kernel = GPTImpl::AttentionKernel;
@@ -53,13 +54,8 @@ double rel_diff(const torch::Tensor& a, const torch::Tensor& ref) {
 }
 
 RunConfig graded_config(int seq) {
-  RunConfig c;
-  c.model.depth = 0;
-  c.model.n_layer = 3;
-  c.model.n_embd = 48;  // Dh = 24: 1/√Dh is not a power of two, so the two paths round differently
-  c.model.n_head = 2;
-  c.model.vocab_size = 29;
-  c.model.sequence_len = seq;
+  RunConfig c = gllm::test::tiny_model(3, 48, 2, 29, seq);  // Dh = 24: 1/√Dh is not a power of two,
+                                                            // so the two paths round differently
   c.model.window_pattern = "SSL";
   c.model.short_window = 3;
   c.model.oe_m = 7;

@@ -1,13 +1,15 @@
-// Tests of the optimizer building blocks: Polar Express orthogonality band, NorMuon norm
-// preservation, BiEq ramp and equilibration, Neumann-Gram mean preservation, schedule boundaries.
+// Tests of the optimizer building blocks against independent references: the Polar Express
+// coefficients re-derived by tests/python/polar_express_coefficients.py, its orthogonality band,
+// NorMuon norm preservation, BiEq and Neumann-Gram against closed forms, schedule boundaries.
 #include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
 
 #include <QtTest>
-
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "engine/optim/muon_adamw.h"
 #include "engine/optim/schedule.h"
+#include "tests/support/test_support.h"
 
 using namespace gllm::optim;
 
@@ -17,11 +19,27 @@ class TestOptimBlocks : public QObject {
  private slots:
   void initTestCase() { torch::manual_seed(1234); }
 
+  // All fifteen coefficients against the paper's construction, re-derived in plain Python.
   void polar_express_coefficients_are_the_baseline_ones() {
+    const std::string py = gllm::test::plain_python();
+    GLLM_REQUIRE_REFERENCE(!py.empty(), "python3 for tests/python/polar_express_coefficients.py");
+    auto r =
+        gllm::test::run_program(py, {gllm::test::python_script("polar_express_coefficients.py")});
+    QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+    const auto want = nlohmann::json::parse(r.out);
     const auto& c = polar_express_coefficients();
+    QCOMPARE(c.size(), want.size());
     QCOMPARE(c.size(), size_t(5));
-    QCOMPARE(c[0][0], 8.156554524902461);
-    QCOMPARE(c[4][2], 0.42323551169305323);
+    for (size_t t = 0; t < c.size(); ++t)
+      for (size_t k = 0; k < 3; ++k) {
+        const double w = want[t][k].get<double>();
+        QVERIFY2(std::abs(c[t][k] - w) <= 1e-12 * std::abs(w),
+                 qPrintable(QString("step %1 coefficient %2: %3, derived %4")
+                                .arg(t)
+                                .arg(k)
+                                .arg(c[t][k], 0, 'g', 17)
+                                .arg(w, 0, 'g', 17)));
+      }
   }
 
   void polar_express_is_nearly_orthogonal_data() {
@@ -101,12 +119,40 @@ class TestOptimBlocks : public QObject {
     QVERIFY(torch::allclose(full.square().mean(0).sqrt(), torch::ones({10}), 1e-5, 1e-6));
     auto row_rms = full.square().mean(1).sqrt();
     QVERIFY((row_rms - 1).abs().max().item<double>() < 0.2);
-    // Partial α: one pass equals the hand formula M·r^-α then ·c^-α.
-    const double a = 0.36;
-    auto r = m.square().mean(1, true).sqrt();
-    auto m1 = m * r.pow(-a);
-    auto c = m1.square().mean(0, true).sqrt();
-    QVERIFY(torch::allclose(bieq(m, 1, a), m1 * c.pow(-a), 1e-5, 1e-6));
+    // Partial α, closed form: a rank-one k·a·bᵀ stays rank one, each row step mapping
+    // (k, a, b) → (k^{1−α}·rms(b)^{−α}, a^{1−α}, b) and each column step
+    // (k, a, b) → (k^{1−α}·rms(a)^{−α}, a, b^{1−α}); so after P passes the matrix is
+    // K·(a bᵀ)^{(1−α)^P}, entry by entry.
+    const std::vector<double> av{0.2, 1.5, 3.0, 0.7, 9.0}, bv{2.0, 0.1, 0.5, 4.0};
+    auto rms = [](const std::vector<double>& v) {
+      double s = 0;
+      for (double x : v) s += x * x;
+      return std::sqrt(s / static_cast<double>(v.size()));
+    };
+    auto rank_one = torch::zeros({5, 4}, torch::kFloat64);
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 4; ++j) rank_one[i][j] = av[i] * bv[j];
+    for (double alpha : {0.36, 0.8}) {
+      for (int passes : {1, 2}) {
+        double k = 1;
+        auto a = av, b = bv;
+        for (int p = 0; p < passes; ++p) {
+          k = std::pow(k, 1 - alpha) * std::pow(rms(b), -alpha);
+          for (double& x : a) x = std::pow(x, 1 - alpha);
+          k = std::pow(k, 1 - alpha) * std::pow(rms(a), -alpha);
+          for (double& x : b) x = std::pow(x, 1 - alpha);
+        }
+        auto got = bieq(rank_one.to(torch::kFloat32), passes, alpha).to(torch::kFloat64);
+        double worst = 0;
+        for (int i = 0; i < 5; ++i)
+          for (int j = 0; j < 4; ++j)
+            worst = std::max(worst, std::abs(got[i][j].item<double>() / (k * a[i] * b[j]) - 1));
+        QVERIFY2(
+            worst < 1e-5,
+            qPrintable(
+                QString("α %1, %2 passes: relative error %3").arg(alpha).arg(passes).arg(worst)));
+      }
+    }
     // The spread of row scales shrinks monotonically with α.
     auto spread = [&](double al) {
       auto rr = bieq(m, 2, al).square().mean(1).sqrt();
@@ -121,16 +167,33 @@ class TestOptimBlocks : public QObject {
     QVERIFY(torch::allclose(out.mean(0), g.mean(0), 1e-5, 1e-6));
     QVERIFY((out - g).abs().max().item<double>() > 1e-3);  // it did change the centred part
     QVERIFY(torch::allclose(neumann_gram(g, 0.0), g));
-    // Hand formula in double: U_w = U − ½α U (UᵀU)/‖UᵀU‖_F.
-    auto gd = g.to(torch::kFloat64);
-    auto mu = gd.mean(0, true);
-    auto u = gd - mu;
-    auto gram = u.t().mm(u);
+    // Closed form: with centred columns U_j = s_j·h_j, h_j orthogonal ±1 columns of an 8 × 8
+    // Hadamard matrix (orthogonal to the all-ones column, so of mean zero), UᵀU = 8·diag(s²) and
+    // ‖UᵀU‖_F = 8‖s²‖₂: the update U − ½α·U·UᵀU/‖UᵀU‖_F scales column j by 1 − ½α·s_j²/‖s²‖₂,
+    // and the mean row μ passes unchanged.
+    const double s_col[4] = {3.0, 1.0, 0.5, 2.0}, mu_col[4] = {0.3, -1.0, 2.0, 0.5};
+    double s2_norm = 0;
+    for (double x : s_col) s2_norm += x * x * x * x;
+    s2_norm = std::sqrt(s2_norm);
+    auto h = [](int i, int j) {
+      return __builtin_popcount(static_cast<unsigned>(i & j)) % 2 ? -1.0 : 1.0;
+    };
+    auto table = torch::zeros({8, 4}, torch::kFloat64),
+         want = torch::zeros({8, 4}, torch::kFloat64);
     const double al = 0.3;
-    auto want = mu + u - 0.5 * al * u.mm(gram) / gram.norm();
-    QVERIFY(torch::allclose(neumann_gram(g, al).to(torch::kFloat64), want, 1e-5, 1e-5));
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const double u = s_col[j] * h(i, j + 1);
+        table[i][j] = mu_col[j] + u;
+        want[i][j] = mu_col[j] + u * (1 - 0.5 * al * s_col[j] * s_col[j] / s2_norm);
+      }
+    QVERIFY(torch::allclose(neumann_gram(table.to(torch::kFloat32), al).to(torch::kFloat64), want,
+                            1e-5, 1e-6));
     // Whitening compresses the dominant centred direction relative to the weakest one.
-    auto s_in = torch::linalg::svdvals(u, c10::nullopt), s_out = torch::linalg::svdvals(neumann_gram(g, 1.0).to(torch::kFloat64) - mu, c10::nullopt);
+    auto mu = g.to(torch::kFloat64).mean(0, true);
+    auto s_in = torch::linalg::svdvals(g.to(torch::kFloat64) - mu, c10::nullopt),
+         s_out =
+             torch::linalg::svdvals(neumann_gram(g, 1.0).to(torch::kFloat64) - mu, c10::nullopt);
     QVERIFY((s_out.max() / s_out.min()).item<double>() < (s_in.max() / s_in.min()).item<double>());
   }
 

@@ -7,17 +7,12 @@
 #include "engine/config/run_config.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/muon_adamw.h"
+#include "tests/support/test_configs.h"
 
 namespace {
 
 gllm::RunConfig tiny(bool tier1) {
-  gllm::RunConfig c;
-  c.model.depth = 0;
-  c.model.n_layer = 2;
-  c.model.n_embd = 64;
-  c.model.n_head = 2;
-  c.model.vocab_size = 61;
-  c.model.sequence_len = 32;
+  gllm::RunConfig c = gllm::test::tiny_model(2, 64, 2, 61, 32);
   c.model.oe_m = 97;
   c.model.query_scale = true;
   c.grading.attention = false;

@@ -64,7 +64,7 @@ class TestOptimMuonAdamW : public QObject {
   }
   void muon_matches_python() {
     QFETCH(bool, tier1);
-    if (ref_.is_null()) QSKIP("no python with torch");
+    GLLM_REQUIRE_TORCH_PYTHON();
     gllm::OptimConfig c;
     c.muon_momentum_warmup = 4;
     c.polar_dtype = "fp32";
@@ -103,7 +103,7 @@ class TestOptimMuonAdamW : public QObject {
   }
   void adamw_embedding_matches_python() {
     QFETCH(bool, neumann);
-    if (ref_.is_null()) QSKIP("no python with torch");
+    GLLM_REQUIRE_TORCH_PYTHON();
     gllm::OptimConfig c;
     c.neumann = neumann;
     c.neumann_tau = 4;

@@ -19,33 +19,15 @@
 #include "engine/train/run_store.h"
 #include "engine/train/trainer.h"
 #include "tests/support/test_support.h"
+#include "tests/support/test_configs.h"
 
 namespace {
 
 gllm::RunConfig tiny_config(int steps) {
-  gllm::RunConfig c;
-  c.name = "tiny-test";
-  c.model.n_layer = 2;
-  c.model.n_embd = 32;
-  c.model.n_head = 2;
-  c.model.sequence_len = 32;
-  c.grading.attention = true;
-  c.data.corpus = "text";
-  c.data.corpus_path = gllm::test::fixture("runs_corpus.txt");
-  c.data.vocab_size = 300;
-  c.data.val_fraction = 0.1;
-  c.data.heldout_fraction = 0.1;
-  c.train.steps = steps;
-  c.train.device_batch = 4;
-  c.train.grad_accum = 2;
-  c.train.eval_every = 4;
-  c.train.eval_tokens = 512;
-  c.train.heldout_tokens = 512;
+  gllm::RunConfig c = gllm::test::tiny_text_run(steps);
   c.train.checkpoint_every = 3;
   c.train.keep_checkpoints = 10;
-  c.train.device = "cpu";
-  c.train.threads = 1;
-  return gllm::RunConfig::from_json(c.to_json());
+  return c;
 }
 
 struct Recorder : gllm::RunObserver {
@@ -249,7 +231,7 @@ class TestTrainTrainer : public QObject {
     auto rb = gllm::test::run_program(py, {gllm::test::python_script("safetensors_check.py"), bad});
     QVERIFY2(rb.exit_code == 1 && rb.out.find("gap") != std::string::npos, rb.out.c_str());
 
-    if (gllm::test::torch_python().empty()) QSKIP("no python3 with torch; the reference logits check is skipped");
+    GLLM_REQUIRE_TORCH_PYTHON();  // the reference logits check below
     // Engine logits from the checkpoint, then the PyTorch reference on the same file.
     auto tensors = gllm::read_tensor_file(ck.weights_path);
     gllm::GPTOptions mo;
