@@ -477,7 +477,7 @@ void ConePanel::applyResult(const ConeResult& r) {
     for (double v : r.educated.level_grades) g << QString::number(std::pow(c.lambda, v), 'f', 2);
     set("g_c", QStringLiteral("(") + g.join(QStringLiteral(", ")) + QStringLiteral(")"));
     m_educated->setEnabled(true);
-    m_educated->setText(tr("Set to the educated q*_C, L-level program  (Λ*_C = %1, gain %2×)")
+    m_educated->setText(tr("Set to q*_C, L-level  (Λ*_C = %1, gain %2×)")
                             .arg(r.educated.lambda_c, 0, 'f', 3).arg(r.educated.gain, 0, 'f', 2));
   }
   // Where the certified grades come from, and what the head grades get.

@@ -236,7 +236,7 @@ void GradeEditor::setConfig(const RunConfig& config) {
   if (shapeChanged) resetHeadGrades();
   for (QLabel* l : {m_lambdaError, m_clipError, m_levelError, m_headError, m_outputError, m_ladderError}) l->setVisible(false);
   refresh();
-  emit gradingChanged();
+  Q_EMIT gradingChanged();
 }
 
 void GradeEditor::resetHeadGrades() {
@@ -279,7 +279,7 @@ QString GradeEditor::applyGrading(const std::function<void(nlohmann::json&)>& ed
   }
   showError(errorLabelWidget, nullptr, {});
   refresh();
-  emit gradingChanged();
+  Q_EMIT gradingChanged();
   return {};
 }
 
@@ -391,7 +391,7 @@ QString GradeEditor::setHeadGradeText(int layer, int head, int plane, const QStr
   showError(m_headError, m_heads, {});
   refreshHeadTable();
   refreshHeadHeatmap();
-  emit gradingChanged();
+  Q_EMIT gradingChanged();
   return {};
 }
 

@@ -54,7 +54,7 @@ class GradeEditor : public QWidget {
   QString ladderError() const;
   HeatmapWidget* headHeatmap() const { return m_headHeatmap; }
 
- signals:
+ Q_SIGNALS:
   void gradingChanged();
 
  private:

@@ -34,7 +34,7 @@ class HeatmapPanel : public QWidget {
   HeatmapWidget* heatmap() const { return m_heatmap; }
   QString statusText() const;
 
- signals:
+ Q_SIGNALS:
   void openCheckpointRequested();
 
  private:

@@ -230,7 +230,7 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent* e) {
   m_hoverText = QStringLiteral("%1 %2, %3 %4: %5").arg(rt, rowLabel(r), ct, colLabel(c), formatNumber(v, 5));
   if (!m_data.valueTitle.isEmpty()) m_hoverText.prepend(m_data.valueTitle + QStringLiteral(" — "));
   QToolTip::showText(e->globalPosition().toPoint(), m_hoverText, this);
-  emit cellHovered(r, c, v);
+  Q_EMIT cellHovered(r, c, v);
   update();
 }
 

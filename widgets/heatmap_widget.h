@@ -47,7 +47,7 @@ class HeatmapWidget : public QWidget {
   QSize minimumSizeHint() const override { return QSize(320, 200); }
   QSize sizeHint() const override { return QSize(560, 360); }
 
- signals:
+ Q_SIGNALS:
   void cellHovered(int row, int col, double value);
 
  protected:

@@ -95,7 +95,7 @@ class MonitorPanel : public QWidget {
   int drawnPointCount(const QString& metric) const;
   QChart* chartFor(const QString& metric) const;
 
- public slots:
+ public Q_SLOTS:
   void redrawNow();
 
  protected:

@@ -163,7 +163,7 @@ void PresetForm::setConfig(const RunConfig& config) {
   m_config = config;
   for (auto it = m_fields.begin(); it != m_fields.end(); ++it) setError(it.key(), {});
   refreshEditors();
-  emit configChanged();
+  Q_EMIT configChanged();
 }
 
 nlohmann::json PresetForm::parseEditor(const Field& f, bool* ok, QString* why) const {
@@ -225,7 +225,7 @@ bool PresetForm::commit(const QString& path) {
   const nlohmann::json value = parseEditor(it.value(), &ok, &why);
   if (!ok) {
     setError(path, why);
-    emit valueRefused(path, why);
+    Q_EMIT valueRefused(path, why);
     return false;
   }
   RunConfig next = m_config;
@@ -239,17 +239,17 @@ bool PresetForm::commit(const QString& path) {
     if (message.startsWith(where + QStringLiteral(": "))) message = message.mid(where.size() + 2);
     setError(path, where == path || where.isEmpty() ? message : where + QStringLiteral(": ") + message);
     if (!where.isEmpty() && where != path && m_fields.contains(where)) setError(where, message);
-    emit valueRefused(where.isEmpty() ? path : where, message);
+    Q_EMIT valueRefused(where.isEmpty() ? path : where, message);
     return false;
   } catch (const Error& e) {
     setError(path, qs(e.what()));
-    emit valueRefused(path, qs(e.what()));
+    Q_EMIT valueRefused(path, qs(e.what()));
     return false;
   }
   m_config = next;
   for (auto f = m_fields.begin(); f != m_fields.end(); ++f) setError(f.key(), {});
   refreshEditors();
-  emit configChanged();
+  Q_EMIT configChanged();
   return true;
 }
 
@@ -276,7 +276,7 @@ bool PresetForm::editField(const QString& path, const QString& text) {
     if (i < 0) {
       const QString why = QStringLiteral("'%1' is not one of the choices").arg(text);
       setError(path, why);
-      emit valueRefused(path, why);
+      Q_EMIT valueRefused(path, why);
       return false;
     }
     combo->setCurrentIndex(i);

@@ -34,7 +34,7 @@ class PresetForm : public QWidget {
   QStringList fieldPaths() const { return m_fields.keys(); }
   QWidget* fieldEditor(const QString& path) const;
 
- signals:
+ Q_SIGNALS:
   void configChanged();
   // A value was refused: the key path named by the engine and its message.
   void valueRefused(const QString& path, const QString& message);

@@ -30,7 +30,7 @@ class RunBridge : public QObject, public RunObserver {
   void on_error(const std::string& message) override;
   void on_log(const std::string& line) override;
 
- signals:
+ Q_SIGNALS:
   void started(const QString& runDir, qint64 startStep, qint64 totalSteps);
   void step(const gllm::StepRecord& r);
   void eval(const gllm::EvalRecord& r);

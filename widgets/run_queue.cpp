@@ -117,7 +117,7 @@ QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds) 
     m_entries.push_back(e);
   }
   save();
-  emit changed();
+  Q_EMIT changed();
   if (m_autoStart) startNext();
   return ids;
 }
@@ -128,7 +128,7 @@ bool RunQueue::remove(const QString& id) {
     if (m_entries[i].id == id) {
       m_entries.removeAt(i);
       save();
-      emit changed();
+      Q_EMIT changed();
       return true;
     }
   }
@@ -145,14 +145,14 @@ bool RunQueue::cancel(const QString& id) {
       m_cancelWhenStarted = true;
     else
       m_trainer->cancel();  // the worker reports on_finished("cancelled") within one step
-    emit changed();
+    Q_EMIT changed();
     return true;
   }
   if (e->status == QLatin1String("queued")) {
     e->status = QStringLiteral("cancelled");
     e->message = e->runDir.isEmpty() ? tr("cancelled before it started") : e->message;
     save();
-    emit changed();
+    Q_EMIT changed();
     return true;
   }
   return false;
@@ -164,7 +164,7 @@ bool RunQueue::resume(const QString& id) {
   e->status = QStringLiteral("queued");
   e->message = tr("resume from %1").arg(e->runDir);
   save();
-  emit changed();
+  Q_EMIT changed();
   if (m_autoStart) startNext();
   return true;
 }
@@ -194,8 +194,8 @@ void RunQueue::launch(QueueEntry& e) {
       x->runDir = dir;
       x->totalSteps = total;
       save();
-      emit runStarted(id, dir);
-      emit changed();
+      Q_EMIT runStarted(id, dir);
+      Q_EMIT changed();
     }
   }, Qt::QueuedConnection);
   connect(m_bridge, &RunBridge::step, this, [this, id](const StepRecord& r) {
@@ -203,16 +203,16 @@ void RunQueue::launch(QueueEntry& e) {
       x->step = r.step;
       x->totalSteps = r.total_steps;
     }
-    emit step(id, r);
+    Q_EMIT step(id, r);
   }, Qt::QueuedConnection);
   connect(m_bridge, &RunBridge::eval, this, [this, id](const EvalRecord& r) {
     if (QueueEntry* x = find(id)) (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
-    emit eval(id, r);
-    emit changed();
+    Q_EMIT eval(id, r);
+    Q_EMIT changed();
   }, Qt::QueuedConnection);
-  connect(m_bridge, &RunBridge::checkpoint, this, [this, id](const CheckpointRecord& r) { emit checkpoint(id, r); },
+  connect(m_bridge, &RunBridge::checkpoint, this, [this, id](const CheckpointRecord& r) { Q_EMIT checkpoint(id, r); },
           Qt::QueuedConnection);
-  connect(m_bridge, &RunBridge::log, this, [this, id](const QString& line) { emit log(id, line); }, Qt::QueuedConnection);
+  connect(m_bridge, &RunBridge::log, this, [this, id](const QString& line) { Q_EMIT log(id, line); }, Qt::QueuedConnection);
   connect(m_bridge, &RunBridge::finished, this, [this, id](const FinishedRecord& r) {
     if (QueueEntry* x = find(id)) {
       x->step = r.step;
@@ -260,7 +260,7 @@ void RunQueue::launch(QueueEntry& e) {
             Qt::QueuedConnection);
       });
   save();
-  emit changed();
+  Q_EMIT changed();
 }
 
 void RunQueue::started(const QString& id, int launchNo, const QString& runDir,
@@ -278,8 +278,8 @@ void RunQueue::started(const QString& id, int launchNo, const QString& runDir,
       e->message = error;
     }
     save();
-    emit changed();
-    emit runFinished(id, QStringLiteral("failed"));
+    Q_EMIT changed();
+    Q_EMIT runFinished(id, QStringLiteral("failed"));
     if (m_autoStart) QMetaObject::invokeMethod(this, &RunQueue::startNext, Qt::QueuedConnection);
     return;
   }
@@ -289,7 +289,7 @@ void RunQueue::started(const QString& id, int launchNo, const QString& runDir,
       e->message.clear();
   }
   save();
-  emit changed();
+  Q_EMIT changed();
   if (m_finishWhenStarted) {
     m_finishWhenStarted = false;
     finish(id, m_pendingStatus, m_pendingMessage);
@@ -315,8 +315,8 @@ void RunQueue::finish(const QString& id, const QString& status, const QString& m
     x->message = message;
   }
   save();
-  emit changed();
-  emit runFinished(id, status);
+  Q_EMIT changed();
+  Q_EMIT runFinished(id, status);
   if (m_autoStart) QMetaObject::invokeMethod(this, &RunQueue::startNext, Qt::QueuedConnection);
 }
 

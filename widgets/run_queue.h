@@ -66,7 +66,7 @@ class RunQueue : public QObject {
   // verify the checkpoints' hashes) run on a worker thread, never on the GUI thread.
   bool starting() const { return m_starting; }
 
- signals:
+ Q_SIGNALS:
   void changed();
   void runStarted(const QString& id, const QString& runDir);
   void step(const QString& id, const gllm::StepRecord& r);

@@ -1,4 +1,4 @@
-// Level annotations from the Brown corpus (seed 000 §7.1 as DESIGN.md fixes it): feature maps φ_l
+// Level annotations from the Brown corpus (seed 000 §7.1 as docs/design.md fixes it): feature maps φ_l
 // for l = 0 tag/affix/case, 1 syntactic context from tags, 2 sentence, 3 discourse; a scalar probe
 // target per level; and part-of-speech classes (open vs closed, §8.1.2).
 #pragma once

@@ -1,4 +1,4 @@
-// Compile-to-standard (seed 000 Cor. 1 as DESIGN.md fixes it): every grade folded into ordinary
+// Compile-to-standard (seed 000 Cor. 1 as docs/design.md fixes it): every grade folded into ordinary
 // weights so the exported model has no grade tensors and computes the same eval logits.
 #include <cmath>
 

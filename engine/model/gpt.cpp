@@ -1,5 +1,5 @@
 // The GPT forward pass, initialisation, graded parts, losses, checkpoints and compile-to-standard.
-// Shapes and names follow reference/baseline.md §1; graded parts follow seed 000 and DESIGN.md.
+// Shapes and names follow reference/baseline.md §1; graded parts follow seed 000 and docs/design.md.
 #include "engine/model/gpt.h"
 
 #include <ATen/CPUGeneratorImpl.h>

@@ -2,7 +2,7 @@
 // of seed 000 (EG-MHSA, MLGE, graded sinusoidal PE, level GeGLU, graded loss) and seed 001's extras.
 #pragma once
 // LibTorch header: include only from engine .cpp files, model/optim/train code and tests — never
-// from widgets/ (see DESIGN.md). Torch-free counting lives in engine/model/param_count.h.
+// from widgets/ (see docs/design.md). Torch-free counting lives in engine/model/param_count.h.
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -208,7 +208,7 @@ GPT build_model(const RunConfig& config, int64_t vocab, int64_t seed, const std:
 void save_model(const GPT& model, const std::string& path);
 GPT load_model(const std::string& path, const GPTOptions& options = {});
 
-// Compile-to-standard (seed 000 Cor. 1, DESIGN.md): folds attention grades into c_q/c_k/c_v
+// Compile-to-standard (seed 000 Cor. 1, docs/design.md): folds attention grades into c_q/c_k/c_v
 // (QK-norm off) or into q_tau and c_v/value_embeds (QK-norm on), G into wte, graded PE into wpe,
 // the matched tilt into logit_bias. The result has no grade tensors and computes the same
 // eval_logits.

@@ -1,7 +1,7 @@
 // ops::attention — causal sliding-window attention, one entry point over three kernels: the fused
 // operator on CUDA (sdpa.h), the blocked window kernel on the CPU (window_attention.h), a matmul path.
 #pragma once
-// LibTorch header: engine .cpp files and tests only (see DESIGN.md).
+// LibTorch header: engine .cpp files and tests only (see docs/design.md).
 #include <torch/torch.h>
 
 namespace gllm::ops {

@@ -1,7 +1,7 @@
 // The model's bias-free linear layers y = x·Wᵀ on the CPU through the panel products (forward and the
 // input gradient; BLAS for the weight gradient), and torch::linear wherever those do not apply.
 #pragma once
-// LibTorch header: engine .cpp files and tests only (see DESIGN.md).
+// LibTorch header: engine .cpp files and tests only (see docs/design.md).
 #include <torch/torch.h>
 
 namespace gllm::ops {

@@ -1,7 +1,7 @@
 // Fused CPU forms of the model's small elementwise layers (RMSNorm, half-split RoPE, ReLU²): one
 // pass over the activations forward and one backward each, instead of a chain of ATen ops.
 #pragma once
-// LibTorch header: engine .cpp files and tests only (see DESIGN.md).
+// LibTorch header: engine .cpp files and tests only (see docs/design.md).
 #include <torch/torch.h>
 
 namespace gllm::ops {

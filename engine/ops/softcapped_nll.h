@@ -1,7 +1,7 @@
 // Fused soft-capped cross-entropy: −log softmax(c·tanh(x/c) + b)[y] per row in one pass over each row
 // (two when the bias is too wide for a fixed shift), without materialising capped logits or one-hots.
 #pragma once
-// LibTorch header: engine .cpp files and tests only (see DESIGN.md).
+// LibTorch header: engine .cpp files and tests only (see docs/design.md).
 #include <torch/torch.h>
 
 #include <mutex>

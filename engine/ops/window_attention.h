@@ -1,7 +1,7 @@
 // Causal sliding-window attention on the CPU in query blocks: only the keys a block can see are
 // scored (no (T, T) mask or score table), each block's products run single-threaded side by side.
 #pragma once
-// LibTorch header: engine .cpp files and tests only (see DESIGN.md).
+// LibTorch header: engine .cpp files and tests only (see docs/design.md).
 #include <torch/torch.h>
 
 namespace gllm::ops {

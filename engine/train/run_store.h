@@ -1,4 +1,4 @@
-// Run folders (DESIGN.md): config.json, metrics.jsonl, checkpoints/step_NNNNNN.{safetensors,json,
+// Run folders (docs/design.md): config.json, metrics.jsonl, checkpoints/step_NNNNNN.{safetensors,json,
 // optim.safetensors}, summary.json. Writing for the trainer, reading for the GUI, CLI and audits. Torch-free.
 #pragma once
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The GPU checks of `gllm check gpu` as a test: on a CUDA device every check must pass; without one
 // the CUDA cases skip, and the checks still run once against the CPU as a self-test.
-#include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+#include <torch/torch.h>
 
 #include <QtTest>
 
@@ -10,7 +10,7 @@
 
 class TestEngineCuda : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void initTestCase() { torch::set_num_threads(2); }
 
   // The checks' own logic on the CPU: every comparison is CPU against CPU, so all must pass,

@@ -43,7 +43,7 @@ class TestCompare : public QObject {
   Q_OBJECT
   QTemporaryDir tmp_;
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");

@@ -17,7 +17,7 @@ static GradeGrid ramp(double scale) {
 
 class TestHeatmap : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void viewsAndDifference() {
     HeatmapPanel panel;
     panel.resize(700, 400);

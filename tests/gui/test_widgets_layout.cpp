@@ -97,7 +97,7 @@ class TestLayout : public QObject {
   Q_OBJECT
   QTemporaryDir tmp_;
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
@@ -258,11 +258,13 @@ class TestLayout : public QObject {
       cone->useGeometric();
       QCOMPARE(cone->currentProfiles().d(), 4);
     }
-    // Without a file: the geometric profiles, as before.
+    // Without a file in the data cache: the Brown profiles the ladder presets ship with.
     qputenv("GLLM_DATA", tmp_.filePath("data").toUtf8());
-    QVERIFY(MainWindow::defaultProfilesFile().isEmpty());
+    QVERIFY(MainWindow::defaultProfilesFile().endsWith(QStringLiteral("ladders/brown-d128-profiles.json")));
     MainWindow w;
-    QCOMPARE(qobject_cast<ConePanel*>(w.panel("cone"))->currentProfiles().d(), 4);
+    auto* cone = qobject_cast<ConePanel*>(w.panel("cone"));
+    QVERIFY(cone->waitForResult(30000));
+    QCOMPARE(cone->currentProfiles().d(), 128);
   }
 };
 

@@ -25,7 +25,7 @@ MetricPoint at(double step, double value) {
 
 class TestMetricStore : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void groupingRule() {
     MetricStore s;
     // Three seeds of one config, one run that differs in the learning rate, one in the steps, one

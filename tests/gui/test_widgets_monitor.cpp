@@ -19,7 +19,7 @@ using namespace gllm::gui;
 
 class TestMonitor : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void emaMatchesIndependentLoop() {
     const std::vector<double> x{4, 3, 5, 2, 2.5, 1};
     const double w = 0.7;

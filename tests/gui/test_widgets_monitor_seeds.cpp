@@ -60,7 +60,7 @@ QList<T*> seriesOf(QChart* c) {
 
 class TestMonitorSeeds : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void groupDrawnAsMeanWithBand() {
     MonitorPanel m;
     m.resize(1000, 700);

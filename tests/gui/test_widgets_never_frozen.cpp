@@ -104,7 +104,7 @@ class TestNeverFrozen : public QObject {
   Q_OBJECT
   QTemporaryDir tmp_;
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     qputenv("GLLM_DATA", tmp_.filePath("cache").toUtf8());

@@ -10,7 +10,7 @@ using namespace gllm::gui;
 
 class TestPresetForm : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void everyFieldHasAnEditor() {
     PresetForm form;
     int leaves = 0;

@@ -13,7 +13,7 @@ using namespace gllm::gui;
 
 class TestQueue : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void persistsAcrossRestart() {
     QTemporaryDir dir;
     const QString file = dir.filePath("queue.json");

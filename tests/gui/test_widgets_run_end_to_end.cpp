@@ -95,7 +95,7 @@ class TestRunEndToEnd : public QObject {
     }
   };
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     if (!brown_corpus_present()) QSKIP("Brown corpus not fetched; run `gllm data fetch`");
     QVERIFY(tmp_.isValid());

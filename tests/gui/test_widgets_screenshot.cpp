@@ -9,7 +9,7 @@ using namespace gllm::gui;
 
 class TestScreenshot : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void initTestCase() { qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1"); }
   void mainWindowRendersEveryPanel() {
     QTemporaryDir dir;

@@ -205,7 +205,7 @@ class TestCliReadme : public QObject {
     return extra;
   }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     work_ = tmp_.path().toStdString();

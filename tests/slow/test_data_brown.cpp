@@ -14,7 +14,7 @@
 
 class TestDataBrown : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     if (!gllm::brown_corpus_present()) QSKIP("Brown corpus not fetched; run `gllm data fetch`");
   }

@@ -2,7 +2,7 @@
 // `gllm train --nproc 2` (FileStore) or as torchrun and srun start them (TCPStore from RANK,
 // WORLD_SIZE, MASTER_ADDR, … or SLURM_PROCID, …): bit-exact with one whole micro-step per rank,
 // equal to rounding when the ranks split rows; the default preset's batch over two processes.
-#include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+#include <torch/torch.h>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -208,7 +208,7 @@ class TestDistEquivalence : public QObject {
     QVERIFY(!QDir(QString::fromStdString(path(tag + "-2"))).entryList(QDir::Files).isEmpty());
   }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     env_ = {"GLLM_DATA=" + path("cache"), "GLLM_DIST_TIMEOUT_S=300"};

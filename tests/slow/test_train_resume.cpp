@@ -46,7 +46,7 @@ class TestTrainResume : public QObject {
   std::vector<std::string> env_;
   std::string path(const std::string& n) const { return tmp_.path().toStdString() + "/" + n; }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     cfg_ = path("tiny.json");
     gllm::write_file_atomic(cfg_, tiny_config().dump(2));

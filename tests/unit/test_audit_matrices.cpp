@@ -14,7 +14,7 @@ using gllm::audit::matrix_stats;
 
 class TestAuditMatrices : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void diagonal() {
     std::vector<float> w = {3, 0, 0, 0, 2, 0, 0, 0, 1};
     auto s = matrix_stats("d", w.data(), 3, 3);

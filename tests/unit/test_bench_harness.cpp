@@ -1,6 +1,5 @@
 // The benchmark harness computes what it reports: medians, ratio, GFLOP/s and peak fraction from the
 // recorded rounds; the engine and the PyTorch eager script agree on the loss; the result JSON has its fields.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/bench/attention_bench.h"
 #include "engine/bench/bench_report.h"
 #include "engine/bench/train_bench.h"
@@ -35,7 +34,7 @@ bool close_rel(double a, double b, double tol = 1e-12) { return std::abs(a - b) 
 
 class TestBenchHarness : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void median_of_odd_and_even() {
     QCOMPARE(bench::median({3, 1, 2}), 2.0);
     QCOMPARE(bench::median({4, 1, 3, 2}), 2.5);

@@ -9,7 +9,7 @@ using gllm::test::run_cli;
 
 class TestCliBasics : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void versionReportsOpenBlas() {
     auto r = run_cli({"version", "--json"});
     QCOMPARE(r.exit_code, 0);

@@ -1,6 +1,5 @@
 // `gllm compile`: a saved random graded model compiles to a standard checkpoint with no grade
 // tensors, the probe-batch |Δlogits| is reported in JSON, and bad input fails with a message.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/model/gpt.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QTemporaryDir>
@@ -15,7 +14,7 @@ using namespace gllm;
 
 class TestCliCompile : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void compilesAGradedCheckpoint() {
     RunConfig c;
     c.model.depth = 0;

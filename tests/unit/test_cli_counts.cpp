@@ -32,7 +32,7 @@ int64_t overhead_total(const std::string& total) {
 
 class TestCliCounts : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void spellings_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<qint64>("value");

@@ -40,7 +40,7 @@ void expect_failure(const std::vector<std::string>& args, const std::string& nee
 
 class TestCliGrading : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void table3() {
     struct Row {
       std::string nu, mu;

@@ -23,7 +23,7 @@ class TestRunConfig : public QObject {
     return "";
   }
 
- private slots:
+ private Q_SLOTS:
   void roundTrip() {
     gllm::RunConfig c;
     c.model.n_embd = 96;

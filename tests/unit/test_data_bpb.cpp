@@ -13,7 +13,7 @@
 
 class TestDataBpb : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void handComputed() {
     // Vocabulary: 0–3 specials (0 bytes), 4 → 1 byte, 5 → 3 bytes, 6 → 2 bytes.
     gllm::BpbAccumulator acc({0, 0, 0, 0, 1, 3, 2});

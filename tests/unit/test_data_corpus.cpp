@@ -29,7 +29,7 @@ std::string message_of(const std::function<void()>& fn) {
 
 class TestDataCorpus : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void brownStructure() {
     auto c = gllm::read_brown_corpus(gllm::test::fixture("brown_mini"));
     QCOMPARE(c.kind, std::string("brown"));

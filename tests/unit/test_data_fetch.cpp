@@ -35,7 +35,7 @@ class TestDataFetch : public QObject {
     return n;
   }
 
- private slots:
+ private Q_SLOTS:
   void installsGoodArchive() {
     QTemporaryDir dir;
     std::string archive = make_archive(dir);

@@ -28,7 +28,7 @@ class TestDataLoader : public QObject {
   gllm::Tokenizer tok_;
   std::shared_ptr<gllm::TokenShard> shard_;
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     corpus_ = gllm::read_brown_corpus(gllm::test::fixture("brown_mini"));
     tok_ = gllm::Tokenizer::train(corpus_, 320, dir_.filePath("t.model").toStdString(), 1);

@@ -15,7 +15,7 @@
 
 class TestDataProfiles : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void baseTagsAndClasses() {
     QCOMPARE(gllm::brown_base_tag("nn-tl"), std::string("nn"));
     QCOMPARE(gllm::brown_base_tag("fw-vbd"), std::string("vbd"));

@@ -21,7 +21,7 @@ class TestDataTokenizer : public QObject {
     return n;
   }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     corpus_ = gllm::read_brown_corpus(gllm::test::fixture("brown_mini"));
     model_path_ = dir_.filePath("tok.model").toStdString();

@@ -1,6 +1,6 @@
 // c10d data-parallel pieces over a FileStore in a temp folder, two ranks as two threads (Gloo on
 // loopback): bucketed gradient mean, visit-count sums, broadcast, batch plans, failure messages.
-#include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+#include <torch/torch.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <QTemporaryDir>
@@ -57,7 +57,7 @@ class TestDistAllreduce : public QObject {
   int n_ = 0;
   std::string store() { return tmp_.path().toStdString() + "/store" + std::to_string(n_++); }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     if (!gllm::dist::gloo_compiled()) QSKIP("this build has no c10d Gloo process group");
     QVERIFY(tmp_.isValid());

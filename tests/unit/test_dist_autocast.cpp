@@ -1,6 +1,6 @@
 // AutocastScope on the CPU: an explicit bf16 scope computes matmuls in bf16 while parameters and
 // gradients stay fp32, restores the previous state, and train.dtype "bf16" opens it on either device.
-#include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+#include <torch/torch.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
@@ -35,7 +35,7 @@ RunConfig tiny() {
 
 class TestDistAutocast : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void initTestCase() { torch::set_num_threads(2); }
 
   void cpuBf16Scope() {

@@ -60,7 +60,7 @@ bool throws_with(const std::function<void()>& f, const std::string& needle) {
 
 class TestDistLaunch : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void alone() {
     LaunchVars v({});
     auto e = gllm::dist::launch_env();

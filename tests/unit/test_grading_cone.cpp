@@ -63,7 +63,7 @@ bool throws_error(F f, const char* needle = nullptr) {
 
 class TestGradingCone : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void uniformIsOne() {
     auto p = random_profiles(37, 1);
     auto r = evaluate_cone(p, std::vector<double>(37, 0.0), std::exp(1.0 / 64), 2.0);

@@ -45,7 +45,7 @@ ProfilesFile stratified_file() {
 
 class TestGradingLadder : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void arms() {
     auto f = stratified_file();
     LadderOptions o;

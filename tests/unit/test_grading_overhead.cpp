@@ -11,7 +11,7 @@ using namespace gllm::grading;
 
 class TestGradingOverhead : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void medium() {
     auto o = compute_overhead({1024, 24, 16, 4, 50257, 345000000});
     QCOMPARE(o.head_dim, int64_t(64));

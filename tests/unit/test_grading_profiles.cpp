@@ -33,7 +33,7 @@ nlohmann::json small_file() {
 
 class TestGradingProfiles : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void validation() {
     QVERIFY(error_of([] { validate_distribution({}, "alpha"); }).find("empty") != std::string::npos);
     QVERIFY(error_of([] { validate_distribution({0.5, -0.1, 0.6}, "alpha"); }).find("alpha[1]") != std::string::npos);

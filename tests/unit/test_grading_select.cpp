@@ -65,7 +65,7 @@ double round_to(double x, int digits) {
 
 class TestGradingSelect : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void bruteForceSmallD() {
     const double lam = 1.3, C = 2.0;
     const double qmax = q_max_for(lam, C);

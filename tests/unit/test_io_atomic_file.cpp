@@ -9,7 +9,7 @@
 
 class TestAtomicFile : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void replacesWhole() {
     QTemporaryDir dir;
     std::string path = dir.filePath("a.json").toStdString();

@@ -26,7 +26,7 @@ class TestSafetensors : public QObject {
     return encode_safetensors(t, {{"format", "test"}, {"config", "{\"a\": 1}"}});
   }
 
- private slots:
+ private Q_SLOTS:
   void layoutFollowsTheFormat() {
     std::string s = sample();
     uint64_t n = 0;

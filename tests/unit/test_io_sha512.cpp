@@ -6,7 +6,7 @@
 
 class TestSha512 : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void fipsVectors() {
     auto abc = gllm::sha512("abc");
     QCOMPARE(QString::fromStdString(gllm::to_hex(abc.data(), abc.size())),

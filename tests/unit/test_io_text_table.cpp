@@ -50,7 +50,7 @@ std::vector<size_t> cell_starts(const std::string& line) {
 
 class TestIoTextTable : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   // Every assigned code point of the Latin, Greek, Cyrillic, combining-mark and symbol blocks the
   // CLI prints agrees with Qt's general categories.
   void widthsAgreeWithQt() {

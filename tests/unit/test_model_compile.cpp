@@ -1,6 +1,5 @@
-// Compile-to-standard (seed 000 Cor. 1, DESIGN.md): random graded models fold into standard ones
+// Compile-to-standard (seed 000 Cor. 1, docs/design.md): random graded models fold into standard ones
 // with the same evaluation logits (max |Δ| ≤ 1e-4 in fp32) and no grade tensors left.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/model/gpt.h"
 #include "tests/support/test_configs.h"
 #include <ATen/CPUGeneratorImpl.h>
@@ -42,7 +41,7 @@ RunConfig graded(int variant) {
 
 class TestModelCompile : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void initTestCase() { torch::set_num_threads(2); }
 
   void foldsEveryGrade_data() {

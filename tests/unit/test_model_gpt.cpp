@@ -1,6 +1,5 @@
 // The GPT against independent references: shapes, causality, the window rule, parameter counts
 // (baseline.md §1.4, seed 001 §2.1), finite differences, grade clipping, overfitting, hashed rows.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/model/gpt.h"
 #include "engine/model/param_count.h"
 #include <ATen/CPUGeneratorImpl.h>
@@ -42,7 +41,7 @@ torch::Tensor random_tokens(int64_t B, int64_t T, int64_t V, int64_t seed) {
 
 class TestModelGPT : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void initTestCase() { torch::set_num_threads(2); }
 
   void shapesAndBaselineInit() {
@@ -402,7 +401,7 @@ class TestModelGPT : public QObject {
   void matchedTiltRecoversTheDistribution() {
     // Every row sees the same context, so the model can only learn the marginal of the targets,
     // which are drawn in exact proportions P. The graded loss's minimiser is w·P/Z; the matched
-    // tilt (logits − log w) must give back P (DESIGN.md).
+    // tilt (logits − log w) must give back P (docs/design.md).
     const std::vector<double> P{0.1, 0.2, 0.3, 0.4};
     const std::vector<double> qout{0.0, 4.0, 1.0, 8.0};
     auto c = tiny(1, 16, 2, 4, 4);

@@ -1,6 +1,5 @@
 // Parity with the PyTorch reference tests/python/model_reference.py: the same seeded weights pass
 // through safetensors and logits, loss, regularisers and matched-tilt nats agree within 1e-5.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/gpt.h"
 #include <ATen/CPUGeneratorImpl.h>
@@ -62,7 +61,7 @@ GPT build(int variant) {
 
 class TestModelParity : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void initTestCase() { torch::set_num_threads(2); }
 
   void matchesReference() {

@@ -1,6 +1,5 @@
 // gllm::sdpa (the attention operator called boxed through the dispatcher) against a float64 windowed
 // softmax, forward and gradients; the GPT's fused and matmul attention kernels against each other.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/model/gpt.h"
 #include "engine/ops/sdpa.h"
 #include <ATen/CPUGeneratorImpl.h>
@@ -102,7 +101,7 @@ Pass run(GPT& m, const torch::Tensor& idx, const torch::Tensor& tgt) {
 
 class TestModelSdpa : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     torch::set_num_threads(2);
     QVERIFY2(ops::sdpa_available(), "this LibTorch registers no attention operator");

@@ -1,11 +1,8 @@
 // The register-tiled panel products and the linear layers built on them, against float64 ATen: partial
 // row tiles and panels, several column blocks, both packings, the row epilogue, gradients, fallbacks.
-// clang-format off
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/ops/linear.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
-// clang-format on
 
 #include <vector>
 
@@ -30,7 +27,7 @@ double max_rel(const torch::Tensor& got, const torch::Tensor& ref) {
 
 class TestTiledLinear : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void init() {
     if (!ops::panel::available()) QSKIP("this CPU has no AVX2 + FMA: the panel kernels are not used here");
   }

@@ -1,11 +1,8 @@
 // The fused RMSNorm, rotary embedding and ReLU² against their formulas in float64 ATen ops: values
 // and gradients (random upstream gradients), row lengths off the vector width.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
-// clang-format off
 #include "engine/ops/pointwise.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
-// clang-format on
 
 #include <cfloat>
 
@@ -65,7 +62,7 @@ std::pair<torch::Tensor, torch::Tensor> rope_tables(int64_t T, int64_t half) {
 
 class TestFusedOps : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void rmsNormMatchesReference_data() {
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("width");

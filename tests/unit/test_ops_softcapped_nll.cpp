@@ -1,6 +1,5 @@
 // The fused soft-capped cross-entropy against the same formula in float64 ATen ops: nats, gradients
 // (chain through c·tanh(x/c), the bias, ignored targets, the output layer), the uncapped case, bad targets.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
 #include "engine/ops/softcapped_nll.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
@@ -41,7 +40,7 @@ Case make_case(int64_t N, int64_t V, double spread, double bias_spread, int64_t 
 
 class TestSoftcapLoss : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void matchesReferenceValuesAndGradients_data() {
     QTest::addColumn<double>("cap");
     QTest::addColumn<double>("bias");

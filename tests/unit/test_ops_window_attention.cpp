@@ -1,11 +1,8 @@
 // The blocked window attention against masked softmax attention in float64 ATen ops: outputs and the
 // gradients of q, k, v for short, block-sized, odd and full windows, sequences off the block size.
-// torch before Qt: Qt's `slots` macro must not reach the ATen headers.
-// clang-format off
 #include "engine/ops/window_attention.h"
 #include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
-// clang-format on
 
 #include <limits>
 
@@ -41,7 +38,7 @@ double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
 
 class TestWindowAttention : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void matchesMaskedSoftmax_data() {
     QTest::addColumn<int>("batch");
     QTest::addColumn<int>("seq");

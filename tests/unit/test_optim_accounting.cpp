@@ -27,7 +27,7 @@ bool near(double a, double b, double tol) { return std::abs(a - b) <= tol; }
 class TestOptimAccounting : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void parameter_counts() {
     auto a6 = account(paper(6, 150855), 8192);
     auto a8 = account(paper(8, 150855), 8192);

@@ -1,7 +1,7 @@
 // Tests of the optimizer building blocks against independent references: the Polar Express
 // coefficients re-derived by tests/python/polar_express_coefficients.py, its orthogonality band,
 // NorMuon norm preservation, BiEq and Neumann-Gram against closed forms, schedule boundaries.
-#include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+#include <torch/torch.h>
 
 #include <QtTest>
 #include <cmath>
@@ -16,7 +16,7 @@ using namespace gllm::optim;
 class TestOptimBlocks : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() { torch::manual_seed(1234); }
 
   // All fifteen coefficients against the paper's construction, re-derived in plain Python.

@@ -1,6 +1,6 @@
 // MuonAdamW on the real GPT: the model's group tags are all understood, a seed-001 joint arm
 // (hashed tables, Tier 1, query scale) trains a tiny model, and unvisited table rows never move.
-#include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+#include <torch/torch.h>
 
 #include <QtTest>
 
@@ -39,7 +39,7 @@ std::vector<gllm::optim::TaggedParam> tags(gllm::GPT& model) {
 class TestOptimModel : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void trains_tiny_joint_arm_data() {
     QTest::addColumn<bool>("tier1");
     QTest::newRow("10/12 native optimizer") << false;

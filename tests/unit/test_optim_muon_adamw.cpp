@@ -1,6 +1,6 @@
 // Tests of MuonAdamW against independent references: a PyTorch script of the baseline algorithm
 // (tests/python/optim_reference.py), hand-computed AdamW and moment-free steps, exact resume.
-#include <torch/torch.h>  // before Qt: Qt's `slots` macro breaks ATen headers
+#include <torch/torch.h>
 
 #include <QtTest>
 
@@ -51,7 +51,7 @@ class TestOptimMuonAdamW : public QObject {
   Q_OBJECT
   nlohmann::json ref_;
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     torch::manual_seed(0);
     ref_ = python_reference();

@@ -56,7 +56,7 @@ void check(const Paired& p, const Row& r, const char* what) {
 
 class TestStatsPaired : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void t_quantiles() {
     // Published two-sided 95 % critical values.
     QVERIFY(std::fabs(gllm::stats::student_t_quantile(0.975, 2) - 4.302653) < 1e-6);

@@ -53,7 +53,7 @@ class TestTrainRunStore : public QObject {
   QTemporaryDir tmp_;
   std::string root() const { return tmp_.path().toStdString(); }
 
- private slots:
+ private Q_SLOTS:
   void metrics_torn_tail_and_corruption() {
     std::string p = root() + "/m1.jsonl";
     write_text(p, "{\"step\":1,\"tokens\":10,\"loss\":2.5}\n{\"step\":2,\"tokens\":20,\"loss\":2.4}\n{\"step\":3,\"tok");

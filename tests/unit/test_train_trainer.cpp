@@ -2,7 +2,6 @@
 // their keys, cancel stops within one step, the NaN guard stops with a checkpoint, an in-process
 // cancel + resume reproduces the uninterrupted final loss, and checkpoints pass the stdlib
 // safetensors check and (with python3-torch) load into the PyTorch reference with equal logits.
-// Torch headers come before Qt's: Qt's `slots` macro breaks ATen's headers otherwise.
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/gpt.h"
 
@@ -71,7 +70,7 @@ class TestTrainTrainer : public QObject {
   QTemporaryDir tmp_;
   std::string dir(const std::string& name) const { return tmp_.path().toStdString() + "/" + name; }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     // Keep the tokenizer and token cache of the fixture inside the scratch folder.
