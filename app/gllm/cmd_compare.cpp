@@ -1,5 +1,6 @@
 // `gllm compare RUN... --baseline RUN [--metric M] [--2x2] [--json]`: arms matched by seed against
 // the baseline's arm (paired mean, SD, t-interval, deltas, n_improved) and the 2×2 DoD.
+#include <algorithm>
 #include <cstdio>
 
 #include "app/gllm/command_registry.h"
@@ -8,18 +9,29 @@
 
 namespace {
 
+// Runs under each folder; a damaged run folder inside a parent is reported and skipped, so one
+// bad folder does not stop the comparison of the others.
 std::vector<gllm::RunInfo> read_all(const std::vector<std::string>& dirs) {
   std::vector<gllm::RunInfo> runs;
   for (const auto& d : dirs) {
     std::vector<std::string> errors;
     auto rs = gllm::list_runs(d, &errors);
-    if (!errors.empty()) throw gllm::Error(errors.front());
-    if (rs.empty()) throw gllm::Error(d + " holds no run folder; give run folders written by gllm train");
+    for (const auto& e : errors) std::fprintf(stderr, "gllm: warning: skipped %s\n", e.c_str());
+    if (rs.empty()) throw gllm::Error(d + " holds no readable run folder; give run folders written by gllm train");
     for (auto& r : rs)
       if (std::none_of(runs.begin(), runs.end(), [&](const gllm::RunInfo& x) { return x.dir == r.dir; }))
         runs.push_back(std::move(r));
   }
   return runs;
+}
+
+// "± sd [lo, hi]" or, for one seed, a plain statement that there is no interval.
+std::string spread(const nlohmann::json& s) {
+  char buf[160];
+  if (!s.value("interval", true)) return " (one seed: no interval)";
+  std::snprintf(buf, sizeof buf, " ± %.6f [%+.6f, %+.6f]", s.value("sd", 0.0), s.value("ci_low", 0.0),
+                s.value("ci_high", 0.0));
+  return buf;
 }
 
 gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
@@ -49,19 +61,22 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
     std::printf("%s, baseline arm %s\n", o->metric.c_str(), base.name.c_str());
     for (const auto& a : j["arms"]) {
       std::printf("  %-28s", a["arm"].get<std::string>().c_str());
-      if (a.contains("summary")) std::printf(" mean %.6f ± %.6f (n=%d)", a["summary"]["mean"].get<double>(),
-                                             a["summary"]["sd"].get<double>(), a["summary"]["n"].get<int>());
+      if (a.contains("summary"))
+        std::printf(" mean %.6f%s (n=%d)", a["summary"]["mean"].get<double>(),
+                    a["summary"].value("interval", true) ? (" ± " + std::to_string(a["summary"]["sd"].get<double>())).c_str()
+                                                         : "",
+                    a["summary"]["n"].get<int>());
       if (a.contains("vs_baseline") && !a["vs_baseline"].is_null()) {
         const auto& v = a["vs_baseline"];
-        std::printf("  Δ %+.6f ± %.6f [%+.6f, %+.6f] %d/%d improved", v["mean"].get<double>(), v["sd"].get<double>(),
-                    v["ci_low"].get<double>(), v["ci_high"].get<double>(), v["n_improved"].get<int>(), v["n"].get<int>());
+        std::printf("  Δ %+.6f%s %d/%d improved", v["mean"].get<double>(), spread(v).c_str(),
+                    v["n_improved"].get<int>(), v["n"].get<int>());
       }
       std::printf("\n");
     }
     if (j.contains("dod")) {
       const auto& d = j["dod"];
-      std::printf("  DoD %s: %+.6f ± %.6f [%+.6f, %+.6f]\n", d["formula"].get<std::string>().c_str(),
-                  d["mean"].get<double>(), d["sd"].get<double>(), d["ci_low"].get<double>(), d["ci_high"].get<double>());
+      std::printf("  DoD %s: %+.6f%s\n", d["formula"].get<std::string>().c_str(), d["mean"].get<double>(),
+                  spread(d).c_str());
     }
   });
 });
