@@ -4,6 +4,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cerrno>
 #include <cfloat>
 #include <cmath>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/fused_ops.h"
 #include "engine/model/param_count.h"
@@ -52,9 +54,9 @@ at::Generator make_gen(int64_t seed) { return at::make_generator<at::CPUGenerato
 
 nlohmann::json read_json_file(const std::string& path, const std::string& key) {
   try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(key, "'" + path + "' is not valid JSON (" + e.what() + "); fix or regenerate it");
+    return gllm::read_json_file(path, "fix or regenerate it", large_json_limits());  // bounded
+  } catch (const Error& e) {
+    throw ConfigError(key, e.what());
   }
 }
 
@@ -747,7 +749,15 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
                 "open a checkpoint written by gllm");
   RunConfig cfg = RunConfig::from_json(cj);
   GPTOptions o = options;
-  if (meta.count("vocab_size")) o.vocab_size = std::stoll(meta["vocab_size"]);
+  if (meta.count("vocab_size")) {
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(meta["vocab_size"].c_str(), &end, 10);
+    if (errno != 0 || end == meta["vocab_size"].c_str() || *end != '\0' || v < 1 || v > 1000000000)
+      throw Error(path + ": metadata vocab_size '" + meta["vocab_size"].substr(0, 40) +
+                  "' is not a vocabulary size; the file is damaged");
+    o.vocab_size = v;
+  }
   else if (tensors.count("transformer.wte.weight")) o.vocab_size = tensors["transformer.wte.weight"].size(0);
   o.compiled = meta.count("compiled") ? meta["compiled"] == "1" : tensors.count("logit_bias") > 0;
   o.from_checkpoint = true;  // grades and bases come from the file, not from files the config names
