@@ -90,12 +90,19 @@ class TestTrainRunFolderGuard : public QObject {
       ::pause();
       ::_exit(0);
     }
+    struct Reaper {  // the child never outlives the test, whatever fails below
+      pid_t pid;
+      ~Reaper() {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    } reaper{child};
     char c = 0;
     QCOMPARE(::read(ready[0], &c, 1), ssize_t(1));
     const std::string e = error_of([&] { gllm::RunLock::acquire(dir, "resume"); });
     QVERIFY2(e.find("in use by pid " + std::to_string(child)) != std::string::npos, e.c_str());
     ::kill(child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
+    ::waitpid(child, nullptr, 0);  // the reaper's second kill and wait are harmless
     gllm::RunOwner previous;
     auto lock = gllm::RunLock::acquire(dir, "resume", &previous);
     QVERIFY(lock.held());
