@@ -17,7 +17,9 @@ std::vector<gllm::RunInfo> read_all(const std::vector<std::string>& dirs) {
     std::vector<std::string> errors;
     auto rs = gllm::list_runs(d, &errors);
     for (const auto& e : errors) std::fprintf(stderr, "gllm: warning: skipped %s\n", e.c_str());
-    if (rs.empty()) throw gllm::Error(d + " holds no readable run folder; give run folders written by gllm train");
+    if (rs.empty())
+      throw gllm::Error(d +
+                        " holds no readable run folder; give run folders written by gllm train");
     for (auto& r : rs)
       if (std::none_of(runs.begin(), runs.end(), [&](const gllm::RunInfo& x) { return x.dir == r.dir; }))
         runs.push_back(std::move(r));
@@ -29,8 +31,8 @@ std::vector<gllm::RunInfo> read_all(const std::vector<std::string>& dirs) {
 std::string spread(const nlohmann::json& s) {
   char buf[160];
   if (!s.value("interval", true)) return " (one seed: no interval)";
-  std::snprintf(buf, sizeof buf, " ± %.6f [%+.6f, %+.6f]", s.value("sd", 0.0), s.value("ci_low", 0.0),
-                s.value("ci_high", 0.0));
+  std::snprintf(buf, sizeof buf, " ± %.6f [%+.6f, %+.6f]", s.value("sd", 0.0),
+                s.value("ci_low", 0.0), s.value("ci_high", 0.0));
   return buf;
 }
 
@@ -63,8 +65,9 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
       std::printf("  %-28s", a["arm"].get<std::string>().c_str());
       if (a.contains("summary"))
         std::printf(" mean %.6f%s (n=%d)", a["summary"]["mean"].get<double>(),
-                    a["summary"].value("interval", true) ? (" ± " + std::to_string(a["summary"]["sd"].get<double>())).c_str()
-                                                         : "",
+                    a["summary"].value("interval", true)
+                        ? (" ± " + std::to_string(a["summary"]["sd"].get<double>())).c_str()
+                        : "",
                     a["summary"]["n"].get<int>());
       if (a.contains("vs_baseline") && !a["vs_baseline"].is_null()) {
         const auto& v = a["vs_baseline"];
@@ -75,8 +78,8 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
     }
     if (j.contains("dod")) {
       const auto& d = j["dod"];
-      std::printf("  DoD %s: %+.6f%s\n", d["formula"].get<std::string>().c_str(), d["mean"].get<double>(),
-                  spread(d).c_str());
+      std::printf("  DoD %s: %+.6f%s\n", d["formula"].get<std::string>().c_str(),
+                  d["mean"].get<double>(), spread(d).c_str());
     }
   });
 });

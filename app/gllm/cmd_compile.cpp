@@ -38,8 +38,9 @@ void require_finite(const gllm::GPT& m, const std::string& path) {
     if (++n <= 4) bad += (bad.empty() ? "" : ", ") + name;
   }
   if (n > 0)
-    throw gllm::Error(path + ": " + std::to_string(n) + " tensor(s) hold NaN or infinite values (" + bad +
-                      (n > 4 ? ", …" : "") + "); the checkpoint is damaged or diverged — compile an earlier one");
+    throw gllm::Error(path + ": " + std::to_string(n) + " tensor(s) hold NaN or infinite values (" +
+                      bad + (n > 4 ? ", …" : "") +
+                      "); the checkpoint is damaged or diverged — compile an earlier one");
 }
 
 // The output must not replace the input or any committed checkpoint of a run.
@@ -47,13 +48,19 @@ void check_output_path(const std::string& input, const std::string& output) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(output, ec) && fs::equivalent(input, output, ec))
-    throw gllm::Error("--out " + output + " is the checkpoint being compiled; write the standard model to another file");
+    throw gllm::Error(
+        "--out " + output +
+        " is the checkpoint being compiled; write the standard model to another file");
   if (fs::weakly_canonical(input, ec) == fs::weakly_canonical(output, ec))
-    throw gllm::Error("--out " + output + " is the checkpoint being compiled; write the standard model to another file");
+    throw gllm::Error(
+        "--out " + output +
+        " is the checkpoint being compiled; write the standard model to another file");
   const std::string suffix = ".safetensors";
-  if (output.size() > suffix.size() && output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+  if (output.size() > suffix.size() &&
+      output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0 &&
       gllm::file_exists(output.substr(0, output.size() - suffix.size()) + ".json"))
-    throw gllm::Error("--out " + output + " is a run's checkpoint (it has a sidecar); write the standard model to "
+    throw gllm::Error("--out " + output +
+                      " is a run's checkpoint (it has a sidecar); write the standard model to "
                       "a file outside the run's checkpoints folder");
 }
 
@@ -76,10 +83,11 @@ void run(const CompileArgs& a) {
   const double logit_bytes = static_cast<double>(a.batch) * static_cast<double>(T) *
                              static_cast<double>(graded->vocab_size()) * 4.0;
   if (logit_bytes > kMaxProbeLogitBytes)
-    throw gllm::Error("a " + std::to_string(a.batch) + "x" + std::to_string(T) + " probe batch needs " +
-                      std::to_string(static_cast<int64_t>(logit_bytes / (1 << 20))) +
-                      " MiB of logits per model (vocabulary " + std::to_string(graded->vocab_size()) +
-                      "), more than the 2048 MiB allowed; lower --probe-batch or --probe-len");
+    throw gllm::Error(
+        "a " + std::to_string(a.batch) + "x" + std::to_string(T) + " probe batch needs " +
+        std::to_string(static_cast<int64_t>(logit_bytes / (1 << 20))) +
+        " MiB of logits per model (vocabulary " + std::to_string(graded->vocab_size()) +
+        "), more than the 2048 MiB allowed; lower --probe-batch or --probe-len");
   gllm::GPT standard = gllm::compile_to_standard(graded);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(a.seed));
   auto idx = torch::randint(graded->vocab_size(), {a.batch, T}, gen, torch::kLong);  // (B, T)
@@ -124,7 +132,8 @@ gllm::cli::RegisterCommand reg("compile", [](CLI::App& root) {
   cmd->add_option("--out,-o", a->output, "Where to write the standard checkpoint")->required();
   cmd->add_option("--probe-batch", a->batch, "Rows of the random probe batch")->check(CLI::Range(1, 1024));
   cmd->add_option("--probe-len", a->length, "Tokens per probe row (0 = sequence_len)")->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--seed", a->seed, "Seed of the probe batch")->check(CLI::Range(int64_t(0), int64_t(1) << 62));
+  cmd->add_option("--seed", a->seed, "Seed of the probe batch")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 62));
   cmd->add_option("--tolerance", a->tolerance, "Largest accepted max |Δ logits|")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", a->threads, "CPU threads (0 = all cores)")
       ->check(CLI::Range(0, 1024));

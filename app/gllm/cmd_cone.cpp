@@ -54,7 +54,8 @@ std::string vec(const std::vector<double>& v, int prec) {
 void run(const ConeArgs& a) {
   if (a.head_dim < 1) throw gllm::Error("--head-dim must be ≥ 1");
   if (a.grades.size() > kMaxGrades || a.level_grades.size() > kMaxGrades)
-    throw gllm::Error("more than " + std::to_string(kMaxGrades) + " grades given; give one per coordinate");
+    throw gllm::Error("more than " + std::to_string(kMaxGrades) +
+                      " grades given; give one per coordinate");
   const double lambda = a.lambda != 0 ? a.lambda : std::exp(1.0 / a.head_dim);
   validate_base_and_clip(lambda, a.clip);
   if (a.geometric == !a.profiles.empty())

@@ -12,15 +12,22 @@ gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
   auto in = std::make_shared<gllm::grading::OverheadInput>();
   auto json = std::make_shared<bool>(false);
   // Bounds keep every product below 2^63: d² ≤ 2^48, K·H·d_k = K·d ≤ 2^44.
-  cmd->add_option("--d", in->d, "Model width d")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 24));
-  cmd->add_option("--layers", in->layers, "Blocks K")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  cmd->add_option("--d", in->d, "Model width d")
+      ->required()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
+  cmd->add_option("--layers", in->layers, "Blocks K")
+      ->required()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   cmd->add_option("--heads", in->heads, "Heads per block H (d_k = d/H)")
       ->required()
       ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
-  cmd->add_option("--levels", in->levels, "MLGE levels L (Σ d_l = d, so the count does not change d²)")
+  cmd->add_option("--levels", in->levels,
+                  "MLGE levels L (Σ d_l = d, so the count does not change d²)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
-  cmd->add_option("--vocab", in->vocab, "Vocabulary size |V|")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 32));
+  cmd->add_option("--vocab", in->vocab, "Vocabulary size |V|")
+      ->required()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 32));
   cmd->add_option("--total-params", in->total_params, "Model parameters N")
       ->required()
       ->check(CLI::Range(int64_t(1), int64_t(1000000000000000)));

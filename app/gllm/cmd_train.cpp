@@ -56,7 +56,9 @@ gllm::FinishedRecord resume_one(const std::string& dir, bool quiet) {
 void run_sweep(const TrainOpts& o) {
   const gllm::SweepFile sw = gllm::read_sweep_file(o.sweep);
   std::string name = !sw.name.empty() ? sw.name : std::filesystem::path(o.sweep).stem().string();
-  std::string out = !o.out.empty() ? o.out : !sw.out.empty() ? sw.out : gllm::join_path(gllm::runs_dir(), name);
+  std::string out = !o.out.empty()    ? o.out
+                    : !sw.out.empty() ? sw.out
+                                      : gllm::join_path(gllm::runs_dir(), name);
   std::string sweep_dir = std::filesystem::path(o.sweep).parent_path().string();
   struct Job {
     std::string arm, dir;
@@ -121,13 +123,16 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
   auto o = std::make_shared<TrainOpts>();
   cmd->add_option("preset", o->preset, "Preset name (see presets/) or path to a RunConfig JSON");
   cmd->add_option("--sweep", o->sweep, "Sweep file: arms x seeds run one after another");
-  cmd->add_option("--steps", o->steps, "Override train.steps")->check(CLI::Range(int64_t(1), int64_t(1000000000)));
+  cmd->add_option("--steps", o->steps, "Override train.steps")
+      ->check(CLI::Range(int64_t(1), int64_t(1000000000)));
   cmd->add_option("--eval-every", o->eval_every, "Override train.eval_every (0 = only at the end)")
       ->check(CLI::Range(0, 1000000000));
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Override train.checkpoint_every (0 = only at the end)")
+  cmd->add_option("--checkpoint-every", o->checkpoint_every,
+                  "Override train.checkpoint_every (0 = only at the end)")
       ->check(CLI::Range(0, 1000000000));
   cmd->add_option("--seed", o->seed, "Override train.seed")->check(CLI::Range(0, 2147483647));
-  cmd->add_option("--threads", o->threads, "Override train.threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads", o->threads, "Override train.threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--device", o->device, "Override train.device")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--out", o->out, "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
   cmd->add_flag("--json", o->json, "Print the outcome as JSON");

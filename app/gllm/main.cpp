@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
     // A reader that met JSON of an unexpected shape: bad input, reported as such.
     std::cerr << "gllm: error: a JSON file or value has an unexpected shape ("
               << gllm::brief_text(e.what(), 300)
-              << "); check the files this command reads (configs, sweeps, run folders)" << std::endl;
+              << "); check the files this command reads (configs, sweeps, run folders)"
+              << std::endl;
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
     std::cerr << "gllm: error: " << gllm::brief_text(e.what(), 400)
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "gllm: error: out of memory; the request is too large for this machine — "
-                 "use smaller sizes" << std::endl;
+                 "use smaller sizes"
+              << std::endl;
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "gllm: unexpected error: " << e.what()

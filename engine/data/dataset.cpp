@@ -16,21 +16,23 @@ namespace {
 // Empty when tokenizer.json says this model was trained on this corpus for this vocabulary; else
 // why not. A cache without tokenizer.json (older versions) is accepted when the model has the
 // vocabulary size asked for.
-std::string tokenizer_mismatch(const std::string& side, const Tokenizer& t, const std::string& corpus_hash,
-                               int requested_vocab) {
+std::string tokenizer_mismatch(const std::string& side, const Tokenizer& t,
+                               const std::string& corpus_hash, int requested_vocab) {
   if (!file_exists(side))
     return t.vocab_size() == requested_vocab
                ? std::string()
-               : "it has " + std::to_string(t.vocab_size()) + " ids, not the " + std::to_string(requested_vocab) +
-                     " asked for";
+               : "it has " + std::to_string(t.vocab_size()) + " ids, not the " +
+                     std::to_string(requested_vocab) + " asked for";
   nlohmann::json j;
   try {
     j = read_json_file(side, "", JsonLimits{1 << 20, 4});
   } catch (const Error& e) {
     return e.what();
   }
-  if (json_string_or(j, "model_sha512", "") != t.hash()) return "tokenizer.model was replaced after training";
-  if (json_string_or(j, "corpus_hash", "") != corpus_hash) return "it was trained on another corpus";
+  if (json_string_or(j, "model_sha512", "") != t.hash())
+    return "tokenizer.model was replaced after training";
+  if (json_string_or(j, "corpus_hash", "") != corpus_hash)
+    return "it was trained on another corpus";
   if (json_int_or(j, "requested_vocab", -1) != requested_vocab)
     return "it was trained for vocab_size " + std::to_string(json_int_or(j, "requested_vocab", -1));
   return "";
@@ -81,13 +83,14 @@ Dataset open_dataset(const DataConfig& cfg, const Corpus& corpus,
     ds.tokenizer = Tokenizer::train(corpus, cfg.vocab_size, model);
     ds.rebuilt = true;
   }
-  if (!file_exists(model_side) || !tokenizer_mismatch(model_side, ds.tokenizer, chash, cfg.vocab_size).empty())
+  if (!file_exists(model_side) ||
+      !tokenizer_mismatch(model_side, ds.tokenizer, chash, cfg.vocab_size).empty())
     write_file_atomic(model_side, nlohmann::json{{"format", 1},
                                                  {"corpus_hash", chash},
                                                  {"requested_vocab", cfg.vocab_size},
                                                  {"vocab_size", ds.tokenizer.vocab_size()},
                                                  {"model_sha512", ds.tokenizer.hash()}}
-                                                  .dump(1) +
+                                          .dump(1) +
                                       "\n");
   bool rebuild = !file_exists(bin) || !token_cache_current(side, chash, ds.tokenizer.hash());
   if (!rebuild) {
@@ -111,18 +114,19 @@ Dataset open_dataset(const DataConfig& cfg, const Corpus& corpus,
       why = "it holds " + std::to_string(ds.shard->num_documents()) + " documents, the corpus " +
             std::to_string(corpus.documents.size());
     else if (ds.shard->num_tokens() > 0 && ds.shard->max_id() >= ds.tokenizer.vocab_size())
-      why = "it holds token id " + std::to_string(ds.shard->max_id()) + " but the tokenizer has only " +
-            std::to_string(ds.tokenizer.vocab_size()) + " ids";
+      why = "it holds token id " + std::to_string(ds.shard->max_id()) +
+            " but the tokenizer has only " + std::to_string(ds.tokenizer.vocab_size()) + " ids";
     if (why.empty()) break;
     if (attempt > 0)
-      throw Error("token cache " + bin + " does not match the corpus (" + why + "); delete " + ds.cache_dir +
-                  " and retry");
+      throw Error("token cache " + bin + " does not match the corpus (" + why + "); delete " +
+                  ds.cache_dir + " and retry");
     say("token cache " + bin + " does not match (" + why + "); rebuilding it");
     ds.shard.reset();
     write_token_cache(corpus, ds.tokenizer, bin, side);
     ds.rebuilt = true;
   }
-  ds.info = read_json_file(side, "delete " + ds.cache_dir + " so that it is rebuilt", JsonLimits{64ull << 20, 8});
+  ds.info = read_json_file(side, "delete " + ds.cache_dir + " so that it is rebuilt",
+                           JsonLimits{64ull << 20, 8});
   if (!ds.info.is_object())
     throw Error(side + " is not a JSON object; delete " + ds.cache_dir + " so that it is rebuilt");
   ds.info.erase("names");

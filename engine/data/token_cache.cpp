@@ -27,7 +27,8 @@ constexpr char kMagic[8] = {'G', 'L', 'L', 'M', 'T', 'O', 'K', '1'};
 
 TokenShardLayout check_token_shard(const unsigned char* p, size_t size, const std::string& label) {
   auto bad = [&](const std::string& why) {
-    return Error("token cache " + label + " is malformed (" + why + "); delete it so that it is rebuilt");
+    return Error("token cache " + label + " is malformed (" + why +
+                 "); delete it so that it is rebuilt");
   };
   if (size < 32) throw bad("too short");
   if (std::memcmp(p, kMagic, 8) != 0) throw bad("wrong magic");
@@ -39,7 +40,8 @@ TokenShardLayout check_token_shard(const unsigned char* p, size_t size, const st
   if (l.n_docs > (size - 24) / 8 - 1) throw bad("document count larger than the file");
   l.ids_offset = 24 + (static_cast<size_t>(l.n_docs) + 1) * 8;
   const size_t id_bytes = size - l.ids_offset;
-  if (id_bytes % 2 != 0 || l.n_tokens != id_bytes / 2) throw bad("sizes do not match the file length");
+  if (id_bytes % 2 != 0 || l.n_tokens != id_bytes / 2)
+    throw bad("sizes do not match the file length");
   uint64_t prev = 0;
   for (uint64_t i = 0; i <= l.n_docs; ++i) {
     uint64_t o = 0;
@@ -60,12 +62,14 @@ std::shared_ptr<TokenShard> TokenShard::open(const std::string& bin_path) {
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error("token cache " + bin_path + " is not a regular file; delete it so that it is rebuilt");
+    throw Error("token cache " + bin_path +
+                " is not a regular file; delete it so that it is rebuilt");
   }
   size_t size = static_cast<size_t>(st.st_size);
   if (size < 32) {
     ::close(fd);
-    throw Error("token cache " + bin_path + " is malformed (too short); delete it so that it is rebuilt");
+    throw Error("token cache " + bin_path +
+                " is malformed (too short); delete it so that it is rebuilt");
   }
   void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
@@ -141,21 +145,22 @@ nlohmann::json write_token_cache(const Corpus& corpus, const Tokenizer& tokenize
   const auto bin_digest = digest.finish();
   nlohmann::json names = nlohmann::json::array();
   for (const auto& d : corpus.documents) names.push_back(d.name);
-  nlohmann::json j = {{"format", 1},
-                      {"corpus", corpus.kind},
-                      {"corpus_source", corpus.source},
-                      {"corpus_hash", corpus.hash()},
-                      {"tokenizer_hash", tokenizer.hash()},
-                      {"vocab_size", tokenizer.vocab_size()},
-                      {"documents", nd},
-                      {"sentences", corpus.sentences()},
-                      {"words", corpus.words()},
-                      {"bytes", corpus.bytes()},
-                      {"tokens", nt},
-                      {"bin_bytes", bin_bytes},
-                      {"bin_sha512", to_hex(bin_digest.data(), bin_digest.size())},
-                      {"tokens_per_byte", corpus.bytes() ? double(nt) / double(corpus.bytes()) : 0.0},
-                      {"names", names}};
+  nlohmann::json j = {
+      {"format", 1},
+      {"corpus", corpus.kind},
+      {"corpus_source", corpus.source},
+      {"corpus_hash", corpus.hash()},
+      {"tokenizer_hash", tokenizer.hash()},
+      {"vocab_size", tokenizer.vocab_size()},
+      {"documents", nd},
+      {"sentences", corpus.sentences()},
+      {"words", corpus.words()},
+      {"bytes", corpus.bytes()},
+      {"tokens", nt},
+      {"bin_bytes", bin_bytes},
+      {"bin_sha512", to_hex(bin_digest.data(), bin_digest.size())},
+      {"tokens_per_byte", corpus.bytes() ? double(nt) / double(corpus.bytes()) : 0.0},
+      {"names", names}};
   write_file_atomic(json_path, j.dump(1) + "\n");
   return j;
 }
@@ -165,7 +170,8 @@ bool token_cache_current(const std::string& json_path, const std::string& corpus
   if (!file_exists(json_path)) return false;
   try {
     auto j = read_json_file(json_path, "", JsonLimits{64ull << 20, 8});
-    return json_int_or(j, "format", 0) == 1 && json_string_or(j, "corpus_hash", "") == corpus_hash &&
+    return json_int_or(j, "format", 0) == 1 &&
+           json_string_or(j, "corpus_hash", "") == corpus_hash &&
            json_string_or(j, "tokenizer_hash", "") == tokenizer_hash;
   } catch (const Error&) {
     return false;
@@ -180,13 +186,15 @@ std::string token_cache_mismatch(const std::string& bin_path, const std::string&
     return e.what();
   }
   const std::string want = json_string_or(j, "bin_sha512", "");
-  if (want.empty()) return json_path + " records no SHA-512 of tokens.bin (written by an older version)";
+  if (want.empty())
+    return json_path + " records no SHA-512 of tokens.bin (written by an older version)";
   std::error_code ec;
   const auto size = std::filesystem::file_size(bin_path, ec);
   if (ec || static_cast<int64_t>(size) != json_int_or(j, "bin_bytes", -1))
     return bin_path + " does not have the size its sidecar records";
   const auto d = sha512_file(bin_path);
-  if (to_hex(d.data(), d.size()) != want) return bin_path + " does not match the SHA-512 its sidecar records";
+  if (to_hex(d.data(), d.size()) != want)
+    return bin_path + " does not match the SHA-512 its sidecar records";
   return "";
 }
 

@@ -55,7 +55,8 @@ struct TokenShardLayout {
   uint64_t n_docs = 0, n_tokens = 0;
   size_t ids_offset = 0;  // bytes from the start to ids[0]
 };
-TokenShardLayout check_token_shard(const unsigned char* data, size_t size, const std::string& label);
+TokenShardLayout check_token_shard(const unsigned char* data, size_t size,
+                                   const std::string& label);
 
 // Writes tokens.bin and tokens.json atomically for `corpus` under `tokenizer`.
 nlohmann::json write_token_cache(const Corpus& corpus, const Tokenizer& tokenizer,

@@ -234,7 +234,8 @@ Ladder ladder_from_json(const nlohmann::json& j) {
 }
 
 Ladder load_ladder_file(const std::string& path) {
-  const nlohmann::json j = read_json_file(path, "regenerate it with `gllm ladder`", large_json_limits());
+  const nlohmann::json j =
+      read_json_file(path, "regenerate it with `gllm ladder`", large_json_limits());
   try {
     return ladder_from_json(j);
   } catch (const Error& e) {

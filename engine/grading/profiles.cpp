@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "engine/io/atomic_file.h"
 #include "engine/grading/number_text.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
 
@@ -407,7 +407,8 @@ nlohmann::json profiles_to_json(const ProfilesFile& f) {
 }
 
 ProfilesFile load_profiles_file(const std::string& path) {
-  const nlohmann::json j = read_json_file(path, "regenerate it with `gllm profiles`", large_json_limits());
+  const nlohmann::json j =
+      read_json_file(path, "regenerate it with `gllm profiles`", large_json_limits());
   try {
     return profiles_from_json(j);
   } catch (const Error& e) {

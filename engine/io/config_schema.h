@@ -126,7 +126,8 @@ class Schema {
     f.info = make_info(key, FieldKind::IntList, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, lo, hi](T& o, const nlohmann::json& j, const std::string& path) {
-      if (!j.is_array()) throw ConfigError(path, "expected a list of integers, got " + json_brief(j));
+      if (!j.is_array())
+        throw ConfigError(path, "expected a list of integers, got " + json_brief(j));
       std::vector<I> out;
       for (size_t i = 0; i < j.size(); ++i)
         out.push_back(static_cast<I>(check_integer(j[i], lo, hi, path + "[" + std::to_string(i) + "]")));
@@ -141,7 +142,8 @@ class Schema {
     f.info = make_info(key, FieldKind::RealList, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, lo, hi](T& o, const nlohmann::json& j, const std::string& path) {
-      if (!j.is_array()) throw ConfigError(path, "expected a list of numbers, got " + json_brief(j));
+      if (!j.is_array())
+        throw ConfigError(path, "expected a list of numbers, got " + json_brief(j));
       std::vector<double> out;
       for (size_t i = 0; i < j.size(); ++i)
         out.push_back(check_real(j[i], lo, hi, path + "[" + std::to_string(i) + "]"));

@@ -24,9 +24,12 @@ bool depth_within(std::string_view text, int limit, size_t* where) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -43,7 +46,9 @@ bool depth_within(std::string_view text, int limit, size_t* where) {
   return true;
 }
 
-std::string with_fix(const std::string& fix) { return fix.empty() ? std::string() : "; " + fix; }
+std::string with_fix(const std::string& fix) {
+  return fix.empty() ? std::string() : "; " + fix;
+}
 
 }  // namespace
 
@@ -52,8 +57,7 @@ std::string brief_text(std::string_view s, size_t max_chars) {
   size_t cut = max_chars;
   // Do not split a UTF-8 sequence.
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(s.substr(0, cut)) + "… (" + std::to_string(s.size() - cut) +
-         " more bytes)";
+  return std::string(s.substr(0, cut)) + "… (" + std::to_string(s.size() - cut) + " more bytes)";
 }
 
 nlohmann::json parse_json(std::string_view text, const std::string& source, const std::string& fix,

@@ -14,7 +14,9 @@ struct JsonLimits {
   int max_depth = 64;
 };
 // Larger bounds for files the workbench writes with big arrays (profiles with a basis, ladders).
-inline JsonLimits large_json_limits() { return {512ull << 20, 64}; }
+inline JsonLimits large_json_limits() {
+  return {512ull << 20, 64};
+}
 
 // Parses `text`; any problem (too large, nested too deep, malformed, number overflow) throws
 // gllm::Error "<source>: <problem>; <fix>" with at most a few hundred characters of detail.
@@ -22,7 +24,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& source, cons
                           const JsonLimits& limits = {});
 // Reads and parses a file; the size is checked before the file is read into memory. The limits
 // are always stated by the caller (what a file may hold depends on the file).
-nlohmann::json read_json_file(const std::string& path, const std::string& fix, const JsonLimits& limits);
+nlohmann::json read_json_file(const std::string& path, const std::string& fix,
+                              const JsonLimits& limits);
 
 // Nesting depth of a value without recursion (a scalar has depth 0).
 int json_depth(const nlohmann::json& j);

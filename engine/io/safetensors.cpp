@@ -142,8 +142,7 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw Error("cannot read " + path + ": no such file; give an existing .safetensors file");
-  if (!S_ISREG(st.st_mode))
-    throw Error(path + " is not a regular file; give a .safetensors file");
+  if (!S_ISREG(st.st_mode)) throw Error(path + " is not a regular file; give a .safetensors file");
   return parse(read_file(path), path);
 }
 
@@ -162,9 +161,10 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
   f.data_start_ = 8 + n;
   const size_t data_size = f.bytes_.size() - f.data_start_;
   const std::string_view header_text(f.bytes_.data() + 8, n);
-  nlohmann::json header = parse_json(header_text, label + " (safetensors header)",
-                                     "the file is not a safetensors file — rewrite it or restore a copy",
-                                     JsonLimits{kMaxHeader, 8});
+  nlohmann::json header =
+      parse_json(header_text, label + " (safetensors header)",
+                 "the file is not a safetensors file — rewrite it or restore a copy",
+                 JsonLimits{kMaxHeader, 8});
   if (!header.is_object()) throw Error(label + ": header is not a JSON object" + hint);
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") {
@@ -194,7 +194,8 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
       throw Error(where + ": shape has " + std::to_string(e["shape"].size()) +
                   " dimensions, more than " + std::to_string(kMaxDims) + hint);
     for (const auto& s : e["shape"]) {
-      if (!s.is_number_integer() || (s.is_number_unsigned() && s.get<uint64_t>() > uint64_t(INT64_MAX)) ||
+      if (!s.is_number_integer() ||
+          (s.is_number_unsigned() && s.get<uint64_t>() > uint64_t(INT64_MAX)) ||
           s.get<int64_t>() < 0)
         throw Error(where + ": shape has a bad dimension " + json_brief(s, 40) + hint);
       info.shape.push_back(s.get<int64_t>());

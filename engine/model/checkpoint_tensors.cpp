@@ -84,9 +84,10 @@ void check_dtypes(const SafetensorsFile& f) {
   for (const auto& info : f.tensors()) {
     const bool rng = optim && info.name.rfind("__rng__", 0) == 0;
     if (rng ? info.dtype == StDtype::U8 : floating(info.dtype)) continue;
-    throw Error(f.label() + ": tensor '" + info.name + "' is stored as " + st_dtype_name(info.dtype) + " but a " +
-                it->second + " file holds " + (rng ? "U8" : "floating-point") +
-                " data there; the header was altered — restore the file or use an earlier checkpoint");
+    throw Error(
+        f.label() + ": tensor '" + info.name + "' is stored as " + st_dtype_name(info.dtype) +
+        " but a " + it->second + " file holds " + (rng ? "U8" : "floating-point") +
+        " data there; the header was altered — restore the file or use an earlier checkpoint");
   }
 }
 

@@ -8,8 +8,8 @@
 #include <cfloat>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
@@ -757,8 +757,8 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
       throw Error(path + ": metadata vocab_size '" + meta["vocab_size"].substr(0, 40) +
                   "' is not a vocabulary size; the file is damaged");
     o.vocab_size = v;
-  }
-  else if (tensors.count("transformer.wte.weight")) o.vocab_size = tensors["transformer.wte.weight"].size(0);
+  } else if (tensors.count("transformer.wte.weight"))
+    o.vocab_size = tensors["transformer.wte.weight"].size(0);
   o.compiled = meta.count("compiled") ? meta["compiled"] == "1" : tensors.count("logit_bias") > 0;
   o.from_checkpoint = true;  // grades and bases come from the file, not from files the config names
   GPT model(cfg, o);

@@ -58,16 +58,17 @@ int configure_threads(int requested) {
   configure_allocator();
   int n = requested;
   if (n > kMaxThreads)
-    throw Error(std::to_string(n) + " threads requested; give at most " + std::to_string(kMaxThreads) +
-                " (0 = all cores)");
+    throw Error(std::to_string(n) + " threads requested; give at most " +
+                std::to_string(kMaxThreads) + " (0 = all cores)");
   if (n <= 0) {
     if (const char* env = std::getenv("GLLM_THREADS"); env && *env) {
       char* end = nullptr;
       errno = 0;
       const long v = std::strtol(env, &end, 10);
       if (errno != 0 || end == env || *end != '\0' || v < 0 || v > kMaxThreads)
-        throw Error("GLLM_THREADS='" + std::string(env).substr(0, 40) + "' is not a thread count from 0 to " +
-                    std::to_string(kMaxThreads) + "; set it to a number of threads (0 = all cores) or unset it");
+        throw Error("GLLM_THREADS='" + std::string(env).substr(0, 40) +
+                    "' is not a thread count from 0 to " + std::to_string(kMaxThreads) +
+                    "; set it to a number of threads (0 = all cores) or unset it");
       n = static_cast<int>(v);
     }
   }

@@ -187,7 +187,8 @@ nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::str
   }
   out["runs"] = list;
   nlohmann::json arms = nlohmann::json::object();
-  for (auto& [arm, rs] : ratios_by_arm) arms[arm] = with_interval(stats::to_json(stats::summarize(rs)));
+  for (auto& [arm, rs] : ratios_by_arm)
+    arms[arm] = with_interval(stats::to_json(stats::summarize(rs)));
   out["arms"] = arms;
   if (uniform.empty()) out["note"] = "no uniform arm among the runs; give --uniform ARM";
   else if (uni_n == 0) out["note"] = "the uniform arm never reached the target; lower --target";

@@ -138,7 +138,8 @@ std::vector<CheckpointInfo> list_checkpoints(const std::string& run_dir,
     CheckpointInfo c;
     if (!parse_step(m[1].str(), &c.step)) {
       if (problems)
-        problems->push_back(it->path().string() + ": the step number does not fit in 64 bits; "
+        problems->push_back(it->path().string() +
+                            ": the step number does not fit in 64 bits; "
                             "not a checkpoint the trainer wrote — remove or rename it");
       continue;
     }
@@ -178,7 +179,8 @@ void verify_checkpoint(const CheckpointInfo& c) {
     const int64_t size = json_int_or(s[key], "bytes", -1);
     const std::string digest = json_string_or(s[key], "sha512", "");
     if (size < 0 || digest.size() != 128)
-      throw Error(c.sidecar_path + ": the record of " + key + " lacks its size or SHA-512" + damaged);
+      throw Error(c.sidecar_path + ": the record of " + key + " lacks its size or SHA-512" +
+                  damaged);
     std::error_code ec;
     auto actual = fs::file_size(path, ec);
     if (ec || actual != static_cast<uintmax_t>(size))
@@ -207,11 +209,12 @@ CheckpointInfo last_valid_checkpoint(const std::string& run_dir, std::vector<std
     }
   }
   throw Error("no valid checkpoint in " + run_dir +
-              (all.empty() ? " (none was written yet; `gllm resume " + run_dir +
-                                 "` starts the run again from step 0 in place)"
-                           : " (every checkpoint failed verification: " +
-                                 brief_text(problems.empty() ? std::string() : problems.front(), 300) +
-                                 "; start a new run with gllm train)"));
+              (all.empty()
+                   ? " (none was written yet; `gllm resume " + run_dir +
+                         "` starts the run again from step 0 in place)"
+                   : " (every checkpoint failed verification: " +
+                         brief_text(problems.empty() ? std::string() : problems.front(), 300) +
+                         "; start a new run with gllm train)"));
 }
 
 namespace {
@@ -248,8 +251,8 @@ void verify_weights_file(const std::string& weights_path) {
   c.sidecar_path = sidecar;
   c.weights_path = weights_path;
   c.optimizer_path = stem + ".optim.safetensors";
-  c.sidecar = read_json_file(sidecar, "the checkpoint's sidecar is damaged; use an earlier checkpoint",
-                             kSidecarLimits);
+  c.sidecar = read_json_file(
+      sidecar, "the checkpoint's sidecar is damaged; use an earlier checkpoint", kSidecarLimits);
   verify_checkpoint(c);
 }
 
@@ -309,7 +312,8 @@ RunInfo read_run(const std::string& run_dir) {
       r.status = json_string_or(r.summary, "status", r.status);
       if (r.status == "running") {
         // A summary saying "running" whose process is gone belongs to a killed run.
-        if (!process_alive(static_cast<long>(json_int_or(r.summary, "pid", 0)))) r.status = "interrupted";
+        if (!process_alive(static_cast<long>(json_int_or(r.summary, "pid", 0))))
+          r.status = "interrupted";
       }
       r.heldout_bpb = json_number_or(r.summary, "heldout_bpb", r.heldout_bpb);
       r.val_bpb = json_number_or(r.summary, "val_bpb", r.val_bpb);
@@ -406,8 +410,9 @@ std::string RunStore::optimizer_path(int64_t step) const {
 
 void RunStore::create(const nlohmann::json& resolved_config) {
   if (file_exists(config_path()))
-    throw Error(dir_ + " already holds a run; resume it with `gllm resume " + dir_ +
-                "` (a run with no checkpoint starts again from step 0) or choose another --out folder");
+    throw Error(
+        dir_ + " already holds a run; resume it with `gllm resume " + dir_ +
+        "` (a run with no checkpoint starts again from step 0) or choose another --out folder");
   make_directories(checkpoints_dir());
   write_file_atomic(config_path(), dump_text(resolved_config, 2) + "\n");
 }
@@ -509,7 +514,9 @@ void RunStore::reset_for_restart() {
 
 namespace {
 
-std::string lock_path(const std::string& run_dir) { return join_path(run_dir, "run.lock"); }
+std::string lock_path(const std::string& run_dir) {
+  return join_path(run_dir, "run.lock");
+}
 
 RunOwner owner_from_text(const std::string& text) {
   RunOwner o;
@@ -571,11 +578,12 @@ RunLock RunLock::acquire(const std::string& run_dir, const std::string& purpose,
   localtime_r(&now, &tm);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-  const std::string record =
-      dump_text({{"pid", static_cast<long>(::getpid())}, {"host", this_host()}, {"started", when},
-                 {"purpose", purpose}},
-                -1) +
-      "\n";
+  const std::string record = dump_text({{"pid", static_cast<long>(::getpid())},
+                                        {"host", this_host()},
+                                        {"started", when},
+                                        {"purpose", purpose}},
+                                       -1) +
+                             "\n";
   // The record is advisory text for the next process's message; the flock is the lock.
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, record.data(), record.size(), 0) < 0) {
     const std::string why = std::strerror(errno);
@@ -588,7 +596,9 @@ RunLock RunLock::acquire(const std::string& run_dir, const std::string& purpose,
   return lock;
 }
 
-RunLock::RunLock(RunLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+RunLock::RunLock(RunLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
 
 RunLock& RunLock::operator=(RunLock&& other) noexcept {
   if (this != &other) {
@@ -599,7 +609,9 @@ RunLock& RunLock::operator=(RunLock&& other) noexcept {
   return *this;
 }
 
-RunLock::~RunLock() { release(); }
+RunLock::~RunLock() {
+  release();
+}
 
 void RunLock::release() {
   if (fd_ < 0) return;
@@ -616,7 +628,8 @@ RunOwner read_run_owner(const std::string& run_dir, bool* locked) {
   if (fd < 0) return {};
   RunOwner o = owner_from_text(read_fd_text(fd));
   ::close(fd);
-  if (locked) *locked = o.pid > 0 && (o.host.empty() || o.host == this_host()) && process_alive(o.pid);
+  if (locked)
+    *locked = o.pid > 0 && (o.host.empty() || o.host == this_host()) && process_alive(o.pid);
   return o;
 }
 

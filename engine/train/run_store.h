@@ -88,8 +88,8 @@ FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::st
 struct RunOwner {
   long pid = 0;
   std::string host;
-  std::string started;  // local time, "YYYY-mm-dd HH:MM:SS"
-  std::string purpose;  // "train", "resume", …
+  std::string started;           // local time, "YYYY-mm-dd HH:MM:SS"
+  std::string purpose;           // "train", "resume", …
   std::string describe() const;  // "pid 123 on host h since 2024-… (gllm resume)"
 };
 

@@ -7,7 +7,6 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
-#include <set>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -16,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "engine/data/bpb.h"
@@ -87,10 +87,10 @@ double unigram_bpb(const Dataset& data) {
 // step, lines for the log, and an accepted config change to record in metrics.jsonl.
 struct SegmentStart {
   RunLock lock;
-  int64_t start_step = 0;        // the step this segment starts from
+  int64_t start_step = 0;  // the step this segment starts from
   bool restore_on_failure = false;
-  std::string prior_summary;     // summary.json as it was (empty: there was none)
-  std::string prior_config;      // config.json as it was, when this segment rewrote it
+  std::string prior_summary;  // summary.json as it was (empty: there was none)
+  std::string prior_config;   // config.json as it was, when this segment rewrote it
   std::vector<std::string> notes;
   nlohmann::json config_changes;  // null, or [{key, from, to}] accepted with allow_config_change
 };
@@ -451,10 +451,13 @@ struct Session {
       std::string torn = writer() ? store.truncate_metrics_after(ck.step) : std::string();
       if (!torn.empty()) log(torn);
       if (writer() && segment.config_changes.is_array() && !segment.config_changes.empty()) {
-        store.append_metric({{"step", step}, {"tokens", tokens}, {"event", "config_change"},
+        store.append_metric({{"step", step},
+                             {"tokens", tokens},
+                             {"event", "config_change"},
                              {"changes", segment.config_changes}});
         log("config.json differs from the checkpoint's config (accepted with "
-            "--allow-config-change; recorded in metrics.jsonl): " + json_brief(segment.config_changes, 400));
+            "--allow-config-change; recorded in metrics.jsonl): " +
+            json_brief(segment.config_changes, 400));
       }
       log("resumed from step " + std::to_string(ck.step) + " (" + ck.weights_path + ")");
     }
@@ -525,10 +528,13 @@ struct Trainer::Impl {
           } else if (seg.restore_on_failure && s->step <= seg.start_step) {
             // Nothing was trained in this segment: the folder keeps the summary (and config) it
             // had, so a failed resume never turns a completed run into a failed one.
-            if (!seg.prior_config.empty()) write_file_atomic(s->store.config_path(), seg.prior_config);
+            if (!seg.prior_config.empty())
+              write_file_atomic(s->store.config_path(), seg.prior_config);
             std::error_code ec;
-            if (!seg.prior_summary.empty()) write_file_atomic(s->store.summary_path(), seg.prior_summary);
-            else std::filesystem::remove(s->store.summary_path(), ec);
+            if (!seg.prior_summary.empty())
+              write_file_atomic(s->store.summary_path(), seg.prior_summary);
+            else
+              std::filesystem::remove(s->store.summary_path(), ec);
           } else {
             s->store.write_summary({{"status", "failed"}, {"message", msg}, {"name", s->config.name}, {"step", s->step}});
           }
@@ -559,7 +565,8 @@ void check_memory(const RunConfig& c) {
   const CostEstimate e = estimate_cost(c, c.data.vocab_size);
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return;
-  const double have_mib = static_cast<double>(pages) * static_cast<double>(page) / (1024.0 * 1024.0);
+  const double have_mib =
+      static_cast<double>(pages) * static_cast<double>(page) / (1024.0 * 1024.0);
   if (!(e.total_mib <= have_mib)) {
     char line[320];
     std::snprintf(line, sizeof line,
@@ -572,7 +579,8 @@ void check_memory(const RunConfig& c) {
 }
 
 // Leaves of a RunConfig as JSON ("optim.matrix_lr" → value).
-void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, nlohmann::json>& out) {
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it)
       flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
@@ -584,15 +592,20 @@ void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::s
 // Keys whose edit between checkpoint and resume changes no trained number: names, how long
 // (train.steps, set with --steps), how often to evaluate or checkpoint, and CPU threads.
 const std::set<std::string>& result_neutral_keys() {
-  static const std::set<std::string> keys{"name", "description", "train.steps", "train.eval_every",
-                                          "train.checkpoint_every", "train.keep_checkpoints",
+  static const std::set<std::string> keys{"name",
+                                          "description",
+                                          "train.steps",
+                                          "train.eval_every",
+                                          "train.checkpoint_every",
+                                          "train.keep_checkpoints",
                                           "train.threads"};
   return keys;
 }
 
 // The result-changing differences between the config a checkpoint was trained with (its weights'
 // metadata) and `now`: [{key, from, to}]; null when the checkpoint carries no readable config.
-nlohmann::json config_changes(const CheckpointInfo& ck, const RunConfig& now, std::vector<std::string>& notes) {
+nlohmann::json config_changes(const CheckpointInfo& ck, const RunConfig& now,
+                              std::vector<std::string>& notes) {
   std::map<std::string, std::string> meta;
   RunConfig then;
   try {
@@ -601,7 +614,8 @@ nlohmann::json config_changes(const CheckpointInfo& ck, const RunConfig& now, st
       notes.push_back(ck.weights_path + " carries no config; config edits were not checked");
       return nullptr;
     }
-    then = RunConfig::from_json(parse_json(meta.at("config"), ck.weights_path + " (stored config)", ""));
+    then = RunConfig::from_json(
+        parse_json(meta.at("config"), ck.weights_path + " (stored config)", ""));
   } catch (const Error& e) {
     notes.push_back(std::string("config edits were not checked: ") + e.what());
     return nullptr;
@@ -614,7 +628,9 @@ nlohmann::json config_changes(const CheckpointInfo& ck, const RunConfig& now, st
     if (result_neutral_keys().count(key)) continue;
     auto it = a.find(key);
     if (it == a.end() || it->second != value)
-      changes.push_back({{"key", key}, {"from", it == a.end() ? nlohmann::json(nullptr) : it->second}, {"to", value}});
+      changes.push_back({{"key", key},
+                         {"from", it == a.end() ? nlohmann::json(nullptr) : it->second},
+                         {"to", value}});
   }
   return changes;
 }
@@ -626,8 +642,8 @@ std::string list_changes(const nlohmann::json& changes) {
       s += ", …";
       break;
     }
-    s += (s.empty() ? "" : ", ") + c["key"].get<std::string>() + " " + json_brief(c["from"], 40) + " → " +
-         json_brief(c["to"], 40);
+    s += (s.empty() ? "" : ", ") + c["key"].get<std::string>() + " " + json_brief(c["from"], 40) +
+         " → " + json_brief(c["to"], 40);
   }
   return s;
 }
@@ -662,19 +678,22 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer, const Tr
   RunOwner previous;
   seg.lock = RunLock::acquire(run_dir, "resume", &previous);
   if (previous.pid > 0)
-    seg.notes.push_back("took over the run folder from " + previous.describe() + ", which is no longer running");
+    seg.notes.push_back("took over the run folder from " + previous.describe() +
+                        ", which is no longer running");
   const auto removed = store.remove_temporaries();
   if (removed.files > 0)
     seg.notes.push_back("removed " + std::to_string(removed.files) + " temporary file(s) (" +
                         std::to_string(removed.bytes >> 20) + " MiB) left by an interrupted write");
   const JsonLimits limits{4ull << 20, 16};
-  const std::string config_text =
-      read_file_limited(store.config_path(), limits.max_bytes, "the run folder is damaged; restore config.json");
+  const std::string config_text = read_file_limited(
+      store.config_path(), limits.max_bytes, "the run folder is damaged; restore config.json");
   RunConfig c;
   try {
-    c = RunConfig::from_json(parse_json(config_text, store.config_path(), "restore config.json", limits));
+    c = RunConfig::from_json(
+        parse_json(config_text, store.config_path(), "restore config.json", limits));
   } catch (const ConfigError& e) {
-    throw Error(store.config_path() + ": " + e.what() + " (the run folder's config is damaged or was edited)");
+    throw Error(store.config_path() + ": " + e.what() +
+                " (the run folder's config is damaged or was edited)");
   }
   std::string summary_text;
   nlohmann::json summary;
@@ -701,15 +720,17 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer, const Tr
   const bool extend = options.steps_override > 0 && options.steps_override != c.train.steps;
   if (!any_checkpoint_file) {
     if (status == "completed")
-      throw Error(run_dir + " says it is completed but holds no checkpoint; start a new run with gllm train");
+      throw Error(run_dir +
+                  " says it is completed but holds no checkpoint; start a new run with gllm train");
     if (extend) {
       c.train.steps = options.steps_override;
       write_file_atomic(store.config_path(), c.to_json().dump(2) + "\n");
     }
     check_memory(c);
     store.reset_for_restart();
-    seg.notes.push_back("no checkpoint was written before the run stopped: starting it again from step 0 in " +
-                        run_dir);
+    seg.notes.push_back(
+        "no checkpoint was written before the run stopped: starting it again from step 0 in " +
+        run_dir);
     auto s = std::make_unique<Session>(run_dir);
     s->config = c;
     s->obs = observer;
@@ -721,18 +742,22 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer, const Tr
   const CheckpointInfo ck = last_valid_checkpoint(run_dir);  // fails early, naming the problem
   const int64_t target = extend ? options.steps_override : c.train.steps;
   if (status == "completed" && json_int_or(summary, "step", ck.step) >= target)
-    throw Error(run_dir + " is completed (step " + std::to_string(json_int_or(summary, "step", ck.step)) +
-                " of " + std::to_string(c.train.steps) + "); nothing to resume. To train it further, give "
-                "--steps N with N above " + std::to_string(c.train.steps));
+    throw Error(run_dir + " is completed (step " +
+                std::to_string(json_int_or(summary, "step", ck.step)) + " of " +
+                std::to_string(c.train.steps) +
+                "); nothing to resume. To train it further, give "
+                "--steps N with N above " +
+                std::to_string(c.train.steps));
   if (target < ck.step)
     throw Error("--steps " + std::to_string(target) + " is below the last checkpoint's step " +
                 std::to_string(ck.step) + " in " + run_dir + "; give more steps than that");
   seg.config_changes = config_changes(ck, c, seg.notes);
   if (seg.config_changes.is_array() && !seg.config_changes.empty() && !options.allow_config_change)
-    throw Error(store.config_path() + " was edited after checkpoint step " + std::to_string(ck.step) + ": " +
-                list_changes(seg.config_changes) +
-                ". These change the run's results; undo the edit, or resume with --allow-config-change "
-                "to accept it (recorded in metrics.jsonl)");
+    throw Error(
+        store.config_path() + " was edited after checkpoint step " + std::to_string(ck.step) +
+        ": " + list_changes(seg.config_changes) +
+        ". These change the run's results; undo the edit, or resume with --allow-config-change "
+        "to accept it (recorded in metrics.jsonl)");
   seg.restore_on_failure = true;
   seg.start_step = ck.step;
   seg.prior_summary = summary_text;

@@ -29,7 +29,8 @@ namespace gllm::fuzz {
 inline const std::string& scratch_dir() {
   static const std::string dir = [] {
     const char* base = std::getenv("TMPDIR");
-    std::string d = std::string(base && *base ? base : "/tmp") + "/gllm-fuzz-" + std::to_string(::getpid());
+    std::string d =
+        std::string(base && *base ? base : "/tmp") + "/gllm-fuzz-" + std::to_string(::getpid());
     std::filesystem::create_directories(d);
     return d;
   }();
@@ -59,7 +60,8 @@ inline std::vector<std::string_view> split_parts(std::string_view bytes, size_t 
 // safetensors: the validated parse and every tensor read back as floats.
 inline void safetensors(const uint8_t* data, size_t size) {
   try {
-    const auto f = SafetensorsFile::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+    const auto f =
+        SafetensorsFile::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
     for (const auto& t : f.tensors()) {
       if (t.numel() > (1 << 20)) continue;  // large but valid: reading it proves nothing more
       auto v = f.to_float(t.name);

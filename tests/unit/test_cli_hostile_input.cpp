@@ -1,11 +1,11 @@
 // The CLI against a careless user and hostile files: a second writer of a run folder refused and a
 // dead one's lock taken over, damaged checkpoints refused by compile and audit, unbounded sizes
 // refused up front, and no bad input ending in rc 3 (a bug) or a raw library message.
+#include <signal.h>
+
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <signal.h>
-
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -42,16 +42,18 @@ nlohmann::json tiny(int64_t steps, int checkpoint_every) {
 }
 
 // "gllm: error: …" with rc 2: a clear message, not a crash (rc 3, a signal) and not silence.
-#define QVERIFY_CLEAR_ERROR(r, part)                                                              \
-  do {                                                                                            \
-    QVERIFY2((r).exit_code == 2, ((r).err + (r).out).substr(0, 600).c_str());                     \
-    QVERIFY2((r).err.find("gllm: error:") != std::string::npos, (r).err.substr(0, 600).c_str());  \
-    QVERIFY2((r).err.find(part) != std::string::npos, (r).err.substr(0, 600).c_str());            \
-    QVERIFY2((r).err.size() < 2000, ("message of " + std::to_string((r).err.size()) + " bytes").c_str()); \
+#define QVERIFY_CLEAR_ERROR(r, part)                                                             \
+  do {                                                                                           \
+    QVERIFY2((r).exit_code == 2, ((r).err + (r).out).substr(0, 600).c_str());                    \
+    QVERIFY2((r).err.find("gllm: error:") != std::string::npos, (r).err.substr(0, 600).c_str()); \
+    QVERIFY2((r).err.find(part) != std::string::npos, (r).err.substr(0, 600).c_str());           \
+    QVERIFY2((r).err.size() < 2000,                                                              \
+             ("message of " + std::to_string((r).err.size()) + " bytes").c_str());               \
   } while (0)
 
 // A safetensors file rewritten with an edited header (data section kept).
-void edit_header(const std::string& path, const std::function<void(nlohmann::json&, std::string&)>& fn) {
+void edit_header(const std::string& path,
+                 const std::function<void(nlohmann::json&, std::string&)>& fn) {
   std::string b = gllm::read_file(path);
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(b[i])) << (8 * i);
@@ -74,7 +76,8 @@ class TestCliHostileInput : public QObject {
   std::string path(const std::string& name) const { return tmp_.path().toStdString() + "/" + name; }
   std::string weights_;  // a committed checkpoint of a finished tiny run
 
-  gllm::test::CommandResult cli(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+  gllm::test::CommandResult cli(const std::vector<std::string>& args,
+                                std::vector<std::string> env = {}) {
     env.insert(env.end(), env_.begin(), env_.end());
     return run_cli(args, env, 120000);
   }
@@ -98,10 +101,13 @@ class TestCliHostileInput : public QObject {
     e.insert("GLLM_DATA", QString::fromStdString(path("cache")));
     first.setProcessEnvironment(e);
     first.start(QString::fromStdString(gllm::test::cli_path()),
-                {"train", QString::fromStdString(path("long.json")), "--out", QString::fromStdString(dir), "--quiet"});
+                {"train", QString::fromStdString(path("long.json")), "--out",
+                 QString::fromStdString(dir), "--quiet"});
     QVERIFY(first.waitForStarted(30000));
     // Wait until it trains (metrics written), so it holds the folder.
-    for (int i = 0; i < 600 && !(fs::exists(dir + "/metrics.jsonl") && fs::file_size(dir + "/metrics.jsonl") > 0); ++i)
+    for (int i = 0; i < 600 && !(fs::exists(dir + "/metrics.jsonl") &&
+                                 fs::file_size(dir + "/metrics.jsonl") > 0);
+         ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     auto r = cli({"resume", dir, "--quiet"});
     QVERIFY_CLEAR_ERROR(r, "in use by pid " + std::to_string(first.processId()));
@@ -127,15 +133,19 @@ class TestCliHostileInput : public QObject {
     edit_header(path("nan.safetensors"), [](nlohmann::json& h, std::string& data) {
       const auto& off = h["transformer.wte.weight"]["data_offsets"];
       const float nan = std::numeric_limits<float>::quiet_NaN();
-      for (size_t i = off[0].get<size_t>(); i < off[1].get<size_t>(); i += 4) std::memcpy(&data[i], &nan, 4);
+      for (size_t i = off[0].get<size_t>(); i < off[1].get<size_t>(); i += 4)
+        std::memcpy(&data[i], &nan, 4);
     });
-    auto r = cli({"compile", path("nan.safetensors"), "--out", path("nan-out.safetensors"), "--json"});
+    auto r =
+        cli({"compile", path("nan.safetensors"), "--out", path("nan-out.safetensors"), "--json"});
     QVERIFY_CLEAR_ERROR(r, "NaN");
     QVERIFY(r.out.find("\"ok\": true") == std::string::npos);
     QVERIFY(!fs::exists(path("nan-out.safetensors")));
     // F32 bytes relabelled as I32.
     fs::copy_file(weights_, path("i32.safetensors"));
-    edit_header(path("i32.safetensors"), [](nlohmann::json& h, std::string&) { h["transformer.wte.weight"]["dtype"] = "I32"; });
+    edit_header(path("i32.safetensors"), [](nlohmann::json& h, std::string&) {
+      h["transformer.wte.weight"]["dtype"] = "I32";
+    });
     r = cli({"compile", path("i32.safetensors"), "--out", path("i32-out.safetensors")});
     QVERIFY_CLEAR_ERROR(r, "stored as I32");
     // Compiling a checkpoint over itself.
@@ -169,7 +179,8 @@ class TestCliHostileInput : public QObject {
     QVERIFY2(r.exit_code != 0 && r.err.find("--levels") != std::string::npos, r.err.c_str());
     r = cli({"bench", "cone", "--d", "100000000"});
     QVERIFY2(r.exit_code != 0 && r.err.find("--d") != std::string::npos, r.err.c_str());
-    r = cli({"overhead", "--d", "4000000000", "--layers", "2", "--heads", "1", "--vocab", "10", "--total-params", "1000"});
+    r = cli({"overhead", "--d", "4000000000", "--layers", "2", "--heads", "1", "--vocab", "10",
+             "--total-params", "1000"});
     QVERIFY2(r.exit_code != 0 && r.out.find("-") == std::string::npos, (r.out + r.err).c_str());
     r = cli({"train", path("tiny.json"), "--out", path("threads"), "--threads", "100000"});
     QVERIFY2(r.exit_code != 0 && r.err.find("--threads") != std::string::npos, r.err.c_str());
@@ -178,7 +189,8 @@ class TestCliHostileInput : public QObject {
     QVERIFY_CLEAR_ERROR(r, "GLLM_THREADS");
     r = cli({"version"}, {"GLLM_THREADS=four"});
     QVERIFY_CLEAR_ERROR(r, "GLLM_THREADS");
-    r = cli({"compile", weights_, "--out", path("probe.safetensors"), "--probe-len", "1048576", "--probe-batch", "1024"});
+    r = cli({"compile", weights_, "--out", path("probe.safetensors"), "--probe-len", "1048576",
+             "--probe-batch", "1024"});
     QVERIFY_CLEAR_ERROR(r, "--probe-batch");
     r = cli({"train", path("tiny.json"), "--steps", "abc"});
     QVERIFY2(r.exit_code != 0 && r.err.size() < 300, r.err.c_str());
@@ -189,11 +201,13 @@ class TestCliHostileInput : public QObject {
     auto r = cli({"stats", "paired", "--a", "1.0", "--b", "0.9"});
     QVERIFY_CLEAR_ERROR(r, "at least two seeds");
     // A sweep with values of the wrong type.
-    gllm::write_file_atomic(path("sweep.json"), R"({"arms": ["tiny-cpu"], "seeds": ["forty-two"]})");
+    gllm::write_file_atomic(path("sweep.json"),
+                            R"({"arms": ["tiny-cpu"], "seeds": ["forty-two"]})");
     r = cli({"train", "--sweep", path("sweep.json")});
     QVERIFY_CLEAR_ERROR(r, "forty-two");
     // A preset nested 100,000 deep.
-    gllm::write_file_atomic(path("deep.json"), "{\"model\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+    gllm::write_file_atomic(path("deep.json"), "{\"model\": " + std::string(100000, '[') +
+                                                   std::string(100000, ']') + "}");
     r = cli({"params", path("deep.json")});
     QVERIFY_CLEAR_ERROR(r, "nested deeper");
     // One damaged folder among run folders: the others are still listed and compared.

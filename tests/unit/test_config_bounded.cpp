@@ -2,7 +2,6 @@
 // end in a ConfigError or gllm::Error naming the file and key; nothing recurses without bound.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <fstream>
 
 #include "engine/config/run_config.h"
@@ -45,7 +44,7 @@ class TestConfigBounded : public QObject {
   void deepPresetFileIsRefused() {
     const std::string p = path("deep.json");
     gllm::write_file_atomic(p, "{\"name\": \"deep\", \"model\": " + std::string(100000, '[') +
-                             std::string(100000, ']') + "}");
+                                   std::string(100000, ']') + "}");
     const std::string e = error_of([&] { gllm::RunConfig::load(p); });
     QVERIFY2(e.find("deep.json") != std::string::npos, e.c_str());
     QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
@@ -73,18 +72,22 @@ class TestConfigBounded : public QObject {
     QVERIFY2(e.find("optim.matrix_lr") != std::string::npos, e.substr(0, 300).c_str());
     QVERIFY2(e.size() < 600, ("error of " + std::to_string(e.size()) + " bytes").c_str());
     const std::string p = path("big.json");
-    gllm::write_file_atomic(p, "{\"optim\": {\"matrix_lr\": 1" + std::string(10 << 20, '0') + "e400}}");
+    gllm::write_file_atomic(
+        p, "{\"optim\": {\"matrix_lr\": 1" + std::string(10 << 20, '0') + "e400}}");
     e = error_of([&] { gllm::RunConfig::load(p); });
-    QVERIFY2(!e.empty() && e.size() < 600, ("error of " + std::to_string(e.size()) + " bytes").c_str());
+    QVERIFY2(!e.empty() && e.size() < 600,
+             ("error of " + std::to_string(e.size()) + " bytes").c_str());
     // A long unknown key is cut in the message too.
     j = {{std::string(1 << 20, 'k'), 1}};
     e = error_of([&] { gllm::RunConfig::from_json(j); });
-    QVERIFY2(!e.empty() && e.size() < 2000, ("error of " + std::to_string(e.size()) + " bytes").c_str());
+    QVERIFY2(!e.empty() && e.size() < 2000,
+             ("error of " + std::to_string(e.size()) + " bytes").c_str());
   }
 
   void oddKeyPathsAreConfigErrors() {
     gllm::RunConfig c;
-    for (const char* key : {"", "~", "model/n_embd", "model..n_embd", ".model", "model.", "a~1b", "model.0"}) {
+    for (const char* key :
+         {"", "~", "model/n_embd", "model..n_embd", ".model", "model.", "a~1b", "model.0"}) {
       const std::string e = error_of([&] { gllm::set_config_value(c, key, 64); });
       QVERIFY2(!e.empty(), key);
     }
@@ -96,7 +99,7 @@ class TestConfigBounded : public QObject {
     // b0 → b1 → … → b19: bounded; a missing base names the file looked for.
     for (int i = 0; i < 20; ++i)
       gllm::write_file_atomic(path(("b" + std::to_string(i) + ".json").c_str()),
-                        "{\"base\": \"b" + std::to_string(i + 1) + "\"}");
+                              "{\"base\": \"b" + std::to_string(i + 1) + "\"}");
     gllm::write_file_atomic(path("b20.json"), "{}");
     std::string e = error_of([&] { gllm::RunConfig::load(path("b0.json")); });
     QVERIFY2(e.find("bases in a chain") != std::string::npos, e.c_str());
@@ -107,7 +110,9 @@ class TestConfigBounded : public QObject {
 
   void vocabularyBelowTheTokenizersMinimumIsRefused() {
     // 4 specials + 256 bytes need 261 ids; 260 used to pass the schema and fail in training.
-    const std::string e = error_of([&] { gllm::RunConfig::from_json({{"data", {{"vocab_size", 260}}}}); });
+    const std::string e = error_of([&] {
+      gllm::RunConfig::from_json({{"data", {{"vocab_size", 260}}}});
+    });
     QVERIFY2(e.find("data.vocab_size") != std::string::npos, e.c_str());
     gllm::RunConfig::from_json({{"data", {{"vocab_size", 261}}}});
   }
@@ -137,7 +142,8 @@ class TestConfigBounded : public QObject {
       QVERIFY2(e.find("s.json") != std::string::npos, e.c_str());
     }
     auto s = gllm::sweep_from_json(
-        json::parse(R"({"name": "n", "arms": ["a", {"preset": "b", "name": "c", "set": {"train.steps": 3}}],
+        json::parse(
+            R"({"name": "n", "arms": ["a", {"preset": "b", "name": "c", "set": {"train.steps": 3}}],
                         "seeds": [41, 42], "steps": 7, "description": "d"})"),
         "ok");
     QCOMPARE(s.arms.size(), size_t(2));

@@ -4,7 +4,6 @@
 // still be the verified package — edited or deleted files are named, never silently used.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -57,7 +56,8 @@ std::string shard_image(uint64_t n_docs, uint64_t n_tokens, const std::vector<ui
 
 std::string check(const std::string& image) {
   return error_of([&] {
-    gllm::check_token_shard(reinterpret_cast<const unsigned char*>(image.data()), image.size(), "t.bin");
+    gllm::check_token_shard(reinterpret_cast<const unsigned char*>(image.data()), image.size(),
+                            "t.bin");
   });
 }
 
@@ -115,7 +115,8 @@ class TestDataCacheIntegrity : public QObject {
     }
     gllm::write_file_atomic(bin, bytes);
     std::vector<std::string> log;
-    auto again = gllm::open_dataset(text_config(300), [&](const std::string& l) { log.push_back(l); });
+    auto again =
+        gllm::open_dataset(text_config(300), [&](const std::string& l) { log.push_back(l); });
     QVERIFY(again.rebuilt);
     QCOMPARE(gllm::read_file(bin), clean);
     bool said = false;
@@ -153,7 +154,8 @@ class TestDataCacheIntegrity : public QObject {
     fs::copy_file(small.cache_dir + "/tokenizer.model", large.cache_dir + "/tokenizer.model",
                   fs::copy_options::overwrite_existing);
     std::vector<std::string> log;
-    auto again = gllm::open_dataset(text_config(400), [&](const std::string& l) { log.push_back(l); });
+    auto again =
+        gllm::open_dataset(text_config(400), [&](const std::string& l) { log.push_back(l); });
     QVERIFY(again.rebuilt);
     QVERIFY(again.tokenizer.hash() != small_hash);
     QVERIFY(again.tokenizer.vocab_size() > 300);
@@ -188,7 +190,8 @@ class TestDataCacheIntegrity : public QObject {
     QVERIFY(problems[0] == "ca01 was changed" || problems[1] == "ca01 was changed");
     QVERIFY(problems[0] == "cb02 is missing" || problems[1] == "cb02 is missing");
     const std::string e = error_of([&] { gllm::read_corpus(cfg); });
-    QVERIFY2(e.find("ca01 was changed") != std::string::npos && e.find("gllm data fetch") != std::string::npos,
+    QVERIFY2(e.find("ca01 was changed") != std::string::npos &&
+                 e.find("gllm data fetch") != std::string::npos,
              e.c_str());
     // A copy without its file list is accepted only when it is the pinned package.
     fs::remove(dir + "/.gllm-files.json");

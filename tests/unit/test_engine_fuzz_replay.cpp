@@ -2,7 +2,6 @@
 // once crashed a reader) through the same harness functions the libFuzzer build runs, so every
 // reader of outside bytes is exercised in the normal build, without clang.
 #include <QtTest>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -48,7 +47,8 @@ class TestEngineFuzzReplay : public QObject {
   void safetensors() { QVERIFY(replay("safetensors", gllm::fuzz::safetensors) > 0); }
   void runConfig() {
     const std::string presets = gllm::presets_dir();
-    QVERIFY(replay("run_config", [&](const uint8_t* d, size_t n) { gllm::fuzz::run_config(d, n, presets); }) > 0);
+    QVERIFY(replay("run_config",
+                   [&](const uint8_t* d, size_t n) { gllm::fuzz::run_config(d, n, presets); }) > 0);
   }
   void runFolder() { QVERIFY(replay("run_folder", gllm::fuzz::run_folder) > 0); }
   void tokenCache() { QVERIFY(replay("token_cache", gllm::fuzz::token_cache) > 0); }

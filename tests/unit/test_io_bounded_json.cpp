@@ -2,7 +2,6 @@
 // error text bounded however large the offending value, safetensors counts checked for overflow.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -25,7 +24,9 @@ std::string error_of(const std::function<void()>& fn) {
   return "";
 }
 
-std::string nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string nested(size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
 
 // A safetensors image with the given header JSON and `data_bytes` bytes of data.
 std::string with_header(const std::string& header, size_t data_bytes) {
@@ -72,7 +73,9 @@ class TestIoBoundedJson : public QObject {
   void errorsDoNotEchoHugeValues() {
     // A 10 MB number that overflows a double, and a 10 MB string where a number belongs.
     const std::string number = "{\"x\": 1" + std::string(10 << 20, '0') + "e400}";
-    const std::string e = error_of([&] { parse_json(number, "n.json", "", JsonLimits{64u << 20, 8}); });
+    const std::string e = error_of([&] {
+      parse_json(number, "n.json", "", JsonLimits{64u << 20, 8});
+    });
     QVERIFY2(!e.empty(), "an overflowing number was accepted");
     QVERIFY2(e.size() < 1000, ("error of " + std::to_string(e.size()) + " bytes").c_str());
     const nlohmann::json s = std::string(10 << 20, 'x');
@@ -101,13 +104,16 @@ class TestIoBoundedJson : public QObject {
     QCOMPARE(json_string_or(j, "s", "none"), std::string("none"));
     QCOMPARE(json_number_or(nlohmann::json::array(), "x", 2.5), 2.5);
     const std::string e = error_of([&] { json_int_at(j, "n", "summary.json"); });
-    QVERIFY2(e.find("summary.json") != std::string::npos && e.find("\"n\"") != std::string::npos, e.c_str());
+    QVERIFY2(e.find("summary.json") != std::string::npos && e.find("\"n\"") != std::string::npos,
+             e.c_str());
   }
 
   void safetensorsShapeProductOverflow() {
     // 2^32 · 2^32 · 1024 wraps to 0 in 64 bits: a zero-byte tensor that claims 2^74 elements.
     const std::string f = with_header(
-        R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296, 1024], "data_offsets": [0, 0]}})", 0);
+        R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296, 1024], )"
+        R"("data_offsets": [0, 0]}})",
+        0);
     const std::string e = error_of([&] { SafetensorsFile::parse(f, "wrap.safetensors"); });
     QVERIFY2(e.find("more elements than a file can hold") != std::string::npos, e.c_str());
     // numel · dtype size overflowing size_t is refused the same way.
@@ -119,27 +125,32 @@ class TestIoBoundedJson : public QObject {
   void safetensorsSizeDtypeAndOffsets() {
     // Bytes stored must equal shape × dtype size; offsets must lie inside the data section.
     QVERIFY(!error_of([&] {
-               SafetensorsFile::parse(with_header(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8));
+               SafetensorsFile::parse(with_header(
+                   R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8));
              }).empty());
     QVERIFY(!error_of([&] {
-               SafetensorsFile::parse(with_header(R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})", 8));
+               SafetensorsFile::parse(with_header(
+                   R"({"w": {"dtype": "F32", "shape": [2], "data_offsets": [8, 16]}})", 8));
              }).empty());
     // A header nested deeper than a safetensors header can be is refused as such.
-    const std::string e = error_of([&] { SafetensorsFile::parse(with_header("{\"w\": " + nested(50000) + "}", 0)); });
+    const std::string e =
+        error_of([&] { SafetensorsFile::parse(with_header("{\"w\": " + nested(50000) + "}", 0)); });
     QVERIFY2(e.find("nested deeper") != std::string::npos, e.c_str());
     // Too many dimensions.
     std::string dims;
     for (int i = 0; i < 100; ++i) dims += (i ? ",1" : "1");
-    QVERIFY(!error_of([&] {
-               SafetensorsFile::parse(
-                   with_header(R"({"w": {"dtype": "U8", "shape": [)" + dims + R"(], "data_offsets": [0, 1]}})", 1));
-             }).empty());
+    QVERIFY(
+        !error_of([&] {
+           SafetensorsFile::parse(with_header(
+               R"({"w": {"dtype": "U8", "shape": [)" + dims + R"(], "data_offsets": [0, 1]}})", 1));
+         }).empty());
   }
 
   void metadataReadsOnlyTheHeader() {
     const float v[2] = {1, 2};
     const std::string path = tmp_.filePath("m.safetensors").toStdString();
-    write_safetensors(path, {{"w", StDtype::F32, {2}, v, sizeof v}}, {{"format", "x"}, {"config", "{}"}});
+    write_safetensors(path, {{"w", StDtype::F32, {2}, v, sizeof v}},
+                      {{"format", "x"}, {"config", "{}"}});
     auto m = read_safetensors_metadata(path);
     QCOMPARE(m.at("format"), std::string("x"));
     // A header length past the end of the file is refused before anything is allocated.
@@ -147,7 +158,8 @@ class TestIoBoundedJson : public QObject {
     bytes[7] = 0x7f;
     write_file_atomic(path, bytes);
     QVERIFY(!error_of([&] { read_safetensors_metadata(path); }).empty());
-    QVERIFY(!error_of([&] { SafetensorsFile::open(tmp_.path().toStdString()); }).empty());  // a folder
+    QVERIFY(
+        !error_of([&] { SafetensorsFile::open(tmp_.path().toStdString()); }).empty());  // a folder
   }
 };
 

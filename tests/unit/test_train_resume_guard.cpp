@@ -1,10 +1,10 @@
 // What start and resume may do to a run folder: one writer at a time, a completed run never
 // rewritten by a repeated or failed resume, a run without checkpoint restarted in place, config
 // edits that change results refused unless allowed (then recorded), temporaries cleaned.
-#include <QTemporaryDir>
-#include <QtTest>
 #include <unistd.h>
 
+#include <QTemporaryDir>
+#include <QtTest>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -87,7 +87,9 @@ std::string error_of(const std::function<void()>& fn) {
   return "";
 }
 
-std::string text(const std::string& path) { return gllm::read_file(path); }
+std::string text(const std::string& path) {
+  return gllm::read_file(path);
+}
 
 // Drops the checkpoints after `step` and the summary: the folder of a run killed after `step`.
 void cut_after(const std::string& dir, int64_t step) {
@@ -99,7 +101,8 @@ void cut_after(const std::string& dir, int64_t step) {
 
 int64_t count_step_records(const std::string& dir) {
   int64_t n = 0;
-  for (const auto& r : gllm::read_metrics(dir + "/metrics.jsonl").records) n += r.contains("loss") ? 1 : 0;
+  for (const auto& r : gllm::read_metrics(dir + "/metrics.jsonl").records)
+    n += r.contains("loss") ? 1 : 0;
   return n;
 }
 
@@ -130,12 +133,14 @@ class TestTrainResumeGuard : public QObject {
     Recorder a;
     gllm::Trainer first;
     first.start(tiny_config(1000000, 0), d, &a);
-    for (int i = 0; i < 600 && a.step_count() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 600 && a.step_count() < 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     QVERIFY(a.step_count() >= 1);
     const std::string mine = "in use by pid " + std::to_string(::getpid());
     gllm::Trainer second;
     std::string e = error_of([&] { second.resume(d, nullptr); });
-    QVERIFY2(e.find(mine) != std::string::npos && e.find("gllm train") != std::string::npos, e.c_str());
+    QVERIFY2(e.find(mine) != std::string::npos && e.find("gllm train") != std::string::npos,
+             e.c_str());
     e = error_of([&] { second.start(tiny_config(4), d, nullptr); });
     QVERIFY2(e.find(mine) != std::string::npos, e.c_str());
     first.cancel();
@@ -164,7 +169,8 @@ class TestTrainResumeGuard : public QObject {
     const std::string summary = text(d + "/summary.json"), metrics = text(d + "/metrics.jsonl");
     gllm::Trainer t;
     const std::string e = error_of([&] { t.resume(d, nullptr); });
-    QVERIFY2(e.find("is completed") != std::string::npos && e.find("--steps") != std::string::npos, e.c_str());
+    QVERIFY2(e.find("is completed") != std::string::npos && e.find("--steps") != std::string::npos,
+             e.c_str());
     QCOMPARE(text(d + "/summary.json"), summary);
     QCOMPARE(text(d + "/metrics.jsonl"), metrics);
   }
@@ -219,7 +225,8 @@ class TestTrainResumeGuard : public QObject {
     gllm::write_file_atomic(d + "/config.json", c.dump(2));
     gllm::Trainer t;
     const std::string e = error_of([&] { t.resume(d, nullptr); });
-    QVERIFY2(e.find("optim.matrix_lr") != std::string::npos && e.find("--allow-config-change") != std::string::npos,
+    QVERIFY2(e.find("optim.matrix_lr") != std::string::npos &&
+                 e.find("--allow-config-change") != std::string::npos,
              e.c_str());
     QVERIFY2(e.find("eval_every") == std::string::npos, e.c_str());
     QVERIFY(!fs::exists(d + "/summary.json"));  // refused before anything was written
@@ -233,8 +240,8 @@ class TestTrainResumeGuard : public QObject {
     bool recorded = false;
     for (const auto& r : gllm::read_metrics(d + "/metrics.jsonl").records)
       if (r.value("event", "") == "config_change") {
-        recorded = r["step"] == 6 && r["changes"].size() == 1 && r["changes"][0]["key"] == "optim.matrix_lr" &&
-                   r["changes"][0]["to"] == 0.5;
+        recorded = r["step"] == 6 && r["changes"].size() == 1 &&
+                   r["changes"][0]["key"] == "optim.matrix_lr" && r["changes"][0]["to"] == 0.5;
       }
     QVERIFY(recorded);
   }
@@ -262,7 +269,8 @@ class TestTrainResumeGuard : public QObject {
     c = gllm::RunConfig::from_json(c.to_json());
     gllm::Trainer t;
     const std::string e = error_of([&] { t.start(c, dir("huge"), nullptr); });
-    QVERIFY2(e.find("analytic estimate") != std::string::npos && e.find("MiB of memory") != std::string::npos,
+    QVERIFY2(e.find("analytic estimate") != std::string::npos &&
+                 e.find("MiB of memory") != std::string::npos,
              e.c_str());
     QVERIFY(!fs::exists(dir("huge")));
   }

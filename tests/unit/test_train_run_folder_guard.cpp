@@ -1,12 +1,13 @@
 // Run folders under hostile edits: one owner at a time (run.lock, taken over from a dead
 // process), sidecars of the wrong shape, absurd step numbers, wrong JSON types in summaries and
-// configs, temporaries of killed writes. Every problem is a gllm::Error or a warning, never a crash.
-#include <QTemporaryDir>
-#include <QtTest>
+// configs, temporaries of killed writes. Every problem is a gllm::Error or a warning, never a
+// crash.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <QTemporaryDir>
+#include <QtTest>
 #include <filesystem>
 #include <fstream>
 
@@ -39,7 +40,8 @@ std::string make_run(const std::string& parent, const std::string& name, int see
   const std::string dir = gllm::join_path(parent, name);
   gllm::RunStore s(dir);
   s.create({{"name", name}, {"train", {{"seed", seed}, {"steps", 4}}}});
-  for (int step = 1; step <= 4; ++step) s.append_metric({{"step", step}, {"tokens", 10 * step}, {"loss", 2.0}});
+  for (int step = 1; step <= 4; ++step)
+    s.append_metric({{"step", step}, {"tokens", 10 * step}, {"loss", 2.0}});
   s.append_metric({{"step", 4}, {"tokens", 40}, {"val_bpb", 1.5}});
   write_text(s.weights_path(4), "weights");
   write_text(s.optimizer_path(4), "optimizer");
@@ -48,7 +50,9 @@ std::string make_run(const std::string& parent, const std::string& name, int see
   return dir;
 }
 
-nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(gllm::read_file(path)); }
+nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(gllm::read_file(path));
+}
 
 }  // namespace
 
@@ -112,7 +116,8 @@ class TestTrainRunFolderGuard : public QObject {
 
   void absurdStepNumbersAreSkipped() {
     const std::string dir = make_run(root(), "steps");
-    write_text(dir + "/checkpoints/step_99999999999999999999.json", "{\"format\": \"gllm-checkpoint-1\"}");
+    write_text(dir + "/checkpoints/step_99999999999999999999.json",
+               "{\"format\": \"gllm-checkpoint-1\"}");
     write_text(dir + "/checkpoints/step_99999999999999999999.safetensors", "x");
     std::vector<std::string> problems;
     auto all = gllm::list_checkpoints(dir, &problems);
@@ -136,10 +141,14 @@ class TestTrainRunFolderGuard : public QObject {
     };
     const Case cases[] = {
         {"no loader", [](nlohmann::json& j) { j.erase("loader"); }, "loader"},
-        {"bytes as text", [](nlohmann::json& j) { j["weights"]["bytes"] = "many"; }, "size or SHA-512"},
-        {"digest as number", [](nlohmann::json& j) { j["optimizer"]["sha512"] = 5; }, "size or SHA-512"},
-        {"step elsewhere", [](nlohmann::json& j) { j["step"] = 5; }, "does not match the file name"},
-        {"format as list", [](nlohmann::json& j) { j["format"] = nlohmann::json::array(); }, "not a gllm checkpoint"},
+        {"bytes as text", [](nlohmann::json& j) { j["weights"]["bytes"] = "many"; },
+         "size or SHA-512"},
+        {"digest as number", [](nlohmann::json& j) { j["optimizer"]["sha512"] = 5; },
+         "size or SHA-512"},
+        {"step elsewhere", [](nlohmann::json& j) { j["step"] = 5; },
+         "does not match the file name"},
+        {"format as list", [](nlohmann::json& j) { j["format"] = nlohmann::json::array(); },
+         "not a gllm checkpoint"},
         {"weights as text", [](nlohmann::json& j) { j["weights"] = "w"; }, "no record of weights"},
     };
     for (const auto& c : cases) {
@@ -169,7 +178,8 @@ class TestTrainRunFolderGuard : public QObject {
     QVERIFY2(e.find("never committed") != std::string::npos, e.c_str());
     // A file outside a run passes unchecked (exported models have no sidecar).
     write_text(root() + "/model.safetensors", "m");
-    QCOMPARE(gllm::resolve_weights_path(root() + "/model.safetensors"), root() + "/model.safetensors");
+    QCOMPARE(gllm::resolve_weights_path(root() + "/model.safetensors"),
+             root() + "/model.safetensors");
   }
 
   void wrongTypesInRunFilesAreWarningsOrErrors() {
@@ -178,7 +188,8 @@ class TestTrainRunFolderGuard : public QObject {
     const std::string b = make_run(parent, "b", 2);
     // b: status and pid of the wrong types, heldout as text, a metrics record with odd values.
     write_text(b + "/summary.json", R"({"status": 5, "pid": "me", "heldout_bpb": "low"})");
-    gllm::append_line(b + "/metrics.jsonl", R"({"step": 5, "tokens": "many", "val_bpb": [1], "loss": {}})");
+    gllm::append_line(b + "/metrics.jsonl",
+                      R"({"step": 5, "tokens": "many", "val_bpb": [1], "loss": {}})");
     auto rb = gllm::read_run(b);
     QCOMPARE(rb.step, int64_t(5));
     QCOMPARE(rb.tokens, int64_t(40));
@@ -200,14 +211,16 @@ class TestTrainRunFolderGuard : public QObject {
     write_text(a + "/summary.json", "[\"completed\"]");
     QVERIFY(!gllm::read_run(a).warnings.empty());
     // first_reach reads steps and tokens defensively too.
-    auto reach = gllm::first_reach({{{"step", "one"}, {"tokens", "x"}, {"val_bpb", 1.0}}}, "val_bpb", 2.0);
+    auto reach =
+        gllm::first_reach({{{"step", "one"}, {"tokens", "x"}, {"val_bpb", 1.0}}}, "val_bpb", 2.0);
     QVERIFY(reach.found);
     QCOMPARE(reach.step, int64_t(0));
   }
 
   void metricsLinesAreBounded() {
     const std::string p = root() + "/m.jsonl";
-    write_text(p, "{\"step\": 1}\n{\"step\": 2, \"x\": \"" + std::string(2 << 20, 'x') + "\"}\n{\"step\": 3}\n");
+    write_text(p, "{\"step\": 1}\n{\"step\": 2, \"x\": \"" + std::string(2 << 20, 'x') +
+                      "\"}\n{\"step\": 3}\n");
     const std::string e = error_of([&] { gllm::read_metrics(p); });
     QVERIFY2(e.find("line 2") != std::string::npos, e.c_str());
     write_text(p, "{\"step\": 1}\n{\"step\": " + std::string(100000, '[') + "\n{\"step\": 3}\n");
