@@ -57,6 +57,13 @@ gllm::cli::RegisterCommand reg("audit", [](CLI::App& root) {
       return;
     }
     std::printf("%s (d = %d)\n", a.path.c_str(), a.width);
+    if (!a.nonfinite.empty()) {
+      std::printf("  warning: %zu matrix(es) hold NaN or infinite values and are left out:",
+                  a.nonfinite.size());
+      for (size_t i = 0; i < a.nonfinite.size() && i < 8; ++i)
+        std::printf(" %s", a.nonfinite[i].c_str());
+      std::printf("%s\n", a.nonfinite.size() > 8 ? " …" : "");
+    }
     auto group = [](const char* title, const nlohmann::json& g) {
       if (g.is_null()) return;
       std::printf("  %-14s %2d mats  stable rank %8.2f", title, g["count"].get<int>(), g["mean_stable_rank"].get<double>());

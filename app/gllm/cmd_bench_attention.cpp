@@ -59,7 +59,9 @@ gllm::cli::RegisterSubcommand reg("bench", "attention", [](CLI::App& group) {
   cmd->add_option("--head-dim", o->head_dim, "Head dimension")->capture_default_str();
   cmd->add_option("--batch", o->batch, "Sequences per forward")->capture_default_str();
   cmd->add_option("--repeats", o->repeats, "Paired repetitions per cell (medians reported)")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Intra-op threads (0 = GLLM_THREADS or all cores)")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Intra-op threads (0 = GLLM_THREADS or all cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--preset", o->preset, "Preset whose model is compiled for the compiled-model ratio")->capture_default_str();
   cmd->add_flag("--no-compiled", o->no_compiled, "Skip the compiled-model ratio");
   cmd->add_option("--out-dir", o->out_dir, "Folder for the result file (default: the source tree's bench/results)");

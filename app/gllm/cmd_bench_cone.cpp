@@ -32,8 +32,13 @@ gllm::cli::RegisterSubcommand reg("bench", "cone", [](CLI::App& group) {
   auto repeats = std::make_shared<int>(21);
   auto clip = std::make_shared<double>(2.0);
   auto json = std::make_shared<bool>(false);
-  cmd->add_option("--d", *d, "Number of coordinates")->capture_default_str();
-  cmd->add_option("--repeats", *repeats, "Timed repetitions (the median is reported)")->capture_default_str();
+  // d is bounded so that the profiles, grades and solver work space stay well under 1 GiB.
+  cmd->add_option("--d", *d, "Number of coordinates")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--repeats", *repeats, "Timed repetitions (the median is reported)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--clip", *clip, "Clip C")->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([d, repeats, clip, json] {

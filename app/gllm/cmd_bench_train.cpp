@@ -84,7 +84,10 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
   cmd->add_option("--steps", o->steps, "Timed steps per side per round")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed steps before each side's timed steps")->capture_default_str();
   cmd->add_option("--rounds", o->rounds, "Alternating rounds (medians are reported)")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Intra-op threads for both sides (0 = GLLM_THREADS or all cores)")->capture_default_str();
+  cmd->add_option("--threads", o->threads,
+                  "Intra-op threads for both sides (0 = GLLM_THREADS or all cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--vocab", o->vocab, "Vocabulary size (0 = the config's data.vocab_size); tokens are random")->capture_default_str();
   cmd->add_option("--gemm-n", o->gemm_n, "Size N of the N×N fp32 GEMM measuring the peak (0 = skip)")->capture_default_str();
   cmd->add_flag("--vs-python", o->vs_python, "Also run the PyTorch eager script (tests/python/bench_train_reference.py)");

@@ -1,5 +1,6 @@
 // `gllm compare RUN... --baseline RUN [--metric M] [--2x2] [--json]`: arms matched by seed against
 // the baseline's arm (paired mean, SD, t-interval, deltas, n_improved) and the 2×2 DoD.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -10,18 +11,31 @@
 
 namespace {
 
+// Runs under each folder; a damaged run folder inside a parent is reported and skipped, so one
+// bad folder does not stop the comparison of the others.
 std::vector<gllm::RunInfo> read_all(const std::vector<std::string>& dirs) {
   std::vector<gllm::RunInfo> runs;
   for (const auto& d : dirs) {
     std::vector<std::string> errors;
     auto rs = gllm::list_runs(d, &errors);
-    if (!errors.empty()) throw gllm::Error(errors.front());
-    if (rs.empty()) throw gllm::Error(d + " holds no run folder; give run folders written by gllm train");
+    for (const auto& e : errors) std::fprintf(stderr, "gllm: warning: skipped %s\n", e.c_str());
+    if (rs.empty())
+      throw gllm::Error(d +
+                        " holds no readable run folder; give run folders written by gllm train");
     for (auto& r : rs)
       if (std::none_of(runs.begin(), runs.end(), [&](const gllm::RunInfo& x) { return x.dir == r.dir; }))
         runs.push_back(std::move(r));
   }
   return runs;
+}
+
+// "± sd [lo, hi]" or, for one seed, a plain statement that there is no interval.
+std::string spread(const nlohmann::json& s) {
+  char buf[160];
+  if (!s.value("interval", true)) return " (one seed: no interval)";
+  std::snprintf(buf, sizeof buf, " ± %.6f [%+.6f, %+.6f]", s.value("sd", 0.0),
+                s.value("ci_low", 0.0), s.value("ci_high", 0.0));
+  return buf;
 }
 
 gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
@@ -63,17 +77,21 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
       std::vector<std::string> row{"  " + a["arm"].get<std::string>()};
       if (a.contains("summary")) {
         const auto& m = a["summary"];
-        row.insert(row.end(),
-                   {fmt("%.6f", m["mean"].get<double>()), fmt("%.6f", m["sd"].get<double>()),
-                    std::to_string(m["n"].get<int>())});
+        const bool interval = m.value("interval", true);
+        row.insert(row.end(), {fmt("%.6f", m["mean"].get<double>()),
+                               interval ? fmt("%.6f", m["sd"].get<double>()) : std::string("—"),
+                               std::to_string(m["n"].get<int>())});
       } else {
         row.insert(row.end(), {"", "", ""});
       }
       if (a.contains("vs_baseline") && !a["vs_baseline"].is_null()) {
         const auto& v = a["vs_baseline"];
+        const bool interval = v.value("interval", true);  // one seed: no interval to print
         row.insert(row.end(),
-                   {fmt("%+.6f", v["mean"].get<double>()), fmt("%.6f", v["sd"].get<double>()),
-                    fmt("[%+.6f, %+.6f]", v["ci_low"].get<double>(), v["ci_high"].get<double>()),
+                   {fmt("%+.6f", v["mean"].get<double>()),
+                    interval ? fmt("%.6f", v["sd"].get<double>()) : std::string("—"),
+                    interval ? fmt("[%+.6f, %+.6f]", v["ci_low"].get<double>(), v["ci_high"].get<double>())
+                             : std::string("one seed: no interval"),
                     fmt("%d/%d", v["n_improved"].get<int>(), v["n"].get<int>())});
       }
       table.add_row(row);
@@ -81,8 +99,8 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
     std::cout << table.render() << std::flush;
     if (j.contains("dod")) {
       const auto& d = j["dod"];
-      std::printf("  DoD %s: %+.6f ± %.6f [%+.6f, %+.6f]\n", d["formula"].get<std::string>().c_str(),
-                  d["mean"].get<double>(), d["sd"].get<double>(), d["ci_low"].get<double>(), d["ci_high"].get<double>());
+      std::printf("  DoD %s: %+.6f%s\n", d["formula"].get<std::string>().c_str(),
+                  d["mean"].get<double>(), spread(d).c_str());
     }
   });
 });

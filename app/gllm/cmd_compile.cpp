@@ -2,10 +2,15 @@
 // (seed 000 Cor. 1) and checks the result on a probe batch (max |Δ eval logits| ≤ tolerance).
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cmath>
+#include <filesystem>
+
 #include "app/gllm/command_registry.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/model/gpt.h"
 #include "engine/runtime/runtime.h"
+#include "engine/train/run_store.h"
 
 namespace {
 
@@ -24,16 +29,66 @@ int64_t count(const gllm::GPT& m) {
   return n;
 }
 
+// Every floating tensor of the model finite; names the first few that are not.
+void require_finite(const gllm::GPT& m, const std::string& path) {
+  std::string bad;
+  int n = 0;
+  for (auto& [name, t] : m->state_tensors()) {
+    if (!t.is_floating_point() || torch::isfinite(t).all().item<bool>()) continue;
+    if (++n <= 4) bad += (bad.empty() ? "" : ", ") + name;
+  }
+  if (n > 0)
+    throw gllm::Error(path + ": " + std::to_string(n) + " tensor(s) hold NaN or infinite values (" +
+                      bad + (n > 4 ? ", …" : "") +
+                      "); the checkpoint is damaged or diverged — compile an earlier one");
+}
+
+// The output must not replace the input or any committed checkpoint of a run.
+void check_output_path(const std::string& input, const std::string& output) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(output, ec) && fs::equivalent(input, output, ec))
+    throw gllm::Error(
+        "--out " + output +
+        " is the checkpoint being compiled; write the standard model to another file");
+  if (fs::weakly_canonical(input, ec) == fs::weakly_canonical(output, ec))
+    throw gllm::Error(
+        "--out " + output +
+        " is the checkpoint being compiled; write the standard model to another file");
+  const std::string suffix = ".safetensors";
+  if (output.size() > suffix.size() &&
+      output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+      gllm::file_exists(output.substr(0, output.size() - suffix.size()) + ".json"))
+    throw gllm::Error("--out " + output +
+                      " is a run's checkpoint (it has a sidecar); write the standard model to "
+                      "a file outside the run's checkpoints folder");
+}
+
+// Largest probe: the logits of one model on the probe batch, in bytes (both models and their
+// difference are held at once).
+constexpr double kMaxProbeLogitBytes = 2.0 * (1 << 30);
+
 void run(const CompileArgs& a) {
   gllm::configure_threads(a.threads);
+  check_output_path(a.input, a.output);
+  const std::string weights = gllm::resolve_weights_path(a.input);  // verifies a sidecar if any
   torch::NoGradGuard no_grad;
-  gllm::GPT graded = gllm::load_model(a.input);
+  gllm::GPT graded = gllm::load_model(weights);
   graded->eval();
-  gllm::GPT standard = gllm::compile_to_standard(graded);
+  require_finite(graded, weights);
   const int64_t T = a.length > 0 ? a.length : graded->config().model.sequence_len;
   if (T > graded->config().model.sequence_len && graded->config().model.positional != "rope")
     throw gllm::Error("--probe-len " + std::to_string(T) + " exceeds sequence_len " +
                       std::to_string(graded->config().model.sequence_len) + "; use a shorter probe");
+  const double logit_bytes = static_cast<double>(a.batch) * static_cast<double>(T) *
+                             static_cast<double>(graded->vocab_size()) * 4.0;
+  if (logit_bytes > kMaxProbeLogitBytes)
+    throw gllm::Error(
+        "a " + std::to_string(a.batch) + "x" + std::to_string(T) + " probe batch needs " +
+        std::to_string(static_cast<int64_t>(logit_bytes / (1 << 20))) +
+        " MiB of logits per model (vocabulary " + std::to_string(graded->vocab_size()) +
+        "), more than the 2048 MiB allowed; lower --probe-batch or --probe-len");
+  gllm::GPT standard = gllm::compile_to_standard(graded);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(a.seed));
   auto idx = torch::randint(graded->vocab_size(), {a.batch, T}, gen, torch::kLong);  // (B, T)
   const auto before = graded->eval_logits(idx);
@@ -43,7 +98,7 @@ void run(const CompileArgs& a) {
   auto out_names = standard->state_tensors();
   for (auto& [name, t] : graded->state_tensors())
     if (!out_names.count(name)) removed.push_back(name);
-  const bool ok = delta <= a.tolerance;
+  const bool ok = std::isfinite(delta) && delta <= a.tolerance;
   if (ok) gllm::save_model(standard, a.output);
   if (a.json) {
     gllm::cli::print_json({{"input", a.input},
@@ -77,9 +132,11 @@ gllm::cli::RegisterCommand reg("compile", [](CLI::App& root) {
   cmd->add_option("--out,-o", a->output, "Where to write the standard checkpoint")->required();
   cmd->add_option("--probe-batch", a->batch, "Rows of the random probe batch")->check(CLI::Range(1, 1024));
   cmd->add_option("--probe-len", a->length, "Tokens per probe row (0 = sequence_len)")->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--seed", a->seed, "Seed of the probe batch");
+  cmd->add_option("--seed", a->seed, "Seed of the probe batch")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 62));
   cmd->add_option("--tolerance", a->tolerance, "Largest accepted max |Δ logits|")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", a->threads, "CPU threads (0 = all cores)");
+  cmd->add_option("--threads", a->threads, "CPU threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { run(*a); });
 });

@@ -29,8 +29,9 @@ gllm::cli::RegisterCommand reg("efficiency", [](CLI::App& root) {
     for (const auto& d : o->runs) {
       std::vector<std::string> errors;
       auto rs = gllm::list_runs(d, &errors);
-      if (!errors.empty()) throw gllm::Error(errors.front());
-      if (rs.empty()) throw gllm::Error(d + " holds no run folder");
+      // A damaged folder among many is reported and skipped, not the end of the whole listing.
+      for (const auto& e : errors) std::fprintf(stderr, "gllm: warning: skipped %s\n", e.c_str());
+      if (rs.empty()) throw gllm::Error(d + " holds no readable run folder");
       runs.insert(runs.end(), rs.begin(), rs.end());
     }
     auto j = gllm::token_efficiency(runs, o->metric, o->target, o->uniform);

@@ -54,7 +54,8 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
   cmd->add_option("--max-types", o->p.max_types, "PPMI: most frequent word types kept")->check(CLI::Range(10, 1000000));
   cmd->add_option("--contexts", o->p.contexts, "PPMI: context vocabulary size")->check(CLI::Range(10, 100000));
   cmd->add_option("--window", o->p.window, "PPMI: ± window within a sentence")->check(CLI::Range(1, 20));
-  cmd->add_option("--threads", o->p.threads, "Worker threads (0 = all cores)");
+  cmd->add_option("--threads", o->p.threads, "Worker threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--vocab-size", o->vocab, "Tokenizer vocabulary for per-token output grades (default: config or 8192)");
   cmd->add_flag("--no-output-grades", o->no_output_grades, "Skip per-token output grades (no tokenizer needed)");
   cmd->add_option("--out", o->out, "Profiles file to write")->required();

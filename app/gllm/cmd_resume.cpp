@@ -1,5 +1,6 @@
-// `gllm resume DIR [--steps N]`: continues a run folder from its last valid checkpoint with the
-// same data order, RNG and optimizer state as an uninterrupted run.
+// `gllm resume DIR [--steps N] [--allow-config-change]`: continues a run folder from its last valid
+// checkpoint (same data order, RNG and optimizer state); a run with no checkpoint restarts in
+// place.
 #include <iostream>
 #include <string>
 
@@ -11,24 +12,37 @@
 namespace {
 
 gllm::cli::RegisterCommand reg("resume", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("resume", "Continue a run folder from its last valid checkpoint");
+  auto* cmd = root.add_subcommand("resume",
+                                  "Continue a run folder from its last valid checkpoint (no "
+                                  "checkpoint: start it again in place)");
   auto dir = std::make_shared<std::string>();
   auto steps = std::make_shared<int64_t>(0);
   auto json = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
+  auto allow_change = std::make_shared<bool>(false);
   cmd->add_option("dir", *dir, "Run folder")->required();
   gllm::cli::add_count_option(cmd, "--steps", *steps,
-                              "Extend the run to N steps (changes its schedule from here on)", 1);
+                              "Extend the run to N steps (changes its schedule from here on)", 1, 1000000000);
+  cmd->add_flag(
+      "--allow-config-change", *allow_change,
+      "Resume although config.json was edited in a way that changes results since the last "
+      "checkpoint (the change is recorded in metrics.jsonl)");
   cmd->add_flag("--json", *json, "Print the outcome as JSON");
   cmd->add_flag("--quiet", *quiet, "No progress bar");
-  cmd->callback([dir, steps, json, quiet] {
+  cmd->callback([dir, steps, json, quiet, allow_change] {
     gllm::Trainer trainer;
     gllm::TrainerOptions opts;
     opts.steps_override = *steps;
+    opts.allow_config_change = *allow_change;
     auto f = gllm::cli::drive_run(trainer, *quiet, [&](gllm::RunObserver* obs) { trainer.resume(*dir, obs, opts); });
-    if (*json) gllm::cli::print_json(gllm::cli::to_json(f));
-    else std::cout << f.status << ": " << f.run_dir << " at step " << f.step << ", loss " << f.final_loss
-                   << (f.heldout_bpb >= 0 ? ", held-out BPB " + std::to_string(f.heldout_bpb) : std::string()) << "\n";
+    if (*json)
+      gllm::cli::print_json(gllm::cli::to_json(f));
+    else
+      std::cout << f.status << ": " << f.run_dir << " at step " << f.step << ", loss "
+                << f.final_loss
+                << (f.heldout_bpb >= 0 ? ", held-out BPB " + std::to_string(f.heldout_bpb)
+                                       : std::string())
+                << "\n";
     if (f.status == "diverged") throw gllm::Error(f.message);
   });
 });

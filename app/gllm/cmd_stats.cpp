@@ -1,8 +1,10 @@
 // `gllm stats paired --a x1,x2,.. --b y1,y2,.. [--json]`: paired seed contrast b − a with mean, SD,
 // 95 % Student-t interval (n−1 df), per-seed deltas and how many seeds improved.
+#include <algorithm>
 #include <cstdio>
 
 #include "app/gllm/command_registry.h"
+#include "engine/io/error.h"
 #include "engine/stats/paired.h"
 
 namespace {
@@ -26,6 +28,10 @@ gllm::cli::RegisterSubcommand reg("stats", "paired", [](CLI::App& group) {
   cmd->callback([o] {
     auto a = gllm::stats::parse_number_list(o->a, "--a");
     auto b = gllm::stats::parse_number_list(o->b, "--b");
+    if (a.size() < 2 || b.size() < 2)
+      throw gllm::Error("a paired interval needs at least two seeds (got " +
+                        std::to_string(std::min(a.size(), b.size())) +
+                        "); give one value per seed for two or more seeds in --a and --b");
     auto p = gllm::stats::paired(a, b, !o->higher_is_better, o->level);
     if (o->json) {
       gllm::cli::print_json(gllm::stats::to_json(p));

@@ -6,6 +6,7 @@
 #include "app/gllm/command_registry.h"
 #include "app/gllm/run_progress.h"
 #include "engine/config/run_config.h"
+#include "engine/config/sweep.h"
 #include "engine/dist/batch_plan.h"
 #include "engine/dist/launcher.h"
 #include "engine/io/atomic_file.h"
@@ -51,54 +52,41 @@ gllm::FinishedRecord resume_one(const std::string& dir, bool quiet) {
   return gllm::cli::drive_run(trainer, quiet, [&](gllm::RunObserver* obs) { trainer.resume(dir, obs); });
 }
 
-// Sweep file: {"name": "...", "arms": ["preset", {"preset": "p", "name": "arm", "set": {"a.b": v}}],
-//              "seeds": [41, 42, 47], "out": "runs/<name>" (optional), "steps": N (optional)}
+// Sweep file (engine/config/sweep.h): arms × seeds, each run in <out>/<arm>-s<seed>.
 void run_sweep(const TrainOpts& o) {
-  nlohmann::json sw;
-  try {
-    sw = nlohmann::json::parse(gllm::read_file(o.sweep));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw gllm::Error(o.sweep + " is not valid JSON: " + e.what());
-  }
-  if (!sw.is_object() || !sw.contains("arms") || !sw["arms"].is_array() || sw["arms"].empty())
-    throw gllm::Error(o.sweep + ": a sweep needs \"arms\": a non-empty list of preset names or {\"preset\", \"name\", \"set\"} objects");
-  if (!sw.contains("seeds") || !sw["seeds"].is_array() || sw["seeds"].empty())
-    throw gllm::Error(o.sweep + ": a sweep needs \"seeds\": a non-empty list of integers");
-  std::string name = sw.value("name", std::filesystem::path(o.sweep).stem().string());
-  std::string out = !o.out.empty() ? o.out : sw.value("out", gllm::join_path(gllm::runs_dir(), name));
+  const gllm::SweepFile sw = gllm::read_sweep_file(o.sweep);
+  std::string name = !sw.name.empty() ? sw.name : std::filesystem::path(o.sweep).stem().string();
+  std::string out = !o.out.empty()    ? o.out
+                    : !sw.out.empty() ? sw.out
+                                      : gllm::join_path(gllm::runs_dir(), name);
   std::string sweep_dir = std::filesystem::path(o.sweep).parent_path().string();
   struct Job {
     std::string arm, dir;
     gllm::RunConfig config;
   };
   std::vector<Job> jobs;
-  for (const auto& a : sw["arms"]) {
-    std::string preset, arm;
-    nlohmann::json set = nlohmann::json::object();
-    if (a.is_string()) {
-      preset = a.get<std::string>();
-    } else if (a.is_object() && a.contains("preset")) {
-      preset = a["preset"].get<std::string>();
-      set = a.value("set", nlohmann::json::object());
-      arm = a.value("name", "");
-    } else {
-      throw gllm::Error(o.sweep + ": each arm is a preset name or an object with \"preset\"");
-    }
+  for (const auto& a : sw.arms) {
     std::string path;
     try {
-      path = gllm::resolve_preset_path(preset);
+      path = gllm::resolve_preset_path(a.preset);
     } catch (const gllm::Error&) {
-      path = gllm::resolve_preset_path(gllm::join_path(sweep_dir, preset));
+      path = gllm::resolve_preset_path(gllm::join_path(sweep_dir, a.preset));
     }
     gllm::RunConfig base = gllm::RunConfig::load(path);
-    for (auto it = set.begin(); it != set.end(); ++it) gllm::set_config_value(base, it.key(), it.value());
-    if (!arm.empty()) base.name = arm;
-    if (sw.contains("steps")) base.train.steps = sw["steps"].get<int64_t>();
-    for (const auto& s : sw["seeds"]) {
+    for (auto it = a.set.begin(); it != a.set.end(); ++it) {
+      try {
+        gllm::set_config_value(base, it.key(), it.value());
+      } catch (const gllm::Error& e) {
+        throw gllm::Error(o.sweep + ": arm " + a.preset + ": " + e.what());
+      }
+    }
+    if (!a.name.empty()) base.name = a.name;
+    if (sw.steps > 0) base.train.steps = sw.steps;
+    for (int seed : sw.seeds) {
       gllm::RunConfig c = base;
-      c.train.seed = s.get<int>();
+      c.train.seed = seed;
       apply_overrides(c, o);
-      c.train.seed = s.get<int>();
+      c.train.seed = seed;
       jobs.push_back({c.name, gllm::join_path(out, c.name + "-s" + std::to_string(c.train.seed)), c});
     }
   }
@@ -136,13 +124,14 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
   cmd->add_option("preset", o->preset, "Preset name (see presets/) or path to a RunConfig JSON");
   cmd->add_option("--sweep", o->sweep, "Sweep file: arms x seeds run one after another");
   using gllm::cli::add_count_option;
-  add_count_option(cmd, "--steps", o->steps, "Override train.steps", 1);
-  add_count_option(cmd, "--eval-every", o->eval_every,
-                   "Override train.eval_every (0 = only at the end)");
+  add_count_option(cmd, "--steps", o->steps, "Override train.steps", 1, 1000000000);
+  add_count_option(cmd, "--eval-every", o->eval_every, "Override train.eval_every (0 = only at the end)", 0,
+                   1000000000);
   add_count_option(cmd, "--checkpoint-every", o->checkpoint_every,
-                   "Override train.checkpoint_every (0 = only at the end)");
-  cmd->add_option("--seed", o->seed, "Override train.seed")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", o->threads, "Override train.threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+                   "Override train.checkpoint_every (0 = only at the end)", 0, 1000000000);
+  cmd->add_option("--seed", o->seed, "Override train.seed")->check(CLI::Range(0, 2147483647));
+  cmd->add_option("--threads", o->threads, "Override train.threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--device", o->device, "Override train.device")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--out", o->out, "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
   cmd->add_flag("--json", o->json, "Print the outcome as JSON");

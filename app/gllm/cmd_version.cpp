@@ -12,7 +12,8 @@ gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
   auto json = std::make_shared<bool>(false);
   auto threads = std::make_shared<int>(0);
   cmd->add_flag("--json", *json, "Print JSON");
-  cmd->add_option("--threads", *threads, "Threads to configure before reporting (0 = all cores)");
+  cmd->add_option("--threads", *threads, "Threads to configure before reporting (0 = all cores)")
+      ->check(CLI::Range(0, 1024));
   cmd->callback([json, threads] {
     gllm::configure_threads(*threads);
     auto info = gllm::runtime_info();

@@ -1,10 +1,14 @@
 // Entry point of `gllm`, the headless CLI: sets up threads, installs every registered subcommand,
-// and turns any engine error into a message and a non-zero exit.
+// and turns any engine error into a message and a non-zero exit (2: bad input, 3: a bug).
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <new>
+#include <nlohmann/json.hpp>
 
 #include "app/gllm/command_registry.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/runtime/runtime.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +23,22 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const gllm::Error& e) {
     std::cerr << "gllm: error: " << e.what() << std::endl;
+    return 2;
+  } catch (const nlohmann::json::exception& e) {
+    // A reader that met JSON of an unexpected shape: bad input, reported as such.
+    std::cerr << "gllm: error: a JSON file or value has an unexpected shape ("
+              << gllm::brief_text(e.what(), 300)
+              << "); check the files this command reads (configs, sweeps, run folders)"
+              << std::endl;
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "gllm: error: " << gllm::brief_text(e.what(), 400)
+              << " (check the path and its permissions)" << std::endl;
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "gllm: error: out of memory; the request is too large for this machine — "
+                 "use smaller sizes"
+              << std::endl;
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "gllm: unexpected error: " << e.what()

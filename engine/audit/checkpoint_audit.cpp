@@ -144,6 +144,10 @@ CheckpointAudit audit_checkpoint(const std::string& path) {
     if (t.dtype != StDtype::F32 && t.dtype != StDtype::BF16 && t.dtype != StDtype::F16 && t.dtype != StDtype::F64)
       continue;
     auto data = f.to_float(t.name);
+    if (!std::all_of(data.begin(), data.end(), [](float x) { return std::isfinite(x); })) {
+      a.nonfinite.push_back(t.name);
+      continue;
+    }
     a.matrices.push_back(matrix_stats(t.name, data.data(), t.shape[0], t.shape[1]));
   }
   std::sort(a.matrices.begin(), a.matrices.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
@@ -226,6 +230,7 @@ nlohmann::json to_json(const CheckpointAudit& a, bool include_matrices) {
   j["query_scale"] = a.has_query_scale ? to_json(a.query_scale) : nlohmann::json(nullptr);
   j["attn_grades"] = a.has_attn_grades ? to_json(a.attn_grades) : nlohmann::json(nullptr);
   j["level_grades"] = a.level_grades;
+  j["nonfinite_tensors"] = a.nonfinite;
   return j;
 }
 

@@ -54,6 +54,7 @@ struct CheckpointAudit {
   BandProfile attn_grades;  // raw grades q (planes as for the query scale)
   nlohmann::json level_grades;  // mlge.level_grades summary, null when absent
   nlohmann::json metadata;      // safetensors __metadata__
+  std::vector<std::string> nonfinite;  // tensors holding NaN or ±inf (left out of the statistics)
 };
 
 // Audits a safetensors checkpoint (a run folder resolves to its newest valid checkpoint by the

@@ -7,12 +7,18 @@ namespace gllm {
 const Schema<DataConfig>& DataConfig::schema() {
   static const Schema<DataConfig> s = [] {
     Schema<DataConfig> s;
-    s.choice("corpus", &DataConfig::corpus, {"brown", "text"}, "Corpus: the tagged Brown corpus or plain UTF-8 text")
-        .text("corpus_path", &DataConfig::corpus_path, "Text file or folder (corpus = text); Brown: empty = data cache")
-        .integer("vocab_size", &DataConfig::vocab_size, 260, 65535, "BPE vocabulary size")
-        .real("val_fraction", &DataConfig::val_fraction, 0, 0.5, "Fraction of documents for validation")
-        .real("heldout_fraction", &DataConfig::heldout_fraction, 0, 0.5, "Fraction of documents held out for final evaluation")
-        .integer("split_seed", &DataConfig::split_seed, 0, 2147483647, "Seed of the document split");
+    s.choice("corpus", &DataConfig::corpus, {"brown", "text"},
+             "Corpus: the tagged Brown corpus or plain UTF-8 text")
+        .text("corpus_path", &DataConfig::corpus_path,
+              "Text file or folder (corpus = text); Brown: empty = data cache")
+        .integer("vocab_size", &DataConfig::vocab_size, 261, 65535,
+                 "BPE vocabulary size (4 specials + 256 bytes + at least 1 merge)")
+        .real("val_fraction", &DataConfig::val_fraction, 0, 0.5,
+              "Fraction of documents for validation")
+        .real("heldout_fraction", &DataConfig::heldout_fraction, 0, 0.5,
+              "Fraction of documents held out for final evaluation")
+        .integer("split_seed", &DataConfig::split_seed, 0, 2147483647,
+                 "Seed of the document split");
     s.check([](const DataConfig& d, const std::string& path) {
       if (d.val_fraction + d.heldout_fraction >= 0.9)
         throw ConfigError(path.empty() ? "val_fraction" : path + ".val_fraction",

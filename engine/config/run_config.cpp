@@ -3,11 +3,13 @@
 #include "engine/config/run_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 
 #include "engine/io/atomic_file.h"
+#include "engine/io/json_read.h"
 #include "engine/io/paths.h"
 
 #ifndef GLLM_SOURCE_PRESETS_DIR
@@ -109,39 +111,53 @@ nlohmann::json RunConfig::to_json() const { return schema().to_json(*this); }
 
 namespace {
 
+constexpr int kMaxConfigDepth = 16;  // a RunConfig is 3 levels deep; lists add one
+constexpr int kMaxBaseChain = 16;    // presets naming presets naming presets …
+const JsonLimits kConfigLimits{4ull << 20, kMaxConfigDepth};  // 4 MiB; presets are a few KiB
+
 void read_with_bases(RunConfig& c, const nlohmann::json& j, const std::string& preset_dir,
                      std::set<std::string>& seen) {
-  if (!j.is_object()) throw ConfigError("", "a run config must be a JSON object");
-  nlohmann::json body = j;
-  if (body.contains("base")) {
-    if (!body["base"].is_string()) throw ConfigError("base", "expected a preset name");
-    std::string base = body["base"].get<std::string>();
-    body.erase("base");
+  if (!j.is_object())
+    throw ConfigError("", "a run config must be a JSON object, got " + json_brief(j));
+  auto base_it = j.find("base");
+  if (base_it != j.end()) {
+    if (!base_it->is_string())
+      throw ConfigError("base", "expected a preset name, got " + json_brief(*base_it));
+    const std::string base = base_it->get<std::string>();
     std::string path = base;
-    if (!std::filesystem::exists(path)) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
       std::string dir = preset_dir.empty() ? presets_dir() : preset_dir;
       path = join_path(dir, base + (base.size() > 5 && base.substr(base.size() - 5) == ".json" ? "" : ".json"));
     }
     if (!seen.insert(path).second)
-      throw ConfigError("base", "preset '" + base + "' includes itself; break the cycle");
+      throw ConfigError("base",
+                        "preset '" + brief_text(base, 80) + "' includes itself; break the cycle");
+    if (static_cast<int>(seen.size()) > kMaxBaseChain)
+      throw ConfigError("base", "presets name more than " + std::to_string(kMaxBaseChain) +
+                                    " bases in a chain; state the values directly");
+    if (!file_exists(path))
+      throw ConfigError("base", "preset '" + brief_text(base, 80) + "' not found (looked for " +
+                                    brief_text(path, 200) + ")");
     nlohmann::json bj;
     try {
-      bj = nlohmann::json::parse(read_file(path));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ConfigError("base", "preset " + path + " is not valid JSON: " + e.what());
-    } catch (const Error&) {
-      throw ConfigError("base", "preset '" + base + "' not found (looked for " + path + ")");
+      bj = read_json_file(path, "fix the preset file", kConfigLimits);
+    } catch (const Error& e) {
+      throw ConfigError("base", e.what());
     }
     read_with_bases(c, bj, preset_dir, seen);
   }
-  // Read sections without running the cross-section checks until everything is merged.
+  // Read sections without running the cross-section checks until everything is merged. The
+  // object is read in place: no copy of what may be a large value.
   const auto& schema = RunConfig::schema();
-  for (auto it = body.begin(); it != body.end(); ++it) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "base") continue;
     const auto* f = schema.find(it.key());
     if (!f) {
       std::vector<std::string> known{"base"};
       for (const auto& k : schema.fields()) known.push_back(k.info.path);
-      throw ConfigError(it.key(), "unknown key; known keys here: " + Schema<RunConfig>::join(known));
+      throw ConfigError(brief_text(it.key(), 80),
+                        "unknown key; known keys here: " + Schema<RunConfig>::join(known));
     }
     f->set(c, it.value(), it.key());
   }
@@ -150,6 +166,9 @@ void read_with_bases(RunConfig& c, const nlohmann::json& j, const std::string& p
 }  // namespace
 
 RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& preset_dir) {
+  // Bounded before anything walks the value recursively (errors quote it; sections copy it).
+  check_json_depth(j, kMaxConfigDepth, "run config",
+                   "a RunConfig is a few levels deep; fix the file");
   RunConfig c;
   std::set<std::string> seen;
   read_with_bases(c, j, preset_dir, seen);
@@ -159,18 +178,15 @@ RunConfig RunConfig::from_json(const nlohmann::json& j, const std::string& prese
 }
 
 RunConfig RunConfig::load(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(path + " is not valid JSON: " + std::string(e.what()) + " (fix the file)");
-  }
+  nlohmann::json j = read_json_file(path, "fix the file", kConfigLimits);
   std::string dir = std::filesystem::path(path).parent_path().string();
   RunConfig c;
   try {
     c = from_json(j, dir.empty() ? presets_dir() : dir);
   } catch (const ConfigError& e) {
     throw ConfigError(e.key_path, std::string("in ") + path + ": " + e.what());
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
   }
   // Files a preset names (ladders, grades, profiles, corpora) are found beside the preset file
   // first, then from the current folder; the resolved config holds the absolute path, so a run
@@ -196,23 +212,39 @@ std::vector<FieldInfo> run_config_fields() {
   return out;
 }
 
+namespace {
+
+// "model.n_embd" → the JSON pointer "/model/n_embd"; a path that is not a plain dotted key
+// (empty parts, '~', '/', list indices) is refused rather than read as a pointer.
+nlohmann::json::json_pointer config_pointer(const std::string& path) {
+  const std::string shown = brief_text(path, 80);
+  if (path.empty() || path.size() > 256)
+    throw ConfigError(shown, "not a config key; give a dotted key such as model.n_embd");
+  std::string p = "/";
+  for (size_t i = 0; i < path.size(); ++i) {
+    const char ch = path[i];
+    const bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.';
+    if (!ok || (ch == '.' && (i == 0 || i + 1 == path.size() || path[i + 1] == '.')))
+      throw ConfigError(shown, "not a config key; give a dotted key such as model.n_embd");
+    p += ch == '.' ? '/' : ch;
+  }
+  return nlohmann::json::json_pointer(p);
+}
+
+}  // namespace
+
 nlohmann::json get_config_value(const RunConfig& c, const std::string& path) {
   nlohmann::json j = c.to_json();
-  nlohmann::json::json_pointer ptr("/" + [&] {
-    std::string p = path;
-    std::replace(p.begin(), p.end(), '.', '/');
-    return p;
-  }());
-  if (!j.contains(ptr)) throw ConfigError(path, "unknown key");
+  const auto ptr = config_pointer(path);
+  if (!j.contains(ptr)) throw ConfigError(brief_text(path, 80), "unknown key");
   return j.at(ptr);
 }
 
 void set_config_value(RunConfig& c, const std::string& path, const nlohmann::json& value) {
+  check_json_depth(value, kMaxConfigDepth, brief_text(path, 80), "give a plain value");
   nlohmann::json j = c.to_json();
-  std::string p = path;
-  std::replace(p.begin(), p.end(), '.', '/');
-  nlohmann::json::json_pointer ptr("/" + p);
-  if (!j.contains(ptr)) throw ConfigError(path, "unknown key");
+  const auto ptr = config_pointer(path);
+  if (!j.contains(ptr)) throw ConfigError(brief_text(path, 80), "unknown key");
   j[ptr] = value;
   c = RunConfig::from_json(j);
 }
@@ -233,15 +265,15 @@ std::vector<std::string> list_presets() {
 }
 
 std::string resolve_preset_path(const std::string& name_or_path) {
-  if (std::filesystem::exists(name_or_path) && std::filesystem::is_regular_file(name_or_path))
-    return name_or_path;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(name_or_path, ec)) return name_or_path;
   std::string p = join_path(presets_dir(), name_or_path);
   if (p.size() < 5 || p.substr(p.size() - 5) != ".json") p += ".json";
-  if (std::filesystem::exists(p)) return p;
+  if (std::filesystem::exists(p, ec)) return p;
   auto names = list_presets();
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw Error("preset '" + name_or_path + "' not found in " + presets_dir() +
+  throw Error("preset '" + brief_text(name_or_path, 120) + "' not found in " + presets_dir() +
               (list.empty() ? "" : "; available: " + list) + " (or give a path to a JSON file)");
 }
 

@@ -9,17 +9,49 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "engine/data/corpus.h"
 #include "engine/data/tokenizer.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
+#include "engine/io/sha512.h"
 
 namespace gllm {
 
 namespace {
 constexpr char kMagic[8] = {'G', 'L', 'L', 'M', 'T', 'O', 'K', '1'};
+}
+
+TokenShardLayout check_token_shard(const unsigned char* p, size_t size, const std::string& label) {
+  auto bad = [&](const std::string& why) {
+    return Error("token cache " + label + " is malformed (" + why +
+                 "); delete it so that it is rebuilt");
+  };
+  if (size < 32) throw bad("too short");
+  if (std::memcmp(p, kMagic, 8) != 0) throw bad("wrong magic");
+  TokenShardLayout l;
+  std::memcpy(&l.n_docs, p + 8, 8);
+  std::memcpy(&l.n_tokens, p + 16, 8);
+  // (n_docs + 1) offsets of 8 bytes after the 24-byte head must fit; compared by division so
+  // that no count can overflow.
+  if (l.n_docs > (size - 24) / 8 - 1) throw bad("document count larger than the file");
+  l.ids_offset = 24 + (static_cast<size_t>(l.n_docs) + 1) * 8;
+  const size_t id_bytes = size - l.ids_offset;
+  if (id_bytes % 2 != 0 || l.n_tokens != id_bytes / 2)
+    throw bad("sizes do not match the file length");
+  uint64_t prev = 0;
+  for (uint64_t i = 0; i <= l.n_docs; ++i) {
+    uint64_t o = 0;
+    std::memcpy(&o, p + 24 + i * 8, 8);
+    if (i == 0 && o != 0) throw bad("offsets do not start at 0");
+    if (o < prev) throw bad("offsets decrease");
+    prev = o;
+  }
+  if (prev != l.n_tokens) throw bad("offsets do not span the tokens");
+  return l;
 }
 
 std::shared_ptr<TokenShard> TokenShard::open(const std::string& bin_path) {
@@ -28,17 +60,16 @@ std::shared_ptr<TokenShard> TokenShard::open(const std::string& bin_path) {
     throw Error("cannot open token cache " + bin_path + ": " + std::strerror(errno) +
                 "; run `gllm data info` to rebuild it");
   struct stat st {};
-  if (fstat(fd, &st) != 0) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error("cannot stat token cache " + bin_path);
+    throw Error("token cache " + bin_path +
+                " is not a regular file; delete it so that it is rebuilt");
   }
   size_t size = static_cast<size_t>(st.st_size);
-  auto bad = [&](const std::string& why) {
-    return Error("token cache " + bin_path + " is malformed (" + why + "); delete it so that it is rebuilt");
-  };
   if (size < 32) {
     ::close(fd);
-    throw bad("too short");
+    throw Error("token cache " + bin_path +
+                " is malformed (too short); delete it so that it is rebuilt");
   }
   void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
@@ -47,20 +78,13 @@ std::shared_ptr<TokenShard> TokenShard::open(const std::string& bin_path) {
   s->path_ = bin_path;
   s->map_ = map;
   s->map_size_ = size;
-  const char* p = static_cast<const char*>(map);
-  if (std::memcmp(p, kMagic, 8) != 0) throw bad("wrong magic");
-  uint64_t nd = 0, nt = 0;
-  std::memcpy(&nd, p + 8, 8);
-  std::memcpy(&nt, p + 16, 8);
-  size_t header = 24 + (nd + 1) * 8;
-  if (nd > size || header + nt * 2 != size) throw bad("sizes do not match the file length");
-  s->n_docs_ = nd;
-  s->n_tokens_ = nt;
+  const auto* p = static_cast<const unsigned char*>(map);
+  const TokenShardLayout l = check_token_shard(p, size, bin_path);
+  s->n_docs_ = l.n_docs;
+  s->n_tokens_ = l.n_tokens;
   s->offsets_ = reinterpret_cast<const uint64_t*>(p + 24);
-  s->ids_ = reinterpret_cast<const uint16_t*>(p + header);
-  if (s->offsets_[0] != 0 || s->offsets_[nd] != nt) throw bad("offsets do not span the tokens");
-  for (size_t i = 0; i < nd; ++i)
-    if (s->offsets_[i] > s->offsets_[i + 1]) throw bad("offsets decrease");
+  s->ids_ = reinterpret_cast<const uint16_t*>(p + l.ids_offset);
+  for (size_t i = 0; i < s->n_tokens_; ++i) s->max_id_ = std::max(s->max_id_, s->ids_[i]);
   return s;
 }
 
@@ -101,31 +125,42 @@ nlohmann::json write_token_cache(const Corpus& corpus, const Tokenizer& tokenize
   std::vector<uint64_t> offsets(nd + 1, 0);
   for (size_t i = 0; i < nd; ++i) offsets[i + 1] = offsets[i] + ids[i].size();
   uint64_t nt = offsets[nd];
+  Sha512 digest;
+  uint64_t bin_bytes = 0;
   {
     AtomicFileWriter w(bin_path);
-    w.write(kMagic, 8);
+    auto put = [&](const void* data, size_t bytes) {
+      w.write(data, bytes);
+      digest.update(data, bytes);
+      bin_bytes += bytes;
+    };
+    put(kMagic, 8);
     uint64_t n = nd;
-    w.write(&n, 8);
-    w.write(&nt, 8);
-    w.write(offsets.data(), offsets.size() * 8);
-    for (const auto& v : ids) w.write(v.data(), v.size() * 2);
+    put(&n, 8);
+    put(&nt, 8);
+    put(offsets.data(), offsets.size() * 8);
+    for (const auto& v : ids) put(v.data(), v.size() * 2);
     w.commit();
   }
+  const auto bin_digest = digest.finish();
   nlohmann::json names = nlohmann::json::array();
   for (const auto& d : corpus.documents) names.push_back(d.name);
-  nlohmann::json j = {{"format", 1},
-                      {"corpus", corpus.kind},
-                      {"corpus_source", corpus.source},
-                      {"corpus_hash", corpus.hash()},
-                      {"tokenizer_hash", tokenizer.hash()},
-                      {"vocab_size", tokenizer.vocab_size()},
-                      {"documents", nd},
-                      {"sentences", corpus.sentences()},
-                      {"words", corpus.words()},
-                      {"bytes", corpus.bytes()},
-                      {"tokens", nt},
-                      {"tokens_per_byte", corpus.bytes() ? double(nt) / double(corpus.bytes()) : 0.0},
-                      {"names", names}};
+  nlohmann::json j = {
+      {"format", 1},
+      {"corpus", corpus.kind},
+      {"corpus_source", corpus.source},
+      {"corpus_hash", corpus.hash()},
+      {"tokenizer_hash", tokenizer.hash()},
+      {"vocab_size", tokenizer.vocab_size()},
+      {"documents", nd},
+      {"sentences", corpus.sentences()},
+      {"words", corpus.words()},
+      {"bytes", corpus.bytes()},
+      {"tokens", nt},
+      {"bin_bytes", bin_bytes},
+      {"bin_sha512", to_hex(bin_digest.data(), bin_digest.size())},
+      {"tokens_per_byte", corpus.bytes() ? double(nt) / double(corpus.bytes()) : 0.0},
+      {"names", names}};
   write_file_atomic(json_path, j.dump(1) + "\n");
   return j;
 }
@@ -134,12 +169,33 @@ bool token_cache_current(const std::string& json_path, const std::string& corpus
                          const std::string& tokenizer_hash) {
   if (!file_exists(json_path)) return false;
   try {
-    auto j = nlohmann::json::parse(read_file(json_path));
-    return j.value("format", 0) == 1 && j.value("corpus_hash", "") == corpus_hash &&
-           j.value("tokenizer_hash", "") == tokenizer_hash;
-  } catch (const std::exception&) {
+    auto j = read_json_file(json_path, "", JsonLimits{64ull << 20, 8});
+    return json_int_or(j, "format", 0) == 1 &&
+           json_string_or(j, "corpus_hash", "") == corpus_hash &&
+           json_string_or(j, "tokenizer_hash", "") == tokenizer_hash;
+  } catch (const Error&) {
     return false;
   }
+}
+
+std::string token_cache_mismatch(const std::string& bin_path, const std::string& json_path) {
+  nlohmann::json j;
+  try {
+    j = read_json_file(json_path, "", JsonLimits{64ull << 20, 8});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  const std::string want = json_string_or(j, "bin_sha512", "");
+  if (want.empty())
+    return json_path + " records no SHA-512 of tokens.bin (written by an older version)";
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(bin_path, ec);
+  if (ec || static_cast<int64_t>(size) != json_int_or(j, "bin_bytes", -1))
+    return bin_path + " does not have the size its sidecar records";
+  const auto d = sha512_file(bin_path);
+  if (to_hex(d.data(), d.size()) != want)
+    return bin_path + " does not match the SHA-512 its sidecar records";
+  return "";
 }
 
 }  // namespace gllm

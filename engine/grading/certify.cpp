@@ -10,6 +10,7 @@
 #include "engine/grading/cone.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 
 namespace gllm::grading {
 
@@ -108,12 +109,7 @@ HeadProfiles head_profiles_from_json(const nlohmann::json& j) {
 }
 
 AnyProfiles load_any_profiles(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("profiles file " + path + " is not valid JSON (" + e.what() + "); regenerate it with `gllm profiles`");
-  }
+  const nlohmann::json j = read_json_file(path, "regenerate it with `gllm profiles`", large_json_limits());
   AnyProfiles a;
   a.path = path;
   try {

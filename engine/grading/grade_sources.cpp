@@ -9,6 +9,7 @@
 #include "engine/grading/ladder.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/io/sha512.h"
 
 namespace gllm::grading {
@@ -20,9 +21,9 @@ nlohmann::json read_json(const std::string& path, const std::string& key) {
     throw ConfigError(key, "file '" + path + "' does not exist; fix the path (relative paths are read beside the "
                            "preset) or regenerate the file");
   try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(key, "'" + path + "' is not valid JSON (" + e.what() + "); fix or regenerate it");
+    return read_json_file(path, "fix or regenerate it", large_json_limits());  // bounded size and depth
+  } catch (const Error& e) {
+    throw ConfigError(key, e.what());
   }
 }
 

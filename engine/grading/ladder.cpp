@@ -12,6 +12,7 @@
 #include "engine/grading/select.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 
 namespace gllm::grading {
 
@@ -272,12 +273,8 @@ Ladder ladder_from_json(const nlohmann::json& j) {
 }
 
 Ladder load_ladder_file(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("ladder file " + path + " is not valid JSON (" + e.what() + "); regenerate it with `gllm ladder`");
-  }
+  const nlohmann::json j =
+      read_json_file(path, "regenerate it with `gllm ladder`", large_json_limits());
   try {
     return ladder_from_json(j);
   } catch (const Error& e) {

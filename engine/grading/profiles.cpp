@@ -7,9 +7,10 @@
 #include <set>
 #include <sstream>
 
-#include "engine/io/atomic_file.h"
 #include "engine/grading/number_text.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 
 namespace gllm::grading {
 
@@ -406,17 +407,15 @@ nlohmann::json profiles_to_json(const ProfilesFile& f) {
 }
 
 ProfilesFile load_profiles_file(const std::string& path) {
-  std::string text = read_file(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("profiles file " + path + " is not valid JSON (" + e.what() + "); regenerate it with `gllm profiles`");
-  }
+  const nlohmann::json j =
+      read_json_file(path, "regenerate it with `gllm profiles`", large_json_limits());
   try {
     return profiles_from_json(j);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": a value has the wrong type (" + brief_text(e.what(), 200) +
+                "); regenerate it with `gllm profiles`");
   }
 }
 

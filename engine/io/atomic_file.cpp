@@ -120,6 +120,28 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+std::string read_file_limited(const std::string& path, size_t max_bytes, const std::string& fix) {
+  const std::string tail = fix.empty() ? std::string() : "; " + fix;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<uint64_t>(st.st_size) > max_bytes)
+    throw Error(path + " is " + std::to_string(st.st_size) + " bytes, more than the " +
+                std::to_string(max_bytes) + " such a file may hold" + tail);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + path + ": " + errno_text() + " (check the path)");
+  // Reads at most max_bytes + 1 bytes: a device or a file that grows cannot exhaust memory.
+  std::string text;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes)
+      throw Error(path + " holds more than " + std::to_string(max_bytes) + " bytes" + tail);
+  }
+  if (in.bad()) throw Error("error while reading " + path);
+  return text;
+}
+
 void append_line(const std::string& path, std::string_view line) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw Error("cannot open " + path + " for appending: " + errno_text());

@@ -30,6 +30,8 @@ class AtomicFileWriter {
 
 // Reads a whole file; throws gllm::Error naming the file when it cannot.
 std::string read_file(const std::string& path);
+// The same, refusing (before reading) a file larger than `max_bytes`; `fix` ends that error.
+std::string read_file_limited(const std::string& path, size_t max_bytes, const std::string& fix);
 
 // Appends one line and flushes it to the OS (used for metrics.jsonl).
 void append_line(const std::string& path, std::string_view line);

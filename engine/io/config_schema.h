@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 
 namespace gllm {
 
@@ -57,7 +58,7 @@ class Schema {
     f.info = make_info(key, FieldKind::Bool, help);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m](T& o, const nlohmann::json& j, const std::string& path) {
-      if (!j.is_boolean()) throw ConfigError(path, "expected true or false, got " + j.dump());
+      if (!j.is_boolean()) throw ConfigError(path, "expected true or false, got " + json_brief(j));
       o.*m = j.get<bool>();
     };
     fields_.push_back(std::move(f));
@@ -92,7 +93,7 @@ class Schema {
     f.info = make_info(key, FieldKind::String, help);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m](T& o, const nlohmann::json& j, const std::string& path) {
-      if (!j.is_string()) throw ConfigError(path, "expected a string, got " + j.dump());
+      if (!j.is_string()) throw ConfigError(path, "expected a string, got " + json_brief(j));
       o.*m = j.get<std::string>();
     };
     fields_.push_back(std::move(f));
@@ -106,14 +107,14 @@ class Schema {
     f.info.choices = allowed;
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, allowed](T& o, const nlohmann::json& j, const std::string& path) {
-      if (!j.is_string()) throw ConfigError(path, "expected a string, got " + j.dump());
+      if (!j.is_string()) throw ConfigError(path, "expected a string, got " + json_brief(j));
       auto v = j.get<std::string>();
       for (const auto& a : allowed)
         if (a == v) {
           o.*m = v;
           return;
         }
-      throw ConfigError(path, "'" + v + "' is not one of: " + join(allowed));
+      throw ConfigError(path, "'" + brief_text(v, 80) + "' is not one of: " + join(allowed));
     };
     fields_.push_back(std::move(f));
     return *this;
@@ -125,7 +126,8 @@ class Schema {
     f.info = make_info(key, FieldKind::IntList, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, lo, hi](T& o, const nlohmann::json& j, const std::string& path) {
-      if (!j.is_array()) throw ConfigError(path, "expected a list of integers, got " + j.dump());
+      if (!j.is_array())
+        throw ConfigError(path, "expected a list of integers, got " + json_brief(j));
       std::vector<I> out;
       for (size_t i = 0; i < j.size(); ++i)
         out.push_back(static_cast<I>(check_integer(j[i], lo, hi, path + "[" + std::to_string(i) + "]")));
@@ -140,7 +142,8 @@ class Schema {
     f.info = make_info(key, FieldKind::RealList, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
     f.set = [m, lo, hi](T& o, const nlohmann::json& j, const std::string& path) {
-      if (!j.is_array()) throw ConfigError(path, "expected a list of numbers, got " + j.dump());
+      if (!j.is_array())
+        throw ConfigError(path, "expected a list of numbers, got " + json_brief(j));
       std::vector<double> out;
       for (size_t i = 0; i < j.size(); ++i)
         out.push_back(check_real(j[i], lo, hi, path + "[" + std::to_string(i) + "]"));
@@ -182,10 +185,10 @@ class Schema {
   // Reads the keys present in `j` over the values already in `o` (defaults or a base preset).
   // Unknown keys are errors that list the known ones.
   void from_json(T& o, const nlohmann::json& j, const std::string& path = "") const {
-    if (!j.is_object()) throw ConfigError(path, "expected a JSON object, got " + j.dump());
+    if (!j.is_object()) throw ConfigError(path, "expected a JSON object, got " + json_brief(j));
     for (auto it = j.begin(); it != j.end(); ++it) {
       const Field* f = find(it.key());
-      std::string sub = path.empty() ? it.key() : path + "." + it.key();
+      std::string sub = path.empty() ? it.key() : path + "." + brief_text(it.key(), 80);
       if (!f) {
         std::vector<std::string> known;
         for (const auto& k : fields_) known.push_back(k.info.path);
@@ -235,24 +238,24 @@ class Schema {
       if (std::isinf(x)) return std::string(x < 0 ? "-inf" : "inf");
       nlohmann::json j = x;
       if (x == std::floor(x) && std::fabs(x) < 1e15) j = static_cast<long long>(x);
-      return j.dump();
+      return json_brief(j);
     };
     return "[" + num(lo) + ", " + num(hi) + "]";
   }
   static long long check_integer(const nlohmann::json& j, double lo, double hi,
                                  const std::string& path) {
     if (!j.is_number_integer() && !(j.is_number_float() && std::floor(j.get<double>()) == j.get<double>()))
-      throw ConfigError(path, "expected an integer, got " + j.dump());
+      throw ConfigError(path, "expected an integer, got " + json_brief(j));
     double v = j.get<double>();
     if (v < lo || v > hi)
-      throw ConfigError(path, j.dump() + " is out of range; allowed " + range_text(lo, hi));
+      throw ConfigError(path, json_brief(j) + " is out of range; allowed " + range_text(lo, hi));
     return j.is_number_integer() ? j.get<long long>() : static_cast<long long>(v);
   }
   static double check_real(const nlohmann::json& j, double lo, double hi, const std::string& path) {
-    if (!j.is_number()) throw ConfigError(path, "expected a number, got " + j.dump());
+    if (!j.is_number()) throw ConfigError(path, "expected a number, got " + json_brief(j));
     double v = j.get<double>();
     if (!std::isfinite(v) || v < lo || v > hi)
-      throw ConfigError(path, j.dump() + " is out of range; allowed " + range_text(lo, hi));
+      throw ConfigError(path, json_brief(j) + " is out of range; allowed " + range_text(lo, hi));
     return v;
   }
 

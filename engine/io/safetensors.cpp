@@ -2,12 +2,17 @@
 // every inconsistency in a file is reported with the file, the tensor and what to do.
 #include "engine/io/safetensors.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 
 namespace gllm {
 
@@ -25,11 +30,23 @@ const DtypeRow kDtypes[] = {{StDtype::F64, "F64", 8}, {StDtype::F32, "F32", 4}, 
 
 constexpr uint64_t kMaxHeader = 100ull << 20;  // 100 MiB, as the reference implementation
 
+// Product of the dimensions, or -1 when it overflows int64 (or a dimension is negative).
 int64_t numel_of(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape) {
+    if (s < 0 || __builtin_mul_overflow(n, s, &n)) return -1;
+  }
   return n;
 }
+
+// Bytes of `shape` in `dtype`, or false when that does not fit in size_t.
+bool bytes_of(const std::vector<int64_t>& shape, StDtype dtype, size_t* out) {
+  const int64_t n = numel_of(shape);
+  if (n < 0) return false;
+  return !__builtin_mul_overflow(static_cast<uint64_t>(n), st_dtype_size(dtype), out);
+}
+
+constexpr size_t kMaxDims = 64;  // torch allows 64 dimensions
 
 }  // namespace
 
@@ -77,7 +94,9 @@ std::string build_header(const std::vector<StTensorIn>& tensors, const std::map<
       throw Error("tensor '" + t.name + "' given twice; each name must be unique");
     for (int64_t s : t.shape)
       if (s < 0) throw Error("tensor '" + t.name + "' has a negative dimension");
-    const size_t want = static_cast<size_t>(numel_of(t.shape)) * st_dtype_size(t.dtype);
+    size_t want = 0;
+    if (!bytes_of(t.shape, t.dtype, &want))
+      throw Error("tensor '" + t.name + "': its shape has more elements than a file can hold");
     if (want != t.nbytes)
       throw Error("tensor '" + t.name + "': " + std::to_string(t.nbytes) +
                   " bytes given but its shape and dtype need " + std::to_string(want));
@@ -120,6 +139,10 @@ void write_safetensors(const std::string& path, const std::vector<StTensorIn>& t
 }
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw Error("cannot read " + path + ": no such file; give an existing .safetensors file");
+  if (!S_ISREG(st.st_mode)) throw Error(path + " is not a regular file; give a .safetensors file");
   return parse(read_file(path), path);
 }
 
@@ -137,38 +160,44 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
                 std::to_string(f.bytes_.size()) + " bytes)" + hint);
   f.data_start_ = 8 + n;
   const size_t data_size = f.bytes_.size() - f.data_start_;
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(f.bytes_.begin() + 8, f.bytes_.begin() + f.data_start_);
-  } catch (const std::exception& e) {
-    throw Error(label + ": header is not valid JSON (" + e.what() + ")" + hint);
-  }
+  const std::string_view header_text(f.bytes_.data() + 8, n);
+  nlohmann::json header =
+      parse_json(header_text, label + " (safetensors header)",
+                 "the file is not a safetensors file — rewrite it or restore a copy",
+                 JsonLimits{kMaxHeader, 8});
   if (!header.is_object()) throw Error(label + ": header is not a JSON object" + hint);
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") {
       if (!it->is_object()) throw Error(label + ": __metadata__ is not an object" + hint);
       for (auto m = it->begin(); m != it->end(); ++m) {
         if (!m->is_string())
-          throw Error(label + ": __metadata__." + m.key() + " is not a string (safetensors metadata maps strings to strings)");
+          throw Error(label + ": __metadata__." + brief_text(m.key(), 80) +
+                      " is not a string (safetensors metadata maps strings to strings)");
         f.metadata_[m.key()] = m->get<std::string>();
       }
       continue;
     }
     const auto& e = *it;
-    const std::string where = label + ": tensor '" + it.key() + "'";
+    const std::string where = label + ": tensor '" + brief_text(it.key(), 120) + "'";
     if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
       throw Error(where + " lacks dtype, shape or data_offsets" + hint);
     StTensorInfo info;
     info.name = it.key();
     if (!e["dtype"].is_string()) throw Error(where + ": dtype is not a string" + hint);
     try {
-      info.dtype = st_dtype_from_name(e["dtype"].get<std::string>());
+      info.dtype = st_dtype_from_name(brief_text(e["dtype"].get<std::string>(), 40));
     } catch (const Error& err) {
       throw Error(where + ": " + err.what());
     }
     if (!e["shape"].is_array()) throw Error(where + ": shape is not an array" + hint);
+    if (e["shape"].size() > kMaxDims)
+      throw Error(where + ": shape has " + std::to_string(e["shape"].size()) +
+                  " dimensions, more than " + std::to_string(kMaxDims) + hint);
     for (const auto& s : e["shape"]) {
-      if (!s.is_number_integer() || s.get<int64_t>() < 0) throw Error(where + ": shape has a bad dimension" + hint);
+      if (!s.is_number_integer() ||
+          (s.is_number_unsigned() && s.get<uint64_t>() > uint64_t(INT64_MAX)) ||
+          s.get<int64_t>() < 0)
+        throw Error(where + ": shape has a bad dimension " + json_brief(s, 40) + hint);
       info.shape.push_back(s.get<int64_t>());
     }
     const auto& off = e["data_offsets"];
@@ -180,7 +209,10 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
     if (info.end > data_size)
       throw Error(where + ": data ends at byte " + std::to_string(info.end) + " but the data section holds only " +
                   std::to_string(data_size) + " bytes" + hint);
-    const size_t want = static_cast<size_t>(info.numel()) * st_dtype_size(info.dtype);
+    size_t want = 0;
+    if (!bytes_of(info.shape, info.dtype, &want))
+      throw Error(where + ": shape " + json_brief(e["shape"], 80) +
+                  " has more elements than a file can hold" + hint);
     if (info.end - info.begin != want)
       throw Error(where + ": " + std::to_string(info.end - info.begin) + " bytes stored but shape and dtype need " +
                   std::to_string(want) + hint);
@@ -191,10 +223,39 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
   });
   for (size_t i = 1; i < f.infos_.size(); ++i)
     if (f.infos_[i].begin < f.infos_[i - 1].end && f.infos_[i].begin != f.infos_[i].end)
-      throw Error(label + ": tensors '" + f.infos_[i - 1].name + "' and '" + f.infos_[i].name +
-                  "' overlap" + hint);
+      throw Error(label + ": tensors '" + brief_text(f.infos_[i - 1].name, 120) + "' and '" +
+                  brief_text(f.infos_[i].name, 120) + "' overlap" + hint);
   for (size_t i = 0; i < f.infos_.size(); ++i) f.index_[f.infos_[i].name] = i;
   return f;
+}
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+  const std::string hint = "; the file is truncated or not a safetensors file";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error("cannot read " + path + ": not a regular file; give a .safetensors file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + path + " (check the path and permissions)");
+  unsigned char len[8] = {0};
+  in.read(reinterpret_cast<char*>(len), 8);
+  if (in.gcount() != 8) throw Error(path + ": shorter than the 8-byte header length" + hint);
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(len[i]) << (8 * i);
+  if (n > kMaxHeader || n > static_cast<uint64_t>(st.st_size) - 8)
+    throw Error(path + ": header length " + std::to_string(n) + " is implausible" + hint);
+  std::string text(n, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(n));
+  if (static_cast<uint64_t>(in.gcount()) != n) throw Error(path + ": header cut short" + hint);
+  nlohmann::json header = parse_json(text, path + " (safetensors header)", "rewrite the file",
+                                     JsonLimits{kMaxHeader, 8});
+  std::map<std::string, std::string> meta;
+  if (!header.is_object()) throw Error(path + ": header is not a JSON object" + hint);
+  auto it = header.find("__metadata__");
+  if (it == header.end()) return meta;
+  if (!it->is_object()) throw Error(path + ": __metadata__ is not an object" + hint);
+  for (auto m = it->begin(); m != it->end(); ++m)
+    if (m->is_string()) meta[m.key()] = m->get<std::string>();
+  return meta;
 }
 
 bool SafetensorsFile::has(const std::string& name) const { return index_.count(name) > 0; }

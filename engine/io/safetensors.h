@@ -64,6 +64,10 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
+// Only the "__metadata__" map of a safetensors file, reading its header and not the tensor data
+// (the same checks of the header length and JSON as SafetensorsFile::open).
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
+
 // bf16/f16 ↔ float helpers (round-to-nearest-even on the way down).
 float bf16_to_float(uint16_t v);
 uint16_t float_to_bf16(float f);

@@ -67,8 +67,35 @@ void write_tensor_file(const std::string& path, const TensorMap& tensors,
   write_safetensors(path, ins, metadata);
 }
 
+namespace {
+
+bool floating(StDtype t) {
+  return t == StDtype::F32 || t == StDtype::F64 || t == StDtype::F16 || t == StDtype::BF16;
+}
+
+// gllm's own files hold floating-point tensors only (the optimizer file adds the U8 RNG state):
+// an integer dtype there means the header was edited, and the bytes would be read as numbers of
+// another kind.
+void check_dtypes(const SafetensorsFile& f) {
+  const auto it = f.metadata().find("format");
+  if (it == f.metadata().end()) return;
+  const bool model = it->second == "gllm-model-1", optim = it->second == "gllm-optim-1";
+  if (!model && !optim) return;
+  for (const auto& info : f.tensors()) {
+    const bool rng = optim && info.name.rfind("__rng__", 0) == 0;
+    if (rng ? info.dtype == StDtype::U8 : floating(info.dtype)) continue;
+    throw Error(
+        f.label() + ": tensor '" + info.name + "' is stored as " + st_dtype_name(info.dtype) +
+        " but a " + it->second + " file holds " + (rng ? "U8" : "floating-point") +
+        " data there; the header was altered — restore the file or use an earlier checkpoint");
+  }
+}
+
+}  // namespace
+
 TensorMap read_tensor_file(const std::string& path, std::map<std::string, std::string>* metadata) {
   const SafetensorsFile f = SafetensorsFile::open(path);
+  check_dtypes(f);
   TensorMap out;
   for (const auto& info : f.tensors()) {
     torch::Tensor t = torch::empty(info.shape, torch::TensorOptions().dtype(from_st(info.dtype)));

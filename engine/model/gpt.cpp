@@ -4,14 +4,16 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cerrno>
 #include <cfloat>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/param_count.h"
 #include "engine/ops/attention.h"
@@ -638,8 +640,16 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
                 "open a checkpoint written by gllm");
   RunConfig cfg = RunConfig::from_json(cj);
   GPTOptions o = options;
-  if (meta.count("vocab_size")) o.vocab_size = std::stoll(meta["vocab_size"]);
-  else if (tensors.count("transformer.wte.weight")) o.vocab_size = tensors["transformer.wte.weight"].size(0);
+  if (meta.count("vocab_size")) {
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(meta["vocab_size"].c_str(), &end, 10);
+    if (errno != 0 || end == meta["vocab_size"].c_str() || *end != '\0' || v < 1 || v > 1000000000)
+      throw Error(path + ": metadata vocab_size '" + meta["vocab_size"].substr(0, 40) +
+                  "' is not a vocabulary size; the file is damaged");
+    o.vocab_size = v;
+  } else if (tensors.count("transformer.wte.weight"))
+    o.vocab_size = tensors["transformer.wte.weight"].size(0);
   o.compiled = meta.count("compiled") ? meta["compiled"] == "1" : tensors.count("logit_bias") > 0;
   o.from_checkpoint = true;  // grades and bases come from the file, not from files the config names
   GPT model(cfg, o);

@@ -8,12 +8,15 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
+
+#include "engine/io/error.h"
 
 namespace gllm {
 
@@ -47,11 +50,27 @@ std::string allocator_tunables() {
 #endif
 }
 
+namespace {
+constexpr int kMaxThreads = 1024;
+}  // namespace
+
 int configure_threads(int requested) {
   configure_allocator();
   int n = requested;
+  if (n > kMaxThreads)
+    throw Error(std::to_string(n) + " threads requested; give at most " +
+                std::to_string(kMaxThreads) + " (0 = all cores)");
   if (n <= 0) {
-    if (const char* env = std::getenv("GLLM_THREADS"); env && *env) n = std::atoi(env);
+    if (const char* env = std::getenv("GLLM_THREADS"); env && *env) {
+      char* end = nullptr;
+      errno = 0;
+      const long v = std::strtol(env, &end, 10);
+      if (errno != 0 || end == env || *end != '\0' || v < 0 || v > kMaxThreads)
+        throw Error("GLLM_THREADS='" + std::string(env).substr(0, 40) +
+                    "' is not a thread count from 0 to " + std::to_string(kMaxThreads) +
+                    "; set it to a number of threads (0 = all cores) or unset it");
+      n = static_cast<int>(v);
+    }
   }
   if (n <= 0) n = available_cores();
   at::set_num_threads(n);

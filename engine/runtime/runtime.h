@@ -19,7 +19,8 @@ struct RuntimeInfo {
 };
 
 // Sets LibTorch's intra-op threads: `requested` if > 0, else $GLLM_THREADS, else every core the
-// process may use. Returns the count in effect. Call once at start-up (CLI, GUI, tests).
+// process may use. Returns the count in effect. Call once at start-up (CLI, GUI, tests). Throws
+// gllm::Error for more than 1024 threads or a GLLM_THREADS that is not such a count.
 int configure_threads(int requested = 0);
 
 // Keeps freed tensor memory in the process heap instead of handing it back to the kernel after

@@ -29,6 +29,15 @@ std::map<int, double> by_seed(const ArmRuns& a, const std::string& metric) {
   return m;
 }
 
+// One value has no spread and no interval: "interval": false says so (sd and the bounds stay
+// numbers, equal to the mean, for readers that expect numbers), with a note for people.
+nlohmann::json with_interval(nlohmann::json j) {
+  const bool one = j.value("n", 0) < 2;
+  j["interval"] = !one;
+  if (one) j["note"] = "one seed: no spread and no interval (run at least two seeds)";
+  return j;
+}
+
 }  // namespace
 
 std::vector<ArmRuns> group_by_arm(const std::vector<RunInfo>& runs) {
@@ -72,7 +81,7 @@ nlohmann::json compare_runs(const std::vector<RunInfo>& runs, const std::string&
     nlohmann::json seeds = nlohmann::json::object();
     for (auto& [s, v] : vals) seeds[std::to_string(s)] = v;
     aj["values"] = seeds;
-    if (!xs.empty()) aj["summary"] = stats::to_json(stats::summarize(xs));
+    if (!xs.empty()) aj["summary"] = with_interval(stats::to_json(stats::summarize(xs)));
     if (&a != &ordered[0]) {
       std::vector<double> av, bv;
       std::vector<int> matched;
@@ -84,7 +93,7 @@ nlohmann::json compare_runs(const std::vector<RunInfo>& runs, const std::string&
         }
       if (!matched.empty()) {
         auto p = stats::paired(av, bv);
-        aj["vs_baseline"] = stats::to_json(p);
+        aj["vs_baseline"] = with_interval(stats::to_json(p));
         aj["vs_baseline"]["seeds"] = matched;
       } else {
         aj["vs_baseline"] = nullptr;
@@ -112,7 +121,7 @@ nlohmann::json compare_runs(const std::vector<RunInfo>& runs, const std::string&
       }
     if (seeds.empty()) throw Error("no seed is present in all four arms of the 2x2 design");
     auto dod = stats::difference_of_differences(c00, c01, c10, c11);
-    out["dod"] = stats::to_json(dod);
+    out["dod"] = with_interval(stats::to_json(dod));
     out["dod"]["seeds"] = seeds;
     out["dod"]["formula"] = "(" + ordered[3].arm + " - " + ordered[2].arm + ") - (" + ordered[1].arm + " - " +
                             ordered[0].arm + ")";
@@ -178,7 +187,8 @@ nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::str
   }
   out["runs"] = list;
   nlohmann::json arms = nlohmann::json::object();
-  for (auto& [arm, rs] : ratios_by_arm) arms[arm] = stats::to_json(stats::summarize(rs));
+  for (auto& [arm, rs] : ratios_by_arm)
+    arms[arm] = with_interval(stats::to_json(stats::summarize(rs)));
   out["arms"] = arms;
   if (uniform.empty()) out["note"] = "no uniform arm among the runs; give --uniform ARM";
   else if (uni_n == 0) out["note"] = "the uniform arm never reached the target; lower --target";

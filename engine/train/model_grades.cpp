@@ -6,6 +6,7 @@
 
 #include "engine/grading/grade_sources.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/io/safetensors.h"
 #include "engine/model/gpt.h"
 #include "engine/train/run_store.h"
@@ -59,11 +60,8 @@ grading::ModelGrades model_grades_from_checkpoint(const std::string& path) {
   auto file = SafetensorsFile::open(weights);
   const auto& meta = file.metadata();
   nlohmann::json cj;
-  try {
-    if (meta.count("config")) cj = nlohmann::json::parse(meta.at("config"));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(weights + ": the stored config is not valid JSON (" + e.what() + ")");
-  }
+  if (meta.count("config"))
+    cj = parse_json(meta.at("config"), weights + " (its stored config)", "the checkpoint is damaged; use another one");
   if (cj.is_null())
     throw Error(weights + " has no config in its metadata; certify checkpoints written by `gllm train` or `gllm compile`");
   RunConfig c = RunConfig::from_json(cj);

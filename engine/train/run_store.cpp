@@ -2,17 +2,22 @@
 // and SHA-512 digests, keep-last-K pruning, summaries and the run list shared by GUI and CLI.
 #include "engine/train/run_store.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <regex>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/io/paths.h"
 #include "engine/io/sha512.h"
 
@@ -33,8 +38,41 @@ std::string file_digest(const std::string& path) {
 }
 
 double num_or(const nlohmann::json& j, const char* key, double fallback) {
-  if (j.is_object() && j.contains(key) && j[key].is_number()) return j[key].get<double>();
-  return fallback;
+  return json_number_or(j, key, fallback);
+}
+
+// Bounds of what a run folder's files may hold before they are read.
+constexpr size_t kMaxMetricsBytes = 1ull << 30;  // 1 GiB: ~5 M records
+const JsonLimits kLineLimits{1ull << 20, 16};    // one metrics record
+const JsonLimits kSidecarLimits{64ull << 20, 16};
+const JsonLimits kSummaryLimits{16ull << 20, 16};
+
+// JSON text for files the trainer writes: invalid UTF-8 in a message (a file name) is replaced,
+// never an exception that would lose the record.
+std::string dump_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// "step_000123" → 123; false when the digits do not fit in int64.
+bool parse_step(const std::string& digits, int64_t* out) {
+  if (digits.empty() || digits.size() > 18) return false;
+  int64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool process_alive(long pid) {
+  return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+}
+
+std::string this_host() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
+  return buf;
 }
 
 }  // namespace
@@ -45,24 +83,29 @@ double num_or(const nlohmann::json& j, const char* key, double fallback) {
 MetricsFile read_metrics(const std::string& path) {
   MetricsFile out;
   if (!file_exists(path)) return out;
-  std::string text = read_file(path);
+  std::string text = read_file_limited(path, kMaxMetricsBytes,
+                                       "move it aside; a metrics file this large is not a run's");
   size_t pos = 0;
-  int line_no = 0;
+  int64_t line_no = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
     bool last = nl == std::string::npos;
-    std::string line = text.substr(pos, last ? std::string::npos : nl - pos);
+    std::string_view line(text.data() + pos, (last ? text.size() : nl) - pos);
     pos = last ? text.size() : nl + 1;
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j;
     bool ok = true;
     try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
+      j = parse_json(line, path, "", kLineLimits);
+    } catch (const Error&) {
       ok = false;
     }
-    if (ok && (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer())) ok = false;
+    if (ok) {
+      auto step = j.is_object() ? j.find("step") : j.end();
+      ok = j.is_object() && step != j.end() && step->is_number_integer() &&
+           !(step->is_number_unsigned() && step->get<uint64_t>() > uint64_t(INT64_MAX));
+    }
     if (!ok) {
       bool at_end = pos >= text.size();
       if (at_end && (last || text.find_first_not_of(" \t\r\n", pos) == std::string::npos)) {
@@ -80,25 +123,34 @@ MetricsFile read_metrics(const std::string& path) {
   return out;
 }
 
-std::vector<CheckpointInfo> list_checkpoints(const std::string& run_dir) {
+std::vector<CheckpointInfo> list_checkpoints(const std::string& run_dir,
+                                             std::vector<std::string>* problems) {
   std::vector<CheckpointInfo> out;
   std::string dir = join_path(run_dir, "checkpoints");
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   static const std::regex re("step_([0-9]+)\\.json");
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
     std::smatch m;
-    std::string name = e.path().filename().string();
+    std::string name = it->path().filename().string();
     if (!std::regex_match(name, m, re)) continue;
     CheckpointInfo c;
-    c.step = std::stoll(m[1].str());
-    c.sidecar_path = e.path().string();
+    if (!parse_step(m[1].str(), &c.step)) {
+      if (problems)
+        problems->push_back(it->path().string() +
+                            ": the step number does not fit in 64 bits; "
+                            "not a checkpoint the trainer wrote — remove or rename it");
+      continue;
+    }
+    c.sidecar_path = it->path().string();
     std::string stem = join_path(dir, step_stem(c.step));
     c.weights_path = stem + ".safetensors";
     c.optimizer_path = stem + ".optim.safetensors";
     try {
-      c.sidecar = nlohmann::json::parse(read_file(c.sidecar_path));
-    } catch (const std::exception&) {
+      c.sidecar = read_json_file(c.sidecar_path, "", kSidecarLimits);
+    } catch (const Error& e) {
+      if (problems) problems->push_back(std::string(e.what()) + " (not a committed checkpoint)");
       continue;  // unreadable sidecar: not a committed checkpoint
     }
     out.push_back(std::move(c));
@@ -109,22 +161,33 @@ std::vector<CheckpointInfo> list_checkpoints(const std::string& run_dir) {
 
 void verify_checkpoint(const CheckpointInfo& c) {
   const auto& s = c.sidecar;
-  if (!s.is_object() || s.value("format", "") != "gllm-checkpoint-1")
+  if (!s.is_object() || json_string_or(s, "format", "") != "gllm-checkpoint-1")
     throw Error(c.sidecar_path + " is not a gllm checkpoint sidecar; remove the checkpoint or resume from an earlier one");
+  const std::string damaged = "; the sidecar is damaged — resume from an earlier checkpoint";
+  if (json_int_or(s, "step", -1) != c.step)
+    throw Error(c.sidecar_path + ": its \"step\" does not match the file name" + damaged);
+  if (!s.contains("loader") || !s["loader"].is_object())
+    throw Error(c.sidecar_path + ": no data-loader state (\"loader\")" + damaged);
+  if (json_int_or(s, "tokens", -1) < 0)
+    throw Error(c.sidecar_path + ": no token count (\"tokens\")" + damaged);
   auto check = [&](const std::string& path, const char* key) {
     if (!file_exists(path))
       throw Error("checkpoint step " + std::to_string(c.step) + ": " + path +
                   " is missing; resume from an earlier checkpoint or retrain");
     if (!s.contains(key) || !s[key].is_object())
-      throw Error(c.sidecar_path + ": no record of " + key + "; the sidecar is damaged");
-    auto size = static_cast<uintmax_t>(s[key].value("bytes", int64_t(-1)));
+      throw Error(c.sidecar_path + ": no record of " + key + damaged);
+    const int64_t size = json_int_or(s[key], "bytes", -1);
+    const std::string digest = json_string_or(s[key], "sha512", "");
+    if (size < 0 || digest.size() != 128)
+      throw Error(c.sidecar_path + ": the record of " + key + " lacks its size or SHA-512" +
+                  damaged);
     std::error_code ec;
     auto actual = fs::file_size(path, ec);
-    if (ec || actual != size)
+    if (ec || actual != static_cast<uintmax_t>(size))
       throw Error("checkpoint step " + std::to_string(c.step) + ": " + path + " has " +
                   std::to_string(actual) + " bytes, expected " + std::to_string(size) +
                   " (truncated or overwritten); resume from an earlier checkpoint");
-    if (file_digest(path) != s[key].value("sha512", ""))
+    if (file_digest(path) != digest)
       throw Error("checkpoint step " + std::to_string(c.step) + ": " + path +
                   " does not match its recorded SHA-512 (corrupted); resume from an earlier checkpoint");
   };
@@ -133,18 +196,64 @@ void verify_checkpoint(const CheckpointInfo& c) {
 }
 
 CheckpointInfo last_valid_checkpoint(const std::string& run_dir, std::vector<std::string>* skipped) {
-  auto all = list_checkpoints(run_dir);
+  std::vector<std::string> problems;
+  auto all = list_checkpoints(run_dir, &problems);
+  if (skipped) skipped->insert(skipped->end(), problems.begin(), problems.end());
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     try {
       verify_checkpoint(*it);
       return *it;
     } catch (const Error& e) {
       if (skipped) skipped->push_back(e.what());
+      problems.insert(problems.begin(), e.what());  // the newest checkpoint's problem first
     }
   }
   throw Error("no valid checkpoint in " + run_dir +
-              (all.empty() ? " (none was written yet; start the run again with gllm train)"
-                           : " (every checkpoint failed verification; start the run again)"));
+              (all.empty()
+                   ? " (none was written yet; `gllm resume " + run_dir +
+                         "` starts the run again from step 0 in place)"
+                   : " (every checkpoint failed verification: " +
+                         brief_text(problems.empty() ? std::string() : problems.front(), 300) +
+                         "; start a new run with gllm train)"));
+}
+
+namespace {
+
+// step_NNN.safetensors inside <run>/checkpoints/ (a run folder holds config.json).
+bool inside_run_checkpoints(const fs::path& weights) {
+  static const std::regex re("step_[0-9]+\\.safetensors");
+  const fs::path dir = weights.parent_path();
+  return std::regex_match(weights.filename().string(), re) && dir.filename() == "checkpoints" &&
+         file_exists((dir.parent_path() / "config.json").string());
+}
+
+}  // namespace
+
+void verify_weights_file(const std::string& weights_path) {
+  fs::path w(weights_path);
+  const std::string name = w.filename().string();
+  const std::string suffix = ".safetensors";
+  if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) return;
+  if (name.size() > 18 && name.substr(name.size() - 18) == ".optim.safetensors") return;
+  const std::string stem = weights_path.substr(0, weights_path.size() - suffix.size());
+  const std::string sidecar = stem + ".json";
+  if (!file_exists(sidecar)) {
+    if (inside_run_checkpoints(w))
+      throw Error(weights_path + " has no sidecar " + fs::path(sidecar).filename().string() +
+                  ": the checkpoint was never committed (its save was interrupted); use the run "
+                  "folder or an earlier checkpoint");
+    return;
+  }
+  static const std::regex re("step_([0-9]+)\\.safetensors");
+  std::smatch m;
+  CheckpointInfo c;
+  if (!std::regex_match(name, m, re) || !parse_step(m[1].str(), &c.step)) return;
+  c.sidecar_path = sidecar;
+  c.weights_path = weights_path;
+  c.optimizer_path = stem + ".optim.safetensors";
+  c.sidecar = read_json_file(
+      sidecar, "the checkpoint's sidecar is damaged; use an earlier checkpoint", kSidecarLimits);
+  verify_checkpoint(c);
 }
 
 std::string resolve_weights_path(const std::string& p) {
@@ -154,12 +263,13 @@ std::string resolve_weights_path(const std::string& p) {
     throw Error(p + " is a folder but not a run folder (no config.json); give a run folder or a .safetensors file");
   }
   if (!file_exists(p)) throw Error(p + " does not exist; give a run folder or a checkpoint .safetensors file");
+  std::string w = p;
   if (p.size() > 5 && p.substr(p.size() - 5) == ".json") {
-    std::string w = p.substr(0, p.size() - 5) + ".safetensors";
+    w = p.substr(0, p.size() - 5) + ".safetensors";
     if (!file_exists(w)) throw Error("the weights " + w + " of sidecar " + p + " are missing");
-    return w;
   }
-  return p;
+  verify_weights_file(w);
+  return w;
 }
 
 RunInfo read_run(const std::string& run_dir) {
@@ -167,22 +277,21 @@ RunInfo read_run(const std::string& run_dir) {
   r.dir = run_dir;
   std::string cfg_path = join_path(run_dir, "config.json");
   if (!file_exists(cfg_path)) throw Error(run_dir + " is not a run folder (no config.json)");
-  try {
-    r.config = nlohmann::json::parse(read_file(cfg_path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(cfg_path + " is not valid JSON (" + e.what() + "); restore it from the preset");
-  }
-  r.name = r.config.value("name", "");
-  r.description = r.config.value("description", "");
+  r.config = read_json_file(cfg_path, "restore it from the preset", kSummaryLimits);
+  if (!r.config.is_object())
+    throw Error(cfg_path + " is not a JSON object; restore it from the preset");
+  r.name = json_string_or(r.config, "name", "");
+  r.description = json_string_or(r.config, "description", "");
   if (r.config.contains("train") && r.config["train"].is_object()) {
-    r.seed = r.config["train"].value("seed", 0);
-    r.total_steps = r.config["train"].value("steps", int64_t(0));
+    const int64_t seed = json_int_or(r.config["train"], "seed", 0);
+    r.seed = seed >= 0 && seed <= 2147483647 ? static_cast<int>(seed) : 0;
+    r.total_steps = json_int_or(r.config["train"], "steps", 0);
   }
   auto m = read_metrics(join_path(run_dir, "metrics.jsonl"));
   if (m.torn_tail) r.warnings.push_back(m.warning);
   for (const auto& rec : m.records) {
     r.step = std::max<int64_t>(r.step, rec["step"].get<int64_t>());
-    if (rec.contains("tokens") && rec["tokens"].is_number()) r.tokens = std::max<int64_t>(r.tokens, rec["tokens"].get<int64_t>());
+    r.tokens = std::max<int64_t>(r.tokens, json_int_or(rec, "tokens", r.tokens));
     if (rec.contains("loss")) r.final_loss = num_or(rec, "loss", r.final_loss);
     if (rec.contains("val_bpb")) r.val_bpb = num_or(rec, "val_bpb", r.val_bpb);
     if (rec.contains("heldout_bpb")) r.heldout_bpb = num_or(rec, "heldout_bpb", r.heldout_bpb);
@@ -190,26 +299,27 @@ RunInfo read_run(const std::string& run_dir) {
     if (rec.contains("peak_mem_mib")) r.peak_mem_mib = std::max(r.peak_mem_mib, num_or(rec, "peak_mem_mib", 0));
     if (rec.contains("wall_s")) r.wall_s = num_or(rec, "wall_s", r.wall_s);
   }
-  auto ckpts = list_checkpoints(run_dir);
+  std::vector<std::string> problems;
+  auto ckpts = list_checkpoints(run_dir, &problems);
+  for (const auto& p : problems) r.warnings.push_back(p);
   if (!ckpts.empty()) r.last_checkpoint = ckpts.back().step;
   std::string sum_path = join_path(run_dir, "summary.json");
   r.status = m.records.empty() ? "created" : "interrupted";
   if (file_exists(sum_path)) {
     try {
-      r.summary = nlohmann::json::parse(read_file(sum_path));
-      r.status = r.summary.value("status", r.status);
+      r.summary = read_json_file(sum_path, "", kSummaryLimits);
+      if (!r.summary.is_object()) throw Error(sum_path + " is not a JSON object");
+      r.status = json_string_or(r.summary, "status", r.status);
       if (r.status == "running") {
         // A summary saying "running" whose process is gone belongs to a killed run.
-        long pid = r.summary.value("pid", 0L);
-        bool alive = pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
-        if (!alive) r.status = "interrupted";
+        if (!process_alive(static_cast<long>(json_int_or(r.summary, "pid", 0))))
+          r.status = "interrupted";
       }
-      if (r.summary.contains("heldout_bpb") && r.summary["heldout_bpb"].is_number())
-        r.heldout_bpb = r.summary["heldout_bpb"].get<double>();
-      if (r.summary.contains("val_bpb") && r.summary["val_bpb"].is_number())
-        r.val_bpb = r.summary["val_bpb"].get<double>();
-    } catch (const nlohmann::json::parse_error&) {
-      r.warnings.push_back(sum_path + " is not valid JSON; ignored");
+      r.heldout_bpb = json_number_or(r.summary, "heldout_bpb", r.heldout_bpb);
+      r.val_bpb = json_number_or(r.summary, "val_bpb", r.val_bpb);
+    } catch (const Error& e) {
+      r.summary = nlohmann::json();
+      r.warnings.push_back(std::string(e.what()) + "; the summary was ignored");
     }
   }
   return r;
@@ -224,14 +334,20 @@ std::vector<RunInfo> list_runs(const std::string& parent, std::vector<std::strin
   }
   if (!fs::is_directory(parent, ec)) return out;
   std::vector<std::string> dirs;
-  for (const auto& e : fs::directory_iterator(parent, ec))
-    if (e.is_directory() && file_exists(join_path(e.path().string(), "config.json"))) dirs.push_back(e.path().string());
+  for (auto it = fs::directory_iterator(parent, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::error_code ec2;
+    if (it->is_directory(ec2) && file_exists(join_path(it->path().string(), "config.json")))
+      dirs.push_back(it->path().string());
+  }
   std::sort(dirs.begin(), dirs.end());
   for (const auto& d : dirs) {
     try {
       out.push_back(read_run(d));
     } catch (const Error& e) {
       if (errors) errors->push_back(e.what());
+    } catch (const std::exception& e) {  // anything else a damaged folder provokes
+      if (errors) errors->push_back(d + ": cannot be read (" + brief_text(e.what(), 200) + ")");
     }
   }
   return out;
@@ -264,8 +380,8 @@ FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::st
     double v = r[key].get<double>();
     if (v <= target) {
       f.found = true;
-      f.step = r.value("step", int64_t(0));
-      f.tokens = r.value("tokens", int64_t(0));
+      f.step = json_int_or(r, "step", 0);
+      f.tokens = json_int_or(r, "tokens", 0);
       f.value = v;
       return f;
     }
@@ -294,19 +410,22 @@ std::string RunStore::optimizer_path(int64_t step) const {
 
 void RunStore::create(const nlohmann::json& resolved_config) {
   if (file_exists(config_path()))
-    throw Error(dir_ + " already holds a run; resume it with `gllm resume " + dir_ +
-                "` or choose another --out folder");
+    throw Error(
+        dir_ + " already holds a run; resume it with `gllm resume " + dir_ +
+        "` (a run with no checkpoint starts again from step 0) or choose another --out folder");
   make_directories(checkpoints_dir());
-  write_file_atomic(config_path(), resolved_config.dump(2) + "\n");
+  write_file_atomic(config_path(), dump_text(resolved_config, 2) + "\n");
 }
 
-void RunStore::append_metric(const nlohmann::json& record) { append_line(metrics_path(), record.dump()); }
+void RunStore::append_metric(const nlohmann::json& record) {
+  append_line(metrics_path(), dump_text(record, -1));
+}
 
 std::string RunStore::truncate_metrics_after(int64_t step) {
   auto m = read_metrics(metrics_path());
   std::string text;
   for (const auto& r : m.records)
-    if (r["step"].get<int64_t>() <= step) text += r.dump() + "\n";
+    if (r["step"].get<int64_t>() <= step) text += dump_text(r, -1) + "\n";
   write_file_atomic(metrics_path(), text);
   return m.warning;
 }
@@ -342,13 +461,176 @@ void RunStore::commit_checkpoint(int64_t step, nlohmann::json sidecar, int keep)
     std::smatch mm;
     std::string name = e.path().filename().string();
     if (!std::regex_match(name, mm, re)) continue;
-    int64_t s = std::stoll(mm[1].str());
+    int64_t s = 0;
+    if (!parse_step(mm[1].str(), &s)) continue;
     if (s < step && !file_exists(sidecar_path(s))) fs::remove(e.path(), ec);
   }
 }
 
 void RunStore::write_summary(const nlohmann::json& summary) {
-  write_file_atomic(summary_path(), summary.dump(2) + "\n");
+  write_file_atomic(summary_path(), dump_text(summary, 2) + "\n");
+}
+
+RunStore::Removed RunStore::remove_temporaries() {
+  // AtomicFileWriter's names: <target>.tmp.<pid>.<counter>.<random>
+  static const std::regex re(".+\\.tmp\\.([0-9]{1,10})\\.[0-9]+\\.[0-9]+");
+  Removed removed;
+  for (const std::string& dir : {dir_, checkpoints_dir()}) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      std::smatch m;
+      const std::string name = it->path().filename().string();
+      if (!std::regex_match(name, m, re)) continue;
+      const long pid = std::stol(m[1].str());
+      if (pid != static_cast<long>(::getpid()) && process_alive(pid)) continue;  // still writing
+      std::error_code ec2;
+      if (!it->is_regular_file(ec2)) continue;
+      const auto bytes = it->file_size(ec2);
+      if (fs::remove(it->path(), ec2)) {
+        ++removed.files;
+        removed.bytes += ec2 ? 0 : bytes;
+      }
+    }
+  }
+  return removed;
+}
+
+void RunStore::reset_for_restart() {
+  if (!list_checkpoints(dir_).empty())
+    throw Error(dir_ + " holds checkpoints; resume it instead of restarting it");
+  std::error_code ec;
+  fs::remove(metrics_path(), ec);
+  fs::remove(summary_path(), ec);
+  fs::remove_all(checkpoints_dir(), ec);
+  if (ec) throw Error("cannot clear " + checkpoints_dir() + ": " + ec.message());
+  make_directories(checkpoints_dir());
+  fsync_directory(dir_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run-folder lock
+
+namespace {
+
+std::string lock_path(const std::string& run_dir) {
+  return join_path(run_dir, "run.lock");
+}
+
+RunOwner owner_from_text(const std::string& text) {
+  RunOwner o;
+  try {
+    auto j = parse_json(text, "run.lock", "", JsonLimits{1 << 16, 4});
+    o.pid = static_cast<long>(json_int_or(j, "pid", 0));
+    o.host = json_string_or(j, "host", "");
+    o.started = json_string_or(j, "started", "");
+    o.purpose = json_string_or(j, "purpose", "");
+  } catch (const Error&) {
+  }
+  return o;
+}
+
+std::string read_fd_text(int fd) {
+  std::string text;
+  char buf[4096];
+  off_t at = 0;
+  for (int i = 0; i < 16; ++i) {  // at most 64 KiB
+    ssize_t n = ::pread(fd, buf, sizeof buf, at);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string RunOwner::describe() const {
+  if (pid <= 0) return "another process (it left no owner record)";
+  std::string s = "pid " + std::to_string(pid);
+  if (!host.empty()) s += " on host " + brief_text(host, 64);
+  if (!started.empty()) s += " since " + brief_text(started, 40);
+  if (!purpose.empty()) s += " (gllm " + brief_text(purpose, 40) + ")";
+  return s;
+}
+
+RunLock RunLock::acquire(const std::string& run_dir, const std::string& purpose,
+                         RunOwner* previous) {
+  const std::string path = lock_path(run_dir);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error("cannot open the run-folder lock " + path + ": " + std::strerror(errno) +
+                " (is the folder writable?)");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    const RunOwner owner = owner_from_text(read_fd_text(fd));
+    ::close(fd);
+    if (err == EWOULDBLOCK)
+      throw Error(run_dir + " is in use by " + owner.describe() +
+                  ": one process writes a run folder at a time. Wait for it to finish, or cancel "
+                  "it (Ctrl-C or the workbench's Cancel) and then resume");
+    throw Error("cannot lock " + path + ": " + std::strerror(err));
+  }
+  if (previous) *previous = owner_from_text(read_fd_text(fd));
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+  const std::string record = dump_text({{"pid", static_cast<long>(::getpid())},
+                                        {"host", this_host()},
+                                        {"started", when},
+                                        {"purpose", purpose}},
+                                       -1) +
+                             "\n";
+  // The record is advisory text for the next process's message; the flock is the lock.
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, record.data(), record.size(), 0) < 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    throw Error("cannot write the run-folder lock " + path + ": " + why +
+                " (check free disk space)");
+  }
+  RunLock lock;
+  lock.fd_ = fd;
+  return lock;
+}
+
+RunLock::RunLock(RunLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+RunLock& RunLock::operator=(RunLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+RunLock::~RunLock() {
+  release();
+}
+
+void RunLock::release() {
+  if (fd_ < 0) return;
+  // Best effort: an empty file says "no owner"; the flock itself goes with the close.
+  const int truncated = ::ftruncate(fd_, 0);
+  (void)truncated;
+  ::close(fd_);
+  fd_ = -1;
+}
+
+RunOwner read_run_owner(const std::string& run_dir, bool* locked) {
+  if (locked) *locked = false;
+  int fd = ::open(lock_path(run_dir).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  RunOwner o = owner_from_text(read_fd_text(fd));
+  ::close(fd);
+  if (locked)
+    *locked = o.pid > 0 && (o.host.empty() || o.host == this_host()) && process_alive(o.pid);
+  return o;
 }
 
 }  // namespace gllm

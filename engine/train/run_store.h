@@ -27,15 +27,23 @@ struct CheckpointInfo {
 };
 
 // Checkpoints of a run whose sidecar parses, sorted by step (files are not verified here).
-std::vector<CheckpointInfo> list_checkpoints(const std::string& run_dir);
-// Throws gllm::Error saying what is wrong when a file is missing, truncated or altered
-// (sizes and SHA-512 digests recorded in the sidecar).
+// Sidecars that do not parse, or whose step does not fit in 64 bits, are left out and described
+// in `problems` when given.
+std::vector<CheckpointInfo> list_checkpoints(const std::string& run_dir,
+                                             std::vector<std::string>* problems = nullptr);
+// Throws gllm::Error saying what is wrong when the sidecar lacks a key the trainer needs or a
+// file is missing, truncated or altered (sizes and SHA-512 digests recorded in the sidecar).
 void verify_checkpoint(const CheckpointInfo& ckpt);
+// Verifies the checkpoint whose weights are `weights_path` when a sidecar (same stem, .json)
+// lies beside it; a weights file inside a run's checkpoints/ folder without a sidecar was never
+// committed and is refused. Other files (exported models) pass unchecked.
+void verify_weights_file(const std::string& weights_path);
 // The newest checkpoint that verifies; the problems of newer ones are appended to `skipped`.
 // Throws gllm::Error when none verifies.
 CheckpointInfo last_valid_checkpoint(const std::string& run_dir, std::vector<std::string>* skipped = nullptr);
 // Accepts a run folder, a checkpoint's .safetensors, its .json sidecar or a bare weights file;
-// returns the weights path (the newest valid checkpoint for a run folder).
+// returns the weights path (the newest valid checkpoint for a run folder). A checkpoint with a
+// sidecar is verified against it (sizes, SHA-512) before its path is returned.
 std::string resolve_weights_path(const std::string& run_or_checkpoint);
 
 // What `gllm runs` and the GUI's run list show about one run folder.
@@ -76,6 +84,40 @@ struct FirstReach {
 };
 FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::string& key, double target);
 
+// The owner of a run folder: the process holding the advisory lock on run_dir/run.lock.
+struct RunOwner {
+  long pid = 0;
+  std::string host;
+  std::string started;           // local time, "YYYY-mm-dd HH:MM:SS"
+  std::string purpose;           // "train", "resume", …
+  std::string describe() const;  // "pid 123 on host h since 2024-… (gllm resume)"
+};
+
+// One writer per run folder: an advisory lock (flock) on run_dir/run.lock, held for the whole
+// run and released by the kernel when the process ends, so a lock left by a dead process is
+// taken over. The file stays (emptied on release): removing it would let two writers lock two
+// different files.
+class RunLock {
+ public:
+  // Takes the lock or throws gllm::Error naming the owner (pid, host, start time, purpose).
+  // The folder must exist. `previous` receives what a dead owner left in the file, if anything.
+  static RunLock acquire(const std::string& run_dir, const std::string& purpose,
+                         RunOwner* previous = nullptr);
+  RunLock() = default;
+  RunLock(RunLock&& other) noexcept;
+  RunLock& operator=(RunLock&& other) noexcept;
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+  ~RunLock();
+  bool held() const { return fd_ >= 0; }
+  void release();
+
+ private:
+  int fd_ = -1;
+};
+// The owner recorded in run_dir/run.lock and whether a live process holds the lock now.
+RunOwner read_run_owner(const std::string& run_dir, bool* locked);
+
 // Writing side, used by the trainer (one writer per run).
 class RunStore {
  public:
@@ -101,6 +143,17 @@ class RunStore {
   // of the weights and optimizer files already written; then keeps only the newest `keep`.
   void commit_checkpoint(int64_t step, nlohmann::json sidecar, int keep);
   void write_summary(const nlohmann::json& summary);
+
+  // Removes temporary files that killed atomic writes left in the folder and in checkpoints/
+  // (NAME.tmp.PID.N.R of a process that is gone). Returns how many files and bytes it removed.
+  struct Removed {
+    int files = 0;
+    uint64_t bytes = 0;
+  };
+  Removed remove_temporaries();
+  // For a run with no checkpoint: removes metrics.jsonl, summary.json and checkpoints/ so the
+  // run starts again from step 0 in place; config.json stays. Refuses when a checkpoint exists.
+  void reset_for_restart();
 
  private:
   std::string dir_;

@@ -15,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "engine/data/bpb.h"
@@ -24,7 +25,9 @@
 #include "engine/dist/process_group.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/io/paths.h"
+#include "engine/io/safetensors.h"
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/muon_adamw.h"
@@ -72,6 +75,19 @@ double unigram_bpb(const Dataset& data) {
   return bytes > 0 ? bits / bytes : NAN;
 }
 
+// What Trainer::start / resume prepared before a segment's worker starts: the run folder's lock
+// (held until the worker ends), the files to put back when the segment fails before training a
+// step, lines for the log, and an accepted config change to record in metrics.jsonl.
+struct SegmentStart {
+  RunLock lock;
+  int64_t start_step = 0;  // the step this segment starts from
+  bool restore_on_failure = false;
+  std::string prior_summary;  // summary.json as it was (empty: there was none)
+  std::string prior_config;   // config.json as it was, when this segment rewrote it
+  std::vector<std::string> notes;
+  nlohmann::json config_changes;  // null, or [{key, from, to}] accepted with allow_config_change
+};
+
 // Everything one run segment (a start or a resume) holds.
 struct Session {
   RunConfig config;
@@ -79,6 +95,7 @@ struct Session {
   RunObserver* obs = nullptr;
   TrainerOptions options;
   const std::atomic<bool>* cancel = nullptr;
+  SegmentStart segment;
 
   torch::Device device = torch::kCPU;
   bool cuda = false;
@@ -409,6 +426,7 @@ struct Session {
 
   void run(bool resuming) {
     t0 = Clock::now();
+    for (const auto& note : segment.notes) log(note);
     if (!dist::launched_child())
       store.write_summary({{"status", "running"}, {"pid", static_cast<long>(::getpid())}, {"name", config.name}});
     setup();
@@ -416,9 +434,19 @@ struct Session {
       std::vector<std::string> skipped;
       CheckpointInfo ck = last_valid_checkpoint(store.dir(), &skipped);
       for (const auto& s : skipped) log("skipped checkpoint: " + s);
+      segment.start_step = ck.step;
       load_checkpoint(ck);
       std::string torn = writer() ? store.truncate_metrics_after(ck.step) : std::string();
       if (!torn.empty()) log(torn);
+      if (writer() && segment.config_changes.is_array() && !segment.config_changes.empty()) {
+        store.append_metric({{"step", step},
+                             {"tokens", tokens},
+                             {"event", "config_change"},
+                             {"changes", segment.config_changes}});
+        log("config.json differs from the checkpoint's config (accepted with "
+            "--allow-config-change; recorded in metrics.jsonl): " +
+            json_brief(segment.config_changes, 400));
+      }
       log("resumed from step " + std::to_string(ck.step) + " (" + ck.weights_path + ")");
     }
     if (obs) obs->on_start(store.dir(), step, config.train.steps);
@@ -482,12 +510,27 @@ struct Trainer::Impl {
           msg = msg.substr(0, nl);
         if (s->dist) s->dist->abort("rank " + std::to_string(s->dist->rank()) + " failed: " + msg);
         try {
-          if (!dist::launched_child())
+          const auto& seg = s->segment;
+          if (dist::launched_child()) {
+            // ranks other than 0 write nothing in the run folder
+          } else if (seg.restore_on_failure && s->step <= seg.start_step) {
+            // Nothing was trained in this segment: the folder keeps the summary (and config) it
+            // had, so a failed resume never turns a completed run into a failed one.
+            if (!seg.prior_config.empty())
+              write_file_atomic(s->store.config_path(), seg.prior_config);
+            std::error_code ec;
+            if (!seg.prior_summary.empty())
+              write_file_atomic(s->store.summary_path(), seg.prior_summary);
+            else
+              std::filesystem::remove(s->store.summary_path(), ec);
+          } else {
             s->store.write_summary({{"status", "failed"}, {"message", msg}, {"name", s->config.name}, {"step", s->step}});
+          }
         } catch (...) {
         }
         if (s->obs) s->obs->on_error(msg);
       }
+      s.reset();  // closes the run folder's lock before running() turns false
       running = false;
     });
   }
@@ -500,16 +543,117 @@ Trainer::~Trainer() {
   wait();
 }
 
+namespace {
+
+// The analytic memory estimate against this machine's memory, for runs on the CPU: a preset far
+// too large is refused before anything is allocated.
+void check_memory(const RunConfig& c) {
+  const bool cpu = c.train.device == "cpu" || (c.train.device == "auto" && !dist::cuda_available());
+  if (!cpu) return;
+  const CostEstimate e = estimate_cost(c, c.data.vocab_size);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;
+  const double have_mib =
+      static_cast<double>(pages) * static_cast<double>(page) / (1024.0 * 1024.0);
+  if (!(e.total_mib <= have_mib)) {
+    char line[320];
+    std::snprintf(line, sizeof line,
+                  "%s needs about %.0f MiB by the analytic estimate (%.3g parameters) but this "
+                  "machine has %.0f MiB of memory; choose a smaller model (model.depth, n_layer, "
+                  "n_embd) or a smaller train.device_batch",
+                  c.name.c_str(), e.total_mib, static_cast<double>(e.params), have_mib);
+    throw Error(line);
+  }
+}
+
+// Leaves of a RunConfig as JSON ("optim.matrix_lr" → value).
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, nlohmann::json>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    return;
+  }
+  out[prefix] = j;
+}
+
+// Keys whose edit between checkpoint and resume changes no trained number: names, how long
+// (train.steps, set with --steps), how often to evaluate or checkpoint, and CPU threads.
+const std::set<std::string>& result_neutral_keys() {
+  static const std::set<std::string> keys{"name",
+                                          "description",
+                                          "train.steps",
+                                          "train.eval_every",
+                                          "train.checkpoint_every",
+                                          "train.keep_checkpoints",
+                                          "train.threads"};
+  return keys;
+}
+
+// The result-changing differences between the config a checkpoint was trained with (its weights'
+// metadata) and `now`: [{key, from, to}]; null when the checkpoint carries no readable config.
+nlohmann::json config_changes(const CheckpointInfo& ck, const RunConfig& now,
+                              std::vector<std::string>& notes) {
+  std::map<std::string, std::string> meta;
+  RunConfig then;
+  try {
+    meta = read_safetensors_metadata(ck.weights_path);
+    if (!meta.count("config")) {
+      notes.push_back(ck.weights_path + " carries no config; config edits were not checked");
+      return nullptr;
+    }
+    then = RunConfig::from_json(
+        parse_json(meta.at("config"), ck.weights_path + " (stored config)", ""));
+  } catch (const Error& e) {
+    notes.push_back(std::string("config edits were not checked: ") + e.what());
+    return nullptr;
+  }
+  std::map<std::string, nlohmann::json> a, b;
+  flatten(then.to_json(), "", a);
+  flatten(now.to_json(), "", b);
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& [key, value] : b) {
+    if (result_neutral_keys().count(key)) continue;
+    auto it = a.find(key);
+    if (it == a.end() || it->second != value)
+      changes.push_back({{"key", key},
+                         {"from", it == a.end() ? nlohmann::json(nullptr) : it->second},
+                         {"to", value}});
+  }
+  return changes;
+}
+
+std::string list_changes(const nlohmann::json& changes) {
+  std::string s;
+  for (const auto& c : changes) {
+    if (s.size() > 600) {
+      s += ", …";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + c["key"].get<std::string>() + " " + json_brief(c["from"], 40) +
+         " → " + json_brief(c["to"], 40);
+  }
+  return s;
+}
+
+}  // namespace
+
 void Trainer::start(const RunConfig& config, const std::string& run_dir, RunObserver* observer,
                     const TrainerOptions& options) {
   if (running()) throw Error("this trainer is already running a run; cancel it or use another Trainer");
   RunConfig c = RunConfig::from_json(config.to_json());  // validates
   if (options.steps_override > 0) c.train.steps = options.steps_override;
+  check_memory(c);
   auto s = std::make_unique<Session>(run_dir);
   s->config = c;
   s->obs = observer;
   s->options = options;
-  if (!dist::launched_child()) s->store.create(c.to_json());  // rank 0 alone writes the run folder
+  if (!dist::launched_child()) {  // rank 0 alone writes (and owns) the run folder
+    make_directories(run_dir);
+    RunOwner previous;
+    s->segment.lock = RunLock::acquire(run_dir, "train", &previous);
+    s->store.create(c.to_json());
+  }
   impl_->launch(std::move(s), false);
 }
 
@@ -518,22 +662,105 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer, const Tr
   RunStore store(run_dir);
   if (!file_exists(store.config_path()))
     throw Error(run_dir + " is not a run folder (no config.json); give the folder `gllm train` wrote");
+  SegmentStart seg;
+  RunOwner previous;
+  seg.lock = RunLock::acquire(run_dir, "resume", &previous);
+  if (previous.pid > 0)
+    seg.notes.push_back("took over the run folder from " + previous.describe() +
+                        ", which is no longer running");
+  const auto removed = store.remove_temporaries();
+  if (removed.files > 0)
+    seg.notes.push_back("removed " + std::to_string(removed.files) + " temporary file(s) (" +
+                        std::to_string(removed.bytes >> 20) + " MiB) left by an interrupted write");
+  const JsonLimits limits{4ull << 20, 16};
+  const std::string config_text = read_file_limited(
+      store.config_path(), limits.max_bytes, "the run folder is damaged; restore config.json");
   RunConfig c;
   try {
-    c = RunConfig::from_json(nlohmann::json::parse(read_file(store.config_path())));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(store.config_path() + " is not valid JSON (" + e.what() + "); the run folder is damaged");
+    c = RunConfig::from_json(
+        parse_json(config_text, store.config_path(), "restore config.json", limits));
+  } catch (const ConfigError& e) {
+    throw Error(store.config_path() + ": " + e.what() +
+                " (the run folder's config is damaged or was edited)");
   }
-  last_valid_checkpoint(run_dir);  // fails early, naming the problem
-  if (options.steps_override > 0 && options.steps_override != c.train.steps) {
+  std::string summary_text;
+  nlohmann::json summary;
+  if (file_exists(store.summary_path())) {
+    summary_text = read_file_limited(store.summary_path(), 16ull << 20, "");
+    try {
+      summary = parse_json(summary_text, store.summary_path(), "");
+    } catch (const Error& e) {
+      seg.notes.push_back(std::string(e.what()) + "; the summary will be rewritten");
+    }
+  }
+  const std::string status = json_string_or(summary, "status", "");
+
+  // A run killed before its first checkpoint starts again from step 0 in its own folder.
+  std::vector<std::string> problems;
+  auto ckpts = list_checkpoints(run_dir, &problems);
+  bool any_checkpoint_file = !ckpts.empty() || !problems.empty();
+  {
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator(store.checkpoints_dir(), ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+      if (it->path().filename().string().rfind("step_", 0) == 0) any_checkpoint_file = true;
+  }
+  const bool extend = options.steps_override > 0 && options.steps_override != c.train.steps;
+  if (!any_checkpoint_file) {
+    if (status == "completed")
+      throw Error(run_dir +
+                  " says it is completed but holds no checkpoint; start a new run with gllm train");
+    if (extend) {
+      c.train.steps = options.steps_override;
+      write_file_atomic(store.config_path(), c.to_json().dump(2) + "\n");
+    }
+    check_memory(c);
+    store.reset_for_restart();
+    seg.notes.push_back(
+        "no checkpoint was written before the run stopped: starting it again from step 0 in " +
+        run_dir);
+    auto s = std::make_unique<Session>(run_dir);
+    s->config = c;
+    s->obs = observer;
+    s->options = options;
+    s->segment = std::move(seg);
+    impl_->launch(std::move(s), false);
+    return;
+  }
+  const CheckpointInfo ck = last_valid_checkpoint(run_dir);  // fails early, naming the problem
+  const int64_t target = extend ? options.steps_override : c.train.steps;
+  if (status == "completed" && json_int_or(summary, "step", ck.step) >= target)
+    throw Error(run_dir + " is completed (step " +
+                std::to_string(json_int_or(summary, "step", ck.step)) + " of " +
+                std::to_string(c.train.steps) +
+                "); nothing to resume. To train it further, give "
+                "--steps N with N above " +
+                std::to_string(c.train.steps));
+  if (target < ck.step)
+    throw Error("--steps " + std::to_string(target) + " is below the last checkpoint's step " +
+                std::to_string(ck.step) + " in " + run_dir + "; give more steps than that");
+  seg.config_changes = config_changes(ck, c, seg.notes);
+  if (seg.config_changes.is_array() && !seg.config_changes.empty() && !options.allow_config_change)
+    throw Error(
+        store.config_path() + " was edited after checkpoint step " + std::to_string(ck.step) +
+        ": " + list_changes(seg.config_changes) +
+        ". These change the run's results; undo the edit, or resume with --allow-config-change "
+        "to accept it (recorded in metrics.jsonl)");
+  seg.restore_on_failure = true;
+  seg.start_step = ck.step;
+  seg.prior_summary = summary_text;
+  if (extend) {
     // Extending a run changes its schedule from here on; record the new length.
+    seg.prior_config = config_text;
     c.train.steps = options.steps_override;
     write_file_atomic(store.config_path(), c.to_json().dump(2) + "\n");
   }
+  check_memory(c);
   auto s = std::make_unique<Session>(run_dir);
   s->config = c;
   s->obs = observer;
   s->options = options;
+  s->segment = std::move(seg);
   impl_->launch(std::move(s), true);
 }
 

@@ -16,6 +16,9 @@ struct TrainerOptions {
   // Test hook: replace the loss of this step (1-based) by NaN to exercise the divergence guard.
   // Also read from the environment variable GLLM_TEST_INJECT_NAN_STEP when 0 here.
   int64_t inject_nan_step = 0;
+  // Resume even though config.json was edited in a way that changes results since the last
+  // checkpoint (the change is recorded in metrics.jsonl); without it such a resume is refused.
+  bool allow_config_change = false;
 };
 
 class Trainer {
@@ -32,7 +35,11 @@ class Trainer {
   void start(const RunConfig& config, const std::string& run_dir, RunObserver* observer,
              const TrainerOptions& options = {});
   // Continues the run in `run_dir` from its last valid checkpoint (same data order, RNG and
-  // optimizer state as an uninterrupted run). Throws gllm::Error when there is nothing to resume.
+  // optimizer state as an uninterrupted run). A run stopped before its first checkpoint starts
+  // again from step 0 in place. Throws gllm::Error when there is nothing to resume (a completed
+  // run without a larger steps_override), when another process owns the folder, or when
+  // config.json was edited in a way that changes results (unless allow_config_change).
+  // Start and resume hold the folder's lock (run.lock) until the worker ends.
   void resume(const std::string& run_dir, RunObserver* observer, const TrainerOptions& options = {});
 
   // Asks the worker to stop; it finishes the current step, writes a checkpoint and reports

@@ -87,7 +87,7 @@ class TestTrainRunStore : public QObject {
     for (int step : {2, 4, 6, 8}) {
       write_text(s.weights_path(step), std::string(100 + step, 'w'));
       write_text(s.optimizer_path(step), std::string(50 + step, 'o'));
-      s.commit_checkpoint(step, {{"tokens", step * 10}}, 3);
+      s.commit_checkpoint(step, {{"tokens", step * 10}, {"loader", {{"format", 1}}}}, 3);
     }
     auto all = gllm::list_checkpoints(s.dir());
     QCOMPARE(all.size(), size_t(3));  // keep the last 3

@@ -1,0 +1,32 @@
+// Sweep files: arms (presets, optionally renamed and edited) × seeds, run one after another by
+// `gllm train --sweep FILE`. Read through the bounded JSON reader and checked key by key.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gllm {
+
+// {"name": "...", "arms": ["preset", {"preset": "p", "name": "arm", "set": {"a.b": v}}],
+//  "seeds": [41, 42, 47], "out": "runs/<name>" (optional), "steps": N (optional)}
+struct SweepArm {
+  std::string preset;
+  std::string name;                               // empty: the preset's own name
+  nlohmann::json set = nlohmann::json::object();  // dotted config key → value
+};
+
+struct SweepFile {
+  std::string name;            // empty: the file's stem
+  std::vector<SweepArm> arms;  // at least one
+  std::vector<int> seeds;      // at least one, each in [0, 2^31 − 1], no repeats
+  std::string out;             // empty: runs/<name>
+  int64_t steps = 0;           // > 0: replaces train.steps of every arm
+};
+
+// Checks a parsed sweep; errors name `source`, the key and the fix.
+SweepFile sweep_from_json(const nlohmann::json& j, const std::string& source);
+// Reads and checks a sweep file (size and depth bounded before parsing).
+SweepFile read_sweep_file(const std::string& path);
+
+}  // namespace gllm

@@ -1,0 +1,187 @@
+// The fuzzed boundary: one function per reader of outside bytes. Each accepts any bytes; a
+// gllm::Error is the expected answer to bad input, anything else (a crash, another exception,
+// a sanitizer report) is a finding. Shared by the libFuzzer mains and the plain replay test.
+#pragma once
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/config/run_config.h"
+#include "engine/config/sweep.h"
+#include "engine/data/token_cache.h"
+#include "engine/grading/certify.h"
+#include "engine/grading/ladder.h"
+#include "engine/grading/profiles.h"
+#include "engine/io/error.h"
+#include "engine/io/json_read.h"
+#include "engine/io/safetensors.h"
+#include "engine/train/run_store.h"
+
+namespace gllm::fuzz {
+
+// A scratch folder of this process (inputs that must be files are written there).
+inline const std::string& scratch_dir() {
+  static const std::string dir = [] {
+    const char* base = std::getenv("TMPDIR");
+    std::string d =
+        std::string(base && *base ? base : "/tmp") + "/gllm-fuzz-" + std::to_string(::getpid());
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+inline void write_bytes(const std::string& path, std::string_view bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Splits `bytes` at "\n@@@\n" into at most `n` parts (missing parts are empty).
+inline std::vector<std::string_view> split_parts(std::string_view bytes, size_t n) {
+  std::vector<std::string_view> parts;
+  const std::string_view sep = "\n@@@\n";
+  while (parts.size() + 1 < n) {
+    const size_t at = bytes.find(sep);
+    if (at == std::string_view::npos) break;
+    parts.push_back(bytes.substr(0, at));
+    bytes.remove_prefix(at + sep.size());
+  }
+  parts.push_back(bytes);
+  while (parts.size() < n) parts.emplace_back();
+  return parts;
+}
+
+// safetensors: the validated parse and every tensor read back as floats.
+inline void safetensors(const uint8_t* data, size_t size) {
+  try {
+    const auto f =
+        SafetensorsFile::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+    for (const auto& t : f.tensors()) {
+      if (t.numel() > (1 << 20)) continue;  // large but valid: reading it proves nothing more
+      auto v = f.to_float(t.name);
+      (void)v;
+    }
+    (void)f.metadata();
+  } catch (const Error&) {
+  }
+}
+
+// RunConfig (with "base" presets from `presets`) and sweep files, and each sweep arm's "set".
+inline void run_config(const uint8_t* data, size_t size, const std::string& presets) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  nlohmann::json j;
+  try {
+    j = parse_json(text, "fuzz", "", JsonLimits{4u << 20, 16});
+  } catch (const Error&) {
+    return;
+  }
+  try {
+    RunConfig c = RunConfig::from_json(j, presets);
+    (void)c.to_json();
+  } catch (const Error&) {
+  }
+  try {
+    const SweepFile s = sweep_from_json(j, "fuzz");
+    for (const auto& arm : s.arms) {
+      RunConfig c;
+      for (auto it = arm.set.begin(); it != arm.set.end(); ++it) {
+        try {
+          set_config_value(c, it.key(), it.value());
+          (void)get_config_value(c, it.key());
+        } catch (const Error&) {
+        }
+      }
+    }
+  } catch (const Error&) {
+  }
+}
+
+// A run folder from parts: config.json, metrics.jsonl, summary.json, one checkpoint sidecar,
+// run.lock; then everything `gllm runs`, `resume` and `audit` read of it.
+inline void run_folder(const uint8_t* data, size_t size) {
+  const auto parts = split_parts(std::string_view(reinterpret_cast<const char*>(data), size), 5);
+  const std::string dir = scratch_dir() + "/run";
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir + "/checkpoints", ec);
+  write_bytes(dir + "/config.json", parts[0]);
+  write_bytes(dir + "/metrics.jsonl", parts[1]);
+  write_bytes(dir + "/summary.json", parts[2]);
+  write_bytes(dir + "/checkpoints/step_000007.json", parts[3]);
+  write_bytes(dir + "/checkpoints/step_000007.safetensors", "weights");
+  write_bytes(dir + "/checkpoints/step_000007.optim.safetensors", "optimizer");
+  write_bytes(dir + "/run.lock", parts[4]);
+  try {
+    auto r = read_run(dir);
+    (void)to_json(r);
+  } catch (const Error&) {
+  }
+  try {
+    auto m = read_metrics(dir + "/metrics.jsonl");
+    (void)first_reach(m.records, "val_bpb", 3.0);
+  } catch (const Error&) {
+  }
+  std::vector<std::string> problems;
+  for (const auto& c : list_checkpoints(dir, &problems)) {
+    try {
+      verify_checkpoint(c);
+    } catch (const Error&) {
+    }
+  }
+  try {
+    (void)resolve_weights_path(dir + "/checkpoints/step_000007.safetensors");
+  } catch (const Error&) {
+  }
+  bool locked = false;
+  (void)read_run_owner(dir, &locked).describe();
+}
+
+// tokens.bin: the header check on the bytes, then the memory-mapped shard and every document.
+inline void token_cache(const uint8_t* data, size_t size) {
+  try {
+    (void)check_token_shard(data, size, "fuzz");
+  } catch (const Error&) {
+  }
+  const std::string path = scratch_dir() + "/tokens.bin";
+  write_bytes(path, std::string_view(reinterpret_cast<const char*>(data), size));
+  try {
+    auto shard = TokenShard::open(path);
+    uint64_t sum = shard->max_id();
+    for (size_t i = 0; i < shard->num_documents(); ++i) {
+      auto v = shard->document(i);
+      for (size_t k = 0; k < v.size; ++k) sum += v.data[k];
+    }
+    (void)sum;
+  } catch (const Error&) {
+  }
+}
+
+// Profiles and ladder files through their loaders.
+inline void profiles(const uint8_t* data, size_t size) {
+  const std::string path = scratch_dir() + "/profiles.json";
+  write_bytes(path, std::string_view(reinterpret_cast<const char*>(data), size));
+  try {
+    auto f = grading::load_profiles_file(path);
+    (void)grading::profiles_to_json(f);
+  } catch (const Error&) {
+  }
+  try {
+    auto l = grading::load_ladder_file(path);
+    (void)grading::ladder_to_json(l);
+  } catch (const Error&) {
+  }
+  try {  // either kind, head profiles (`gllm profiles --checkpoint`) included
+    auto a = grading::load_any_profiles(path);
+    if (a.kind == "heads") (void)grading::head_profiles_to_json(a.heads);
+  } catch (const Error&) {
+  }
+}
+
+}  // namespace gllm::fuzz

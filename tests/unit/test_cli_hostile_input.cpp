@@ -1,0 +1,236 @@
+// The CLI against a careless user and hostile files: a second writer of a run folder refused and a
+// dead one's lock taken over, damaged checkpoints refused by compile and audit, unbounded sizes
+// refused up front, and no bad input ending in rc 3 (a bug) or a raw library message.
+#include <signal.h>
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "engine/io/atomic_file.h"
+#include "engine/io/safetensors.h"
+#include "tests/support/test_support.h"
+
+namespace fs = std::filesystem;
+using gllm::test::run_cli;
+
+namespace {
+
+nlohmann::json tiny(int64_t steps, int checkpoint_every) {
+  return {{"name", "cli-guard"},
+          {"model", {{"n_layer", 1}, {"n_embd", 32}, {"n_head", 2}, {"sequence_len", 32}}},
+          {"grading", {{"attention", true}}},
+          {"data",
+           {{"corpus", "text"},
+            {"corpus_path", gllm::test::fixture("runs_corpus.txt")},
+            {"vocab_size", 300},
+            {"val_fraction", 0.1},
+            {"heldout_fraction", 0.1}}},
+          {"train",
+           {{"steps", steps},
+            {"device_batch", 2},
+            {"eval_every", 0},
+            {"eval_tokens", 256},
+            {"heldout_tokens", 256},
+            {"checkpoint_every", checkpoint_every},
+            {"device", "cpu"},
+            {"threads", 1}}}};
+}
+
+// "gllm: error: …" with rc 2: a clear message, not a crash (rc 3, a signal) and not silence.
+#define QVERIFY_CLEAR_ERROR(r, part)                                                             \
+  do {                                                                                           \
+    QVERIFY2((r).exit_code == 2, ((r).err + (r).out).substr(0, 600).c_str());                    \
+    QVERIFY2((r).err.find("gllm: error:") != std::string::npos, (r).err.substr(0, 600).c_str()); \
+    QVERIFY2((r).err.find(part) != std::string::npos, (r).err.substr(0, 600).c_str());           \
+    QVERIFY2((r).err.size() < 2000,                                                              \
+             ("message of " + std::to_string((r).err.size()) + " bytes").c_str());               \
+  } while (0)
+
+// A safetensors file rewritten with an edited header (data section kept).
+void edit_header(const std::string& path,
+                 const std::function<void(nlohmann::json&, std::string&)>& fn) {
+  std::string b = gllm::read_file(path);
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(b[i])) << (8 * i);
+  auto h = nlohmann::json::parse(b.substr(8, n));
+  std::string data = b.substr(8 + n);
+  fn(h, data);
+  std::string hs = h.dump();
+  while (hs.size() % 8) hs.push_back(' ');
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = char((uint64_t(hs.size()) >> (8 * i)) & 0xff);
+  gllm::write_file_atomic(path, out + hs + data);
+}
+
+}  // namespace
+
+class TestCliHostileInput : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  std::vector<std::string> env_;
+  std::string path(const std::string& name) const { return tmp_.path().toStdString() + "/" + name; }
+  std::string weights_;  // a committed checkpoint of a finished tiny run
+
+  gllm::test::CommandResult cli(const std::vector<std::string>& args,
+                                std::vector<std::string> env = {}) {
+    env.insert(env.end(), env_.begin(), env_.end());
+    return run_cli(args, env, 120000);
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    env_ = {"GLLM_DATA=" + path("cache")};
+    gllm::write_file_atomic(path("tiny.json"), tiny(3, 3).dump());
+    auto r = cli({"train", path("tiny.json"), "--out", path("done"), "--quiet"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    weights_ = path("done/checkpoints/step_000003.safetensors");
+    QVERIFY(fs::exists(weights_));
+  }
+
+  void secondWriterRefusedAndDeadOwnerTakenOver() {
+    gllm::write_file_atomic(path("long.json"), tiny(1000000, 0).dump());
+    const std::string dir = path("busy");
+    QProcess first;
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    e.insert("GLLM_DATA", QString::fromStdString(path("cache")));
+    first.setProcessEnvironment(e);
+    first.start(QString::fromStdString(gllm::test::cli_path()),
+                {"train", QString::fromStdString(path("long.json")), "--out",
+                 QString::fromStdString(dir), "--quiet"});
+    QVERIFY(first.waitForStarted(30000));
+    // Wait until it trains (metrics written), so it holds the folder.
+    for (int i = 0; i < 600 && !(fs::exists(dir + "/metrics.jsonl") &&
+                                 fs::file_size(dir + "/metrics.jsonl") > 0);
+         ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto r = cli({"resume", dir, "--quiet"});
+    QVERIFY_CLEAR_ERROR(r, "in use by pid " + std::to_string(first.processId()));
+    r = cli({"train", path("long.json"), "--out", dir, "--quiet"});
+    QVERIFY_CLEAR_ERROR(r, "in use by pid");
+    // kill -9 before any checkpoint: the lock goes with the process; resume starts it again in
+    // place (a shorter run this time).
+    ::kill(static_cast<pid_t>(first.processId()), SIGKILL);
+    first.waitForFinished(30000);
+    auto cfg = nlohmann::json::parse(gllm::read_file(dir + "/config.json"));
+    cfg["train"]["steps"] = 3;  // train.steps changes no trained number: no --allow-config-change
+    gllm::write_file_atomic(dir + "/config.json", cfg.dump(2));
+    r = cli({"resume", dir});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    QVERIFY2(r.err.find("starting it again from step 0") != std::string::npos, r.err.c_str());
+    r = cli({"resume", dir});  // completed: nothing to do, nothing rewritten
+    QVERIFY_CLEAR_ERROR(r, "is completed");
+  }
+
+  void compileAndAuditRefuseDamagedCheckpoints() {
+    // NaN weights must not compile "ok".
+    fs::copy_file(weights_, path("nan.safetensors"));
+    edit_header(path("nan.safetensors"), [](nlohmann::json& h, std::string& data) {
+      const auto& off = h["transformer.wte.weight"]["data_offsets"];
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      for (size_t i = off[0].get<size_t>(); i < off[1].get<size_t>(); i += 4)
+        std::memcpy(&data[i], &nan, 4);
+    });
+    auto r =
+        cli({"compile", path("nan.safetensors"), "--out", path("nan-out.safetensors"), "--json"});
+    QVERIFY_CLEAR_ERROR(r, "NaN");
+    QVERIFY(r.out.find("\"ok\": true") == std::string::npos);
+    QVERIFY(!fs::exists(path("nan-out.safetensors")));
+    // F32 bytes relabelled as I32.
+    fs::copy_file(weights_, path("i32.safetensors"));
+    edit_header(path("i32.safetensors"), [](nlohmann::json& h, std::string&) {
+      h["transformer.wte.weight"]["dtype"] = "I32";
+    });
+    r = cli({"compile", path("i32.safetensors"), "--out", path("i32-out.safetensors")});
+    QVERIFY_CLEAR_ERROR(r, "stored as I32");
+    // Compiling a checkpoint over itself.
+    const std::string before = gllm::read_file(weights_);
+    r = cli({"compile", weights_, "--out", weights_});
+    QVERIFY_CLEAR_ERROR(r, "is the checkpoint being compiled");
+    QCOMPARE(gllm::read_file(weights_), before);
+    // Weights altered after their sidecar was written: audit and compile check the SHA-512.
+    fs::copy(path("done"), path("altered"), fs::copy_options::recursive);
+    const std::string w = path("altered/checkpoints/step_000003.safetensors");
+    std::string bytes = gllm::read_file(w);
+    bytes[bytes.size() - 3] ^= 0x40;
+    gllm::write_file_atomic(w, bytes);
+    r = cli({"audit", w});
+    QVERIFY_CLEAR_ERROR(r, "SHA-512");
+    r = cli({"audit", path("altered")});
+    QVERIFY_CLEAR_ERROR(r, "SHA-512");
+    r = cli({"compile", w, "--out", path("altered-out.safetensors")});
+    QVERIFY_CLEAR_ERROR(r, "SHA-512");
+    // A sidecar with a size of the wrong type.
+    auto side = nlohmann::json::parse(gllm::read_file(path("done/checkpoints/step_000003.json")));
+    side["weights"]["bytes"] = "many";
+    fs::copy(path("done"), path("typed"), fs::copy_options::recursive);
+    gllm::write_file_atomic(path("typed/checkpoints/step_000003.json"), side.dump());
+    r = cli({"audit", path("typed")});
+    QVERIFY_CLEAR_ERROR(r, "size or SHA-512");
+  }
+
+  void unboundedSizesAreRefusedUpFront() {
+    auto r = cli({"cone", "--geometric", "--nu", ".6", "--mu", ".3", "--levels", "2147483647"});
+    QVERIFY2(r.exit_code != 0 && r.err.find("--levels") != std::string::npos, r.err.c_str());
+    r = cli({"bench", "cone", "--d", "100000000"});
+    QVERIFY2(r.exit_code != 0 && r.err.find("--d") != std::string::npos, r.err.c_str());
+    r = cli({"overhead", "--d", "4000000000", "--layers", "2", "--heads", "1", "--vocab", "10",
+             "--total-params", "1000"});
+    QVERIFY2(r.exit_code != 0 && r.out.find("-") == std::string::npos, (r.out + r.err).c_str());
+    r = cli({"train", path("tiny.json"), "--out", path("threads"), "--threads", "100000"});
+    QVERIFY2(r.exit_code != 0 && r.err.find("--threads") != std::string::npos, r.err.c_str());
+    QVERIFY(!fs::exists(path("threads")));
+    r = cli({"version"}, {"GLLM_THREADS=100000"});
+    QVERIFY_CLEAR_ERROR(r, "GLLM_THREADS");
+    r = cli({"version"}, {"GLLM_THREADS=four"});
+    QVERIFY_CLEAR_ERROR(r, "GLLM_THREADS");
+    r = cli({"compile", weights_, "--out", path("probe.safetensors"), "--probe-len", "1048576",
+             "--probe-batch", "1024"});
+    QVERIFY_CLEAR_ERROR(r, "--probe-batch");
+    r = cli({"train", path("tiny.json"), "--steps", "abc"});
+    QVERIFY2(r.exit_code != 0 && r.err.size() < 300, r.err.c_str());
+  }
+
+  void badInputNeverEndsInRcThree() {
+    // One seed has no interval.
+    auto r = cli({"stats", "paired", "--a", "1.0", "--b", "0.9"});
+    QVERIFY_CLEAR_ERROR(r, "at least two seeds");
+    // A sweep with values of the wrong type.
+    gllm::write_file_atomic(path("sweep.json"),
+                            R"({"arms": ["tiny-cpu"], "seeds": ["forty-two"]})");
+    r = cli({"train", "--sweep", path("sweep.json")});
+    QVERIFY_CLEAR_ERROR(r, "forty-two");
+    // A preset nested 100,000 deep.
+    gllm::write_file_atomic(path("deep.json"), "{\"model\": " + std::string(100000, '[') +
+                                                   std::string(100000, ']') + "}");
+    r = cli({"params", path("deep.json")});
+    QVERIFY_CLEAR_ERROR(r, "nested deeper");
+    // One damaged folder among run folders: the others are still listed and compared.
+    const std::string parent = path("parent");
+    fs::create_directories(parent + "/bad");
+    fs::copy(path("done"), parent + "/good", fs::copy_options::recursive);
+    gllm::write_file_atomic(parent + "/bad/config.json", R"({"name": 5, "train": {"seed": "x"}})");
+    fs::create_directories(parent + "/worse");
+    gllm::write_file_atomic(parent + "/worse/config.json", "[1]");
+    gllm::write_file_atomic(parent + "/good/summary.json", R"({"status": 5, "pid": "me"})");
+    gllm::write_file_atomic(parent + "/good/checkpoints/step_99999999999999999999.json", "{}");
+    r = cli({"runs", parent, "--json"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j["runs"].size(), size_t(2));
+    QCOMPARE(j["errors"].size(), size_t(1));
+    r = cli({"compare", parent, "--baseline", parent + "/good", "--metric", "val_bpb"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    QVERIFY2(r.err.find("skipped") != std::string::npos, r.err.c_str());
+    r = cli({"audit", parent + "/good"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCliHostileInput)
+#include "test_cli_hostile_input.moc"

@@ -1,0 +1,275 @@
+// Run folders under hostile edits: one owner at a time (run.lock, taken over from a dead
+// process), sidecars of the wrong shape, absurd step numbers, wrong JSON types in summaries and
+// configs, temporaries of killed writes. Every problem is a gllm::Error or a warning, never a
+// crash.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/io/atomic_file.h"
+#include "engine/io/error.h"
+#include "engine/io/paths.h"
+#include "engine/train/compare.h"
+#include "engine/train/run_store.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const gllm::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+}
+
+// A run folder with one committed checkpoint at step 4 (sidecar with real sizes and digests).
+std::string make_run(const std::string& parent, const std::string& name, int seed = 1) {
+  const std::string dir = gllm::join_path(parent, name);
+  gllm::RunStore s(dir);
+  s.create({{"name", name}, {"train", {{"seed", seed}, {"steps", 4}}}});
+  for (int step = 1; step <= 4; ++step)
+    s.append_metric({{"step", step}, {"tokens", 10 * step}, {"loss", 2.0}});
+  s.append_metric({{"step", 4}, {"tokens", 40}, {"val_bpb", 1.5}});
+  write_text(s.weights_path(4), "weights");
+  write_text(s.optimizer_path(4), "optimizer");
+  s.commit_checkpoint(4, {{"tokens", 40}, {"loader", {{"format", 1}}}}, 3);
+  s.write_summary({{"status", "completed"}, {"step", 4}, {"val_bpb", 1.5}});
+  return dir;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(gllm::read_file(path));
+}
+
+}  // namespace
+
+class TestTrainRunFolderGuard : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  std::string root() const { return tmp_.path().toStdString(); }
+
+ private slots:
+  void secondWriterIsRefusedNamingTheOwner() {
+    const std::string dir = root() + "/locked";
+    gllm::make_directories(dir);
+    auto first = gllm::RunLock::acquire(dir, "train");
+    QVERIFY(first.held());
+    const std::string e = error_of([&] { gllm::RunLock::acquire(dir, "resume"); });
+    QVERIFY2(e.find("in use by pid " + std::to_string(::getpid())) != std::string::npos, e.c_str());
+    QVERIFY2(e.find("gllm train") != std::string::npos, e.c_str());
+    QVERIFY2(e.find("since ") != std::string::npos, e.c_str());
+    bool locked = false;
+    QCOMPARE(gllm::read_run_owner(dir, &locked).pid, long(::getpid()));
+    QVERIFY(locked);
+    first.release();
+    QVERIFY(!first.held());
+    auto again = gllm::RunLock::acquire(dir, "resume");  // released: free again
+    QVERIFY(again.held());
+  }
+
+  void lockOfADeadProcessIsTakenOver() {
+    const std::string dir = root() + "/stale";
+    gllm::make_directories(dir);
+    // A child takes the lock and dies without releasing it (as kill -9 would leave it).
+    int ready[2];
+    QCOMPARE(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      auto lock = gllm::RunLock::acquire(dir, "train");
+      const char c = 'x';
+      (void)!::write(ready[1], &c, 1);
+      ::pause();
+      ::_exit(0);
+    }
+    struct Reaper {  // the child never outlives the test, whatever fails below
+      pid_t pid;
+      ~Reaper() {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    } reaper{child};
+    char c = 0;
+    QCOMPARE(::read(ready[0], &c, 1), ssize_t(1));
+    const std::string e = error_of([&] { gllm::RunLock::acquire(dir, "resume"); });
+    QVERIFY2(e.find("in use by pid " + std::to_string(child)) != std::string::npos, e.c_str());
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);  // the reaper's second kill and wait are harmless
+    gllm::RunOwner previous;
+    auto lock = gllm::RunLock::acquire(dir, "resume", &previous);
+    QVERIFY(lock.held());
+    QCOMPARE(previous.pid, long(child));  // what the dead owner left, for the log
+    QVERIFY(previous.describe().find("gllm train") != std::string::npos);
+  }
+
+  void absurdStepNumbersAreSkipped() {
+    const std::string dir = make_run(root(), "steps");
+    write_text(dir + "/checkpoints/step_99999999999999999999.json",
+               "{\"format\": \"gllm-checkpoint-1\"}");
+    write_text(dir + "/checkpoints/step_99999999999999999999.safetensors", "x");
+    std::vector<std::string> problems;
+    auto all = gllm::list_checkpoints(dir, &problems);
+    QCOMPARE(all.size(), size_t(1));
+    QCOMPARE(problems.size(), size_t(1));
+    QVERIFY2(problems[0].find("64 bits") != std::string::npos, problems[0].c_str());
+    QCOMPARE(gllm::last_valid_checkpoint(dir).step, int64_t(4));
+    auto info = gllm::read_run(dir);
+    QCOMPARE(info.last_checkpoint, int64_t(4));
+    QVERIFY(!info.warnings.empty());
+  }
+
+  void sidecarOfTheWrongShapeIsNotACheckpoint() {
+    const std::string dir = make_run(root(), "sidecar");
+    const std::string side = dir + "/checkpoints/step_000004.json";
+    const auto good = read_json(side);
+    struct Case {
+      const char* what;
+      std::function<void(nlohmann::json&)> edit;
+      const char* want;
+    };
+    const Case cases[] = {
+        {"no loader", [](nlohmann::json& j) { j.erase("loader"); }, "loader"},
+        {"bytes as text", [](nlohmann::json& j) { j["weights"]["bytes"] = "many"; },
+         "size or SHA-512"},
+        {"digest as number", [](nlohmann::json& j) { j["optimizer"]["sha512"] = 5; },
+         "size or SHA-512"},
+        {"step elsewhere", [](nlohmann::json& j) { j["step"] = 5; },
+         "does not match the file name"},
+        {"format as list", [](nlohmann::json& j) { j["format"] = nlohmann::json::array(); },
+         "not a gllm checkpoint"},
+        {"weights as text", [](nlohmann::json& j) { j["weights"] = "w"; }, "no record of weights"},
+    };
+    for (const auto& c : cases) {
+      auto j = good;
+      c.edit(j);
+      gllm::write_file_atomic(side, j.dump());
+      auto all = gllm::list_checkpoints(dir);
+      QCOMPARE(all.size(), size_t(1));
+      const std::string e = error_of([&] { gllm::verify_checkpoint(all[0]); });
+      QVERIFY2(e.find(c.want) != std::string::npos, (std::string(c.what) + ": " + e).c_str());
+      const std::string e2 = error_of([&] { gllm::last_valid_checkpoint(dir); });
+      QVERIFY2(e2.find(c.want) != std::string::npos, (std::string(c.what) + ": " + e2).c_str());
+    }
+  }
+
+  void auditAndCompileInputsAreVerified() {
+    const std::string dir = make_run(root(), "verify");
+    const std::string w = dir + "/checkpoints/step_000004.safetensors";
+    QCOMPARE(gllm::resolve_weights_path(w), w);
+    QCOMPARE(gllm::resolve_weights_path(dir + "/checkpoints/step_000004.json"), w);
+    write_text(w, "weightz");  // same size, other bytes
+    std::string e = error_of([&] { gllm::resolve_weights_path(w); });
+    QVERIFY2(e.find("SHA-512") != std::string::npos, e.c_str());
+    // Weights inside checkpoints/ without a sidecar were never committed.
+    write_text(dir + "/checkpoints/step_000008.safetensors", "w");
+    e = error_of([&] { gllm::resolve_weights_path(dir + "/checkpoints/step_000008.safetensors"); });
+    QVERIFY2(e.find("never committed") != std::string::npos, e.c_str());
+    // A file outside a run passes unchecked (exported models have no sidecar).
+    write_text(root() + "/model.safetensors", "m");
+    QCOMPARE(gllm::resolve_weights_path(root() + "/model.safetensors"),
+             root() + "/model.safetensors");
+  }
+
+  void wrongTypesInRunFilesAreWarningsOrErrors() {
+    const std::string parent = root() + "/types";
+    const std::string a = make_run(parent, "a", 1);
+    const std::string b = make_run(parent, "b", 2);
+    // b: status and pid of the wrong types, heldout as text, a metrics record with odd values.
+    write_text(b + "/summary.json", R"({"status": 5, "pid": "me", "heldout_bpb": "low"})");
+    gllm::append_line(b + "/metrics.jsonl",
+                      R"({"step": 5, "tokens": "many", "val_bpb": [1], "loss": {}})");
+    auto rb = gllm::read_run(b);
+    QCOMPARE(rb.step, int64_t(5));
+    QCOMPARE(rb.tokens, int64_t(40));
+    // c: a config whose name and seed have the wrong types; d: a config that is not an object.
+    const std::string c = parent + "/c", d = parent + "/d";
+    gllm::make_directories(c);
+    gllm::make_directories(d);
+    write_text(c + "/config.json", R"({"name": 5, "train": {"seed": "x", "steps": [4]}})");
+    write_text(d + "/config.json", "[1, 2]");
+    auto rc = gllm::read_run(c);
+    QCOMPARE(rc.name, std::string());
+    QCOMPARE(rc.seed, 0);
+    std::vector<std::string> errors;
+    auto runs = gllm::list_runs(parent, &errors);
+    QCOMPARE(runs.size(), size_t(3));  // a, b, c; d reported
+    QCOMPARE(errors.size(), size_t(1));
+    QVERIFY2(errors[0].find("/d/config.json") != std::string::npos, errors[0].c_str());
+    // A summary of a wrong shape is a warning, not the end of the listing.
+    write_text(a + "/summary.json", "[\"completed\"]");
+    QVERIFY(!gllm::read_run(a).warnings.empty());
+    // first_reach reads steps and tokens defensively too.
+    auto reach =
+        gllm::first_reach({{{"step", "one"}, {"tokens", "x"}, {"val_bpb", 1.0}}}, "val_bpb", 2.0);
+    QVERIFY(reach.found);
+    QCOMPARE(reach.step, int64_t(0));
+  }
+
+  void metricsLinesAreBounded() {
+    const std::string p = root() + "/m.jsonl";
+    write_text(p, "{\"step\": 1}\n{\"step\": 2, \"x\": \"" + std::string(2 << 20, 'x') +
+                      "\"}\n{\"step\": 3}\n");
+    const std::string e = error_of([&] { gllm::read_metrics(p); });
+    QVERIFY2(e.find("line 2") != std::string::npos, e.c_str());
+    write_text(p, "{\"step\": 1}\n{\"step\": " + std::string(100000, '[') + "\n{\"step\": 3}\n");
+    QVERIFY(!error_of([&] { gllm::read_metrics(p); }).empty());
+    write_text(p, "{\"step\": 18446744073709551615}\n{\"step\": 2}\n");
+    QVERIFY(!error_of([&] { gllm::read_metrics(p); }).empty());
+  }
+
+  void temporariesOfKilledWritesAreRemoved() {
+    const std::string dir = make_run(root(), "tmps");
+    gllm::RunStore s(dir);
+    // A dead writer's temporaries go; a live process's (this one's own excepted) stay.
+    const std::string dead = dir + "/checkpoints/step_000008.safetensors.tmp.999999.0.17";
+    const std::string dead2 = dir + "/summary.json.tmp.999998.3.1";
+    const std::string live = dir + "/metrics.jsonl.tmp.1.0.1";  // pid 1 is alive
+    write_text(dead, std::string(1 << 20, 'x'));
+    write_text(dead2, "{}");
+    write_text(live, "{}");
+    const auto removed = s.remove_temporaries();
+    QCOMPARE(removed.files, 2);
+    QCOMPARE(removed.bytes, uint64_t((1 << 20) + 2));
+    QVERIFY(!fs::exists(dead) && !fs::exists(dead2) && fs::exists(live));
+    QVERIFY(fs::exists(dir + "/checkpoints/step_000004.safetensors"));
+  }
+
+  void restartClearsOnlyARunWithoutCheckpoints() {
+    const std::string dir = make_run(root(), "restart");
+    gllm::RunStore s(dir);
+    QVERIFY(!error_of([&] { s.reset_for_restart(); }).empty());  // it has a checkpoint
+    QVERIFY(fs::exists(dir + "/metrics.jsonl"));
+    const std::string fresh = root() + "/fresh";
+    gllm::RunStore f(fresh);
+    f.create({{"name", "fresh"}});
+    f.append_metric({{"step", 1}, {"loss", 3.0}});
+    f.write_summary({{"status", "running"}, {"pid", 999999}});
+    f.reset_for_restart();
+    QVERIFY(!fs::exists(fresh + "/metrics.jsonl") && !fs::exists(fresh + "/summary.json"));
+    QVERIFY(fs::exists(fresh + "/config.json") && fs::is_directory(fresh + "/checkpoints"));
+  }
+
+  void oneSeedHasNoInterval() {
+    const std::string parent = root() + "/oneseed";
+    make_run(parent, "x", 1);
+    auto runs = gllm::list_runs(parent);
+    auto j = gllm::compare_runs(runs, "x", "val_bpb", false);
+    QCOMPARE(j["arms"][0]["summary"]["interval"].get<bool>(), false);
+    QVERIFY(j["arms"][0]["summary"].contains("note"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTrainRunFolderGuard)
+#include "test_train_run_folder_guard.moc"
