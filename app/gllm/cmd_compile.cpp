@@ -51,7 +51,10 @@ void check_output_path(const std::string& input, const std::string& output) {
     throw gllm::Error(
         "--out " + output +
         " is the checkpoint being compiled; write the standard model to another file");
-  if (fs::weakly_canonical(input, ec) == fs::weakly_canonical(output, ec))
+  std::error_code ec_in, ec_out;
+  const fs::path in = fs::weakly_canonical(input, ec_in);
+  const fs::path out = fs::weakly_canonical(output, ec_out);
+  if (!ec_in && !ec_out && in == out)
     throw gllm::Error(
         "--out " + output +
         " is the checkpoint being compiled; write the standard model to another file");

@@ -695,18 +695,14 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer, const Tr
   }
   const std::string status = json_string_or(summary, "status", "");
 
-  // A run killed before its first checkpoint starts again from step 0 in its own folder.
+  // A run killed before its first checkpoint starts again from step 0 in its own folder. Weights
+  // without a sidecar were never committed and do not count; a sidecar that does not parse does
+  // (it is damage to look at, not something to delete).
   std::vector<std::string> problems;
-  auto ckpts = list_checkpoints(run_dir, &problems);
-  bool any_checkpoint_file = !ckpts.empty() || !problems.empty();
-  {
-    std::error_code ec;
-    for (auto it = std::filesystem::directory_iterator(store.checkpoints_dir(), ec);
-         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-      if (it->path().filename().string().rfind("step_", 0) == 0) any_checkpoint_file = true;
-  }
+  const auto ckpts = list_checkpoints(run_dir, &problems);
+  const bool any_checkpoint = !ckpts.empty() || !problems.empty();
   const bool extend = options.steps_override > 0 && options.steps_override != c.train.steps;
-  if (!any_checkpoint_file) {
+  if (!any_checkpoint) {
     if (status == "completed")
       throw Error(run_dir +
                   " says it is completed but holds no checkpoint; start a new run with gllm train");

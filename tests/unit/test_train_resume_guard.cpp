@@ -204,6 +204,8 @@ class TestTrainResumeGuard : public QObject {
     s.append_metric({{"step", 1}, {"tokens", 64}, {"loss", 5.0}});
     s.append_metric({{"step", 2}, {"tokens", 128}, {"loss", 4.9}});
     s.write_summary({{"status", "running"}, {"pid", 999999}, {"name", "guard-test"}});
+    // Killed while writing the first checkpoint: weights without a sidecar were never committed.
+    gllm::write_file_atomic(s.weights_path(2), "partial");
     Recorder rec;
     gllm::Trainer t;
     t.resume(d, &rec);
