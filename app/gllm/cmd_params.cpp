@@ -7,7 +7,7 @@
 #include "app/gllm/command_registry.h"
 #include "engine/config/run_config.h"
 #include "engine/io/error.h"
-#include "engine/optim/accounting.h"
+#include "engine/model/cost.h"
 
 namespace {
 
@@ -53,7 +53,7 @@ void run(const ParamsArgs& a) {
   if (a.oe_m >= 0) cfg.model.oe_m = a.oe_m;
   int64_t vocab = a.vocab > 0 ? a.vocab : cfg.model.vocab_size > 0 ? cfg.model.vocab_size : cfg.data.vocab_size;
   if (vocab <= 0) vocab = 8192;
-  const auto acc = gllm::optim::account(cfg, vocab, a.tokens);
+  const auto acc = gllm::account(cfg, vocab, a.tokens);
   if (a.json) {
     auto j = gllm::optim::to_json(acc);
     j["name"] = cfg.name;

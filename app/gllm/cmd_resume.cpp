@@ -36,7 +36,7 @@ gllm::cli::RegisterCommand reg("resume", [](CLI::App& root) {
     opts.allow_config_change = *allow_change;
     auto f = gllm::cli::drive_run(trainer, *quiet, [&](gllm::RunObserver* obs) { trainer.resume(*dir, obs, opts); });
     if (*json)
-      gllm::cli::print_json(gllm::cli::to_json(f));
+      gllm::cli::print_json(gllm::to_json(f));
     else
       std::cout << f.status << ": " << f.run_dir << " at step " << f.step << ", loss "
                 << f.final_loss

@@ -109,7 +109,7 @@ void run_sweep(const TrainOpts& o) {
     } else {
       f = train_one(j.config, j.dir, o.quiet);
     }
-    auto r = gllm::cli::to_json(f);
+    auto r = gllm::to_json(f);
     r["arm"] = j.arm;
     r["seed"] = j.config.train.seed;
     results.push_back(r);
@@ -184,7 +184,7 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
       f = train_one(c, dir, o->quiet);
     }
     if (o->json) {
-      gllm::cli::print_json(gllm::cli::to_json(f));
+      gllm::cli::print_json(gllm::to_json(f));
     } else {
       std::cout << f.status << ": " << f.run_dir << "\n  step " << f.step << ", loss " << f.final_loss;
       if (f.val_bpb >= 0) std::cout << ", val BPB " << f.val_bpb;

@@ -115,20 +115,4 @@ FinishedRecord drive_run(Trainer& trainer, bool quiet, const std::function<void(
   return printer.result();
 }
 
-nlohmann::json to_json(const FinishedRecord& f) {
-  auto opt = [](double v) { return v >= 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"run_dir", f.run_dir},
-          {"status", f.status},
-          {"step", f.step},
-          {"tokens", f.tokens},
-          {"final_loss", std::isfinite(f.final_loss) ? nlohmann::json(f.final_loss) : nlohmann::json(nullptr)},
-          {"val_bpb", opt(f.val_bpb)},
-          {"heldout_bpb", opt(f.heldout_bpb)},
-          {"tokens_per_s", f.tokens_per_s},
-          {"peak_mem_mib", f.peak_mem_mib},
-          {"analytic_mem_mib", f.analytic_mem_mib},
-          {"wall_s", f.wall_s},
-          {"message", f.message}};
-}
-
 }  // namespace gllm::cli

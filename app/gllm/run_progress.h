@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "engine/train/events_json.h"
 #include "engine/train/trainer.h"
 
 namespace gllm::cli {
@@ -14,7 +15,5 @@ namespace gllm::cli {
 // `quiet` prints only the final line. Throws gllm::Error when the run failed.
 FinishedRecord drive_run(Trainer& trainer, bool quiet,
                          const std::function<void(RunObserver*)>& launch);
-
-nlohmann::json to_json(const FinishedRecord& f);
 
 }  // namespace gllm::cli

@@ -25,7 +25,7 @@
 #include "engine/ops/window_attention.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
-#include "engine/train/accounting.h"
+#include "engine/model/cost.h"
 #include "engine/train/step.h"
 
 namespace gllm::bench {

@@ -9,7 +9,7 @@
 //   rounds_detail: [{engine_tokens_per_s, python_tokens_per_s, ratio}, ...] in run order,
 //   engine_tokens_per_s, python_tokens_per_s   medians over rounds,
 //   ratio = engine_tokens_per_s / python_tokens_per_s (of the two medians),
-//   flops_per_token (engine/train/accounting.h), engine_gflops = engine_tokens_per_s·flops_per_token/1e9,
+//   flops_per_token (engine/model/cost.h), engine_gflops = engine_tokens_per_s·flops_per_token/1e9,
 //   python_gflops, gemm_peak_gflops (the best round's fp32 N×N torch::mm; gemm_median_gflops beside it),
 //   peak_fraction = engine_gflops/peak,
 //   python_peak_fraction, loss_engine, loss_python, loss_reference (model_reference.py), loss_abs_diff,

@@ -1,12 +1,13 @@
 // Device selection, the bf16 autocast scope and CUDA allocator statistics. CUDA-only calls compile
 // only when the build defines GLLM_WITH_CUDA (a CUDA LibTorch) and are guarded at run time too.
 #include "engine/dist/device.h"
-#include "engine/dist/scale_info.h"
 
 #include <ATen/autocast_mode.h>
+#include <sys/resource.h>
 #include <torch/version.h>
 
 #include "engine/dist/process_group.h"
+#include "engine/dist/scale_info.h"
 #include "engine/io/error.h"
 #include "engine/ops/sdpa.h"
 
@@ -117,7 +118,7 @@ bool autocast_active(const torch::Device& device) {
   return autocast_enabled(device.type());
 }
 
-CudaMemory cuda_memory(int device_index) {
+CudaMemory cuda_memory([[maybe_unused]] int device_index) {
   CudaMemory m;
 #ifdef GLLM_DIST_CUDA_ALLOCATOR
   if (cuda_available()) {
@@ -131,17 +132,24 @@ CudaMemory cuda_memory(int device_index) {
     m.reserved = s.reserved_bytes[all].current;
     m.peak_reserved = s.reserved_bytes[all].peak;
   }
-#else
-  (void)device_index;
 #endif
   return m;
 }
 
-void reset_cuda_peak(int device_index) {
+double measured_peak_mib(const torch::Device& device) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (device.is_cuda()) {
+    const CudaMemory m = cuda_memory(device.has_index() ? device.index() : 0);
+    if (m.available) return static_cast<double>(m.peak_allocated) / kMiB;
+  }
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void reset_cuda_peak([[maybe_unused]] int device_index) {
 #ifdef GLLM_DIST_CUDA_ALLOCATOR
   if (cuda_available()) c10::cuda::CUDACachingAllocator::resetPeakStats(device_index);
-#else
-  (void)device_index;
 #endif
 }
 

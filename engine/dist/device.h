@@ -53,6 +53,9 @@ struct CudaMemory {
   int64_t allocated = 0, peak_allocated = 0, reserved = 0, peak_reserved = 0;
 };
 CudaMemory cuda_memory(int device_index = 0);
+// Measured peak memory of this process in MiB: the CUDA caching-allocator peak of `device` when it
+// is a CUDA device, else the process peak resident set size (getrusage).
+double measured_peak_mib(const torch::Device& device);
 // Resets the peak counters of one device (no-op without CUDA).
 void reset_cuda_peak(int device_index = 0);
 // Waits for queued kernels of the current CUDA device (no-op without CUDA).

@@ -49,8 +49,9 @@ double projected_gradient_norm(const std::vector<double>& u, const std::vector<d
 // Prop. 10(ii): u_j = clamp(r_j + c, 0, U), r_j = ½ log(α_j/τ_j) (±∞ at zeros), and c solves
 // h(c) = c − ½ log(T(u(c))/A(u(c))) = 0. h'(c) = 1 − ½ Σ_free (α^{(u)} + τ^{(u)}) ≥ 0, so h is
 // non-decreasing; h(c) = c when every u_j = 0 and h(c) = c − U when every u_j = U, which brackets
-// a root. Safeguarded Newton inside the bracket, bisection when Newton leaves it.
-CoreResult solve_kkt_bisection(const Problem& pb, double tol, int max_iter) {
+// a root. Safeguarded Newton inside the bracket, bisection when Newton leaves it; it runs to
+// machine precision in c (the caller's tolerance applies to the projected-Newton polish).
+CoreResult solve_kkt_bisection(const Problem& pb, int max_iter) {
   const size_t d = pb.alpha.size();
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> r(d);
@@ -119,7 +120,6 @@ CoreResult solve_kkt_bisection(const Problem& pb, double tol, int max_iter) {
     last_abs_h = std::abs(h);
     c = next;
   }
-  (void)tol;
   fill(c);
   res.u = u;
   return res;
@@ -245,7 +245,7 @@ Selection solve(const std::vector<double>& alpha, const std::vector<double>& tau
     throw Error("penalty weights have " + std::to_string(weights.size()) + " entries for " + std::to_string(n) +
                 " coordinates");
   Problem pb{alpha, tau, U, {}};
-  CoreResult core = solve_kkt_bisection(pb, opt.tol, opt.max_iter);
+  CoreResult core = solve_kkt_bisection(pb, opt.max_iter);
   if (opt.magnitude_weight > 0) {
     // ν‖q‖² = ν Σ w_j u_j² / (2 log λ)².
     pb.kappa.assign(n, 0.0);

@@ -610,35 +610,37 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
   // The config: in the metadata (model files), else a JSON sidecar next to the file
   // (FILE.json with a "config" object), else the run folder's config.json (checkpoints/..).
   nlohmann::json cj;
-  std::string source;
-  try {
-    if (meta.count("config")) {
-      cj = nlohmann::json::parse(meta["config"]);
-      source = "metadata";
-    } else {
-      std::string stem = path;
-      if (stem.size() > 12 && stem.substr(stem.size() - 12) == ".safetensors") stem.resize(stem.size() - 12);
-      const std::string sidecar = stem + ".json";
-      const auto slash = path.find_last_of('/');
-      const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-      const std::string run_cfg = dir + "/../config.json";
-      if (file_exists(sidecar)) {
-        auto j = nlohmann::json::parse(read_file(sidecar));
-        if (j.contains("config")) cj = j["config"];
-        source = sidecar;
-      }
-      if (cj.is_null() && file_exists(run_cfg)) {
-        cj = nlohmann::json::parse(read_file(run_cfg));
-        source = run_cfg;
-      }
+  std::string source;  // where the config came from, named in its errors
+  const std::string fix = "restore the file from the run folder it was written to";
+  if (meta.count("config")) {
+    source = path + " (metadata)";
+    cj = parse_json(meta["config"], source, fix);
+  } else {
+    std::string stem = path;
+    if (stem.size() > 12 && stem.substr(stem.size() - 12) == ".safetensors") stem.resize(stem.size() - 12);
+    const std::string sidecar = stem + ".json";
+    const auto slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    const std::string run_cfg = dir + "/../config.json";
+    if (file_exists(sidecar)) {
+      auto j = read_json_file(sidecar, fix, large_json_limits());
+      if (j.is_object() && j.contains("config")) cj = j["config"];
+      source = sidecar;
     }
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path + ": the stored config is not valid JSON (" + e.what() + ")");
+    if (cj.is_null() && file_exists(run_cfg)) {
+      cj = read_json_file(run_cfg, fix, JsonLimits{});
+      source = run_cfg;
+    }
   }
   if (cj.is_null())
     throw Error(path + ": no model config in its metadata, in a .json sidecar or in the run folder's config.json; "
                 "open a checkpoint written by gllm");
-  RunConfig cfg = RunConfig::from_json(cj);
+  RunConfig cfg;
+  try {
+    cfg = RunConfig::from_json(cj);
+  } catch (const Error& e) {
+    throw Error(source + ": the config of " + path + " is not valid: " + e.what());
+  }
   GPTOptions o = options;
   if (meta.count("vocab_size")) {
     char* end = nullptr;
@@ -663,7 +665,6 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
         n.rfind("value_embeds.", 0) == 0 || n.rfind("oe_tables.", 0) == 0 || n.rfind("mlge.", 0) == 0 ||
         n.rfind("lm_head.", 0) == 0)
       own[n] = t;
-  (void)source;
   model->load_state_tensors(own);
   return model;
 }

@@ -32,7 +32,8 @@
 #include "engine/model/gpt.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
-#include "engine/train/accounting.h"
+#include "engine/model/cost.h"
+#include "engine/train/events_json.h"
 #include "engine/train/run_store.h"
 #include "engine/train/step.h"
 
@@ -271,7 +272,6 @@ struct Session {
     if (!writer()) return {};  // rank 0 evaluates; the others wait at the next collective
     torch::NoGradGuard ng;
     model->eval();
-    auto t_start = Clock::now();
     const int64_t B = config.train.device_batch, T = config.model.sequence_len;
     auto loader = data->loader(split, B, T, PackingLoader::Mode::Eval);
     BpbAccumulator acc(data->tokenizer.token_bytes());
@@ -297,9 +297,7 @@ struct Session {
     if (!std::isfinite(r.bpb))
       throw Error("the " + split + " split produced no scored bytes; raise data." + split +
                   "_fraction or use a larger corpus");
-    (void)t_start;
-    nlohmann::json rec = {{"step", step}, {"tokens", tokens}, {split + "_bpb", r.bpb},
-                          {split + "_loss", r.loss}, {"eval_tokens", r.eval_tokens}, {"wall_s", r.wall_s}};
+    nlohmann::json rec = to_json(r);
     store.append_metric(rec);
     if (split == "val") {
       last_val_bpb = r.bpb;
@@ -374,12 +372,9 @@ struct Session {
     r.lr_scale = info.lr_multiplier;
     r.tokens_per_s = tokens_per_s();
     r.wall_s = wall();
-    r.peak_mem_mib = measured_peak_mib(cuda);
+    r.peak_mem_mib = dist::measured_peak_mib(device);
     r.flops = cost.flops_per_token * static_cast<double>(tokens);
-    nlohmann::json rec = {{"step", r.step},         {"tokens", r.tokens},
-                          {"loss", r.loss},         {"lr_scale", r.lr_scale},
-                          {"tokens_per_s", r.tokens_per_s}, {"peak_mem_mib", r.peak_mem_mib},
-                          {"wall_s", r.wall_s},     {"flops", r.flops}};
+    nlohmann::json rec = to_json(r);
     if (total_sum / local_micro != last_loss) rec["loss_total"] = total_sum / local_micro;
     if (writer()) store.append_metric(rec);
     if (obs) obs->on_step(r);
@@ -396,31 +391,22 @@ struct Session {
     f.val_bpb = last_val_bpb;
     f.heldout_bpb = heldout_bpb;
     f.tokens_per_s = tokens_per_s();
-    f.peak_mem_mib = measured_peak_mib(cuda);
+    f.peak_mem_mib = dist::measured_peak_mib(device);
     f.analytic_mem_mib = cost.total_mib;
     f.wall_s = wall();
     f.message = message;
     if (!writer()) return f;
-    auto opt_num = [](double v) { return std::isfinite(v) && v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
-    store.write_summary({{"status", status},
-                         {"message", message},
-                         {"name", config.name},
-                         {"seed", config.train.seed},
-                         {"step", step},
-                         {"total_steps", config.train.steps},
-                         {"tokens", tokens},
-                         {"final_loss", std::isfinite(last_loss) ? nlohmann::json(last_loss) : nlohmann::json(nullptr)},
-                         {"val_bpb", opt_num(last_val_bpb)},
-                         {"heldout_bpb", opt_num(heldout_bpb)},
-                         {"tokens_per_s", f.tokens_per_s},
-                         {"peak_mem_mib", f.peak_mem_mib},
-                         {"analytic_mem_mib", f.analytic_mem_mib},
-                         {"memory_estimate", to_json(cost)},
-                         {"unigram_bpb", std::isfinite(unigram) ? nlohmann::json(unigram) : nlohmann::json(nullptr)},
-                         {"wall_s", f.wall_s},
-                         {"flops", cost.flops_per_token * static_cast<double>(tokens)},
-                         {"device", cuda ? "cuda" : "cpu"},
-                         {"threads", runtime_info().threads}});
+    nlohmann::json summary = to_json(f);
+    summary.erase("run_dir");  // the folder may move; the summary is read from inside it
+    summary.update({{"name", config.name},
+                    {"seed", config.train.seed},
+                    {"total_steps", config.train.steps},
+                    {"memory_estimate", to_json(cost)},
+                    {"unigram_bpb", std::isfinite(unigram) ? nlohmann::json(unigram) : nlohmann::json(nullptr)},
+                    {"flops", cost.flops_per_token * static_cast<double>(tokens)},
+                    {"device", cuda ? "cuda" : "cpu"},
+                    {"threads", runtime_info().threads}});
+    store.write_summary(summary);
     return f;
   }
 

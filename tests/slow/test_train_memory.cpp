@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "engine/config/run_config.h"
-#include "engine/optim/accounting.h"
+#include "engine/model/cost.h"
 #include "tests/support/test_support.h"
 
 using namespace gllm;
@@ -61,7 +61,7 @@ class TestTrainMemory : public QObject {
       ++i;
     }
     const RunConfig c = RunConfig::from_json(arm_config("fp32"));
-    const double table1b = optim::account(c, 8192).memory.fp32_embedding_state;  // 8 B per element
+    const double table1b = account(c, 8192).memory.fp32_embedding_state;  // 8 B per element
     const double measured = peak[0] - peak[1];
     qInfo("peak RSS: fp32 state %.1f MiB, bf16 state %.1f MiB, measured difference %.1f MiB; analytic %.1f MiB "
           "(summaries' estimates %.1f / %.1f MiB)",

@@ -3,7 +3,7 @@
 #include "engine/bench/attention_bench.h"
 #include "engine/bench/bench_report.h"
 #include "engine/bench/train_bench.h"
-#include "engine/train/accounting.h"
+#include "engine/model/cost.h"
 #include "engine/model/gpt.h"
 #include <QtTest>
 

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config/run_config.h"
-#include "engine/optim/accounting.h"
+#include "engine/model/cost.h"
 
-using namespace gllm::optim;
+using namespace gllm;
 
 namespace {
 gllm::RunConfig paper(int depth, int64_t oe_m) {

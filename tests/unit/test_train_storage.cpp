@@ -13,9 +13,8 @@
 #include "engine/io/safetensors.h"
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/gpt.h"
-#include "engine/optim/accounting.h"
+#include "engine/model/cost.h"
 #include "engine/optim/muon_adamw.h"
-#include "engine/train/accounting.h"
 #include "engine/train/step.h"
 
 using namespace gllm;
@@ -121,7 +120,7 @@ class TestTrainStorage : public QObject {
     const auto pc = count_params(c, 97);
     const int64_t elements = pc.wte + pc.value_embeds;
     QCOMPARE(b1 - b0, 8 * elements);
-    const auto acc = optim::account(c, 97);
+    const auto acc = account(c, 97);
     QCOMPARE(acc.memory.fp32_embedding_state, 8.0 * static_cast<double>(elements) / (1024.0 * 1024.0));
     const double analytic = estimate_cost(c, 97).optimizer_mib - estimate_cost(arm("bf16", "bf16"), 97).optimizer_mib;
     QCOMPARE(analytic, acc.memory.fp32_embedding_state);

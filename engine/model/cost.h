@@ -1,5 +1,5 @@
-// Seed-001 Table 1b accounting, analytic and torch-free: parameters (baseline §1.4, OE tables),
-// persistent memory deltas (MiB) and FLOPs per optimizer step per component, for `gllm params`.
+// What a model costs, analytically and torch-free: the run's FLOPs per token and training-memory
+// estimate (reported beside the measured peak), and seed 001's Table 1b per-component accounting.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -9,7 +9,24 @@
 #include "engine/config/run_config.h"
 #include "engine/model/param_count.h"
 
-namespace gllm::optim {
+namespace gllm {
+
+// ----- the run's cost: FLOPs per token and the analytic memory of training -----
+
+struct CostEstimate {
+  int64_t params = 0;              // every parameter
+  int64_t matmul_params = 0;       // parameters used as matmul weights per token (not lookups)
+  double flops_per_token = 0;      // forward + backward: 6·matmul_params + 12·Σ_l d·w_l
+  int64_t tokens_per_step = 0;     // device_batch · grad_accum · sequence_len
+  double flops_per_step = 0;
+  double weights_mib = 0, grads_mib = 0, optimizer_mib = 0, activations_mib = 0;
+  double total_mib = 0;            // the analytic peak estimate reported beside the measured one
+};
+
+CostEstimate estimate_cost(const RunConfig& config, int64_t vocab_size);
+nlohmann::json to_json(const CostEstimate& c);
+
+// ----- seed 001 Table 1b: parameters, persistent memory deltas and FLOPs per step per component -----
 
 // Persistent memory that a component adds over the dense baseline, in MiB (2^20 bytes).
 struct MemoryMiB {
@@ -50,4 +67,8 @@ nlohmann::json to_json(const Accounting& a);
 // Neumann-Gram FLOPs of one (rows, d) table: 4·rows·d² + 14·rows·d + 3d² + 3d.
 double neumann_gram_flops(int64_t rows, int64_t d);
 
-}  // namespace gllm::optim
+// Key window of each layer: the pattern tiled over layers, the last layer forced to the full
+// sequence; each at most sequence_len.
+std::vector<int64_t> layer_windows(const ModelConfig& m);
+
+}  // namespace gllm
