@@ -3,5 +3,7 @@
 #include "engine/engine_info.h"
 
 namespace gllm {
-std::string engine_version() { return GLLM_VERSION; }
+std::string engine_version() {
+  return GLLM_VERSION;
+}
 }  // namespace gllm

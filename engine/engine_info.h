@@ -1,5 +1,5 @@
-// The engine library's identity: its version string, for `gllm version` and the workbench's About box.
-// Torch-free, so widgets may include it.
+// The engine library's identity: its version string, for `gllm version` and the workbench's About
+// box. Torch-free, so widgets may include it.
 #pragma once
 #include <string>
 

@@ -2,7 +2,8 @@
 # Installs everything GLLM Workbench needs on Debian 12 (as root, or with sudo): idempotent, and
 # quick when already done. Called by scripts/build.sh; safe to run by hand. With
 # GLLM_COMPILE_CHECKS=1 (what .ci/run sets) it also fetches the LibTorch 2.x headers of the CI-only
-# compile check (scripts/fetch-torch2-headers.sh) and the tools that fetch needs.
+# compile check (scripts/fetch-torch2-headers.sh) and the tools that fetch needs; with
+# GLLM_DEV_TOOLS=1 (what scripts/test.sh sets) it adds clang-format for the format check.
 set -euo pipefail
 
 packages=(
@@ -13,6 +14,9 @@ packages=(
   xvfb xauth python3-torch ca-certificates
 )
 compile_checks=${GLLM_COMPILE_CHECKS:-0}
+if [ "${GLLM_DEV_TOOLS:-0}" = 1 ] || [ "$compile_checks" = 1 ]; then
+  packages+=(clang-format)  # scripts/check-format.sh, run by scripts/test.sh
+fi
 if [ "$compile_checks" = 1 ]; then
   packages+=(curl gpgv xz-utils debian-archive-keyring)  # scripts/fetch-torch2-headers.sh
 fi
@@ -57,6 +61,9 @@ fi
 # Headers of a LibTorch 2.x (Debian trixie's libtorch-dev, signature-checked) for CI's LibTorch 2.x
 # compile check; without them (no network) that check is skipped, not failed. A user's build has
 # no use for them, so they are fetched only when the compile checks are asked for.
+if [ "${GLLM_DEV_TOOLS:-0}" = 1 ] || [ "$compile_checks" = 1 ]; then
+  packages+=(clang-format)  # scripts/check-format.sh, run by scripts/test.sh
+fi
 if [ "$compile_checks" = 1 ]; then
   if ! "$(dirname "$0")/fetch-torch2-headers.sh"; then
     echo "setup: no LibTorch 2.x headers; the LibTorch 2.x compile check will be skipped" >&2

@@ -8,7 +8,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
-
 #include <nlohmann/json.hpp>
 
 #include "engine/io/atomic_file.h"
@@ -37,11 +36,16 @@ AttentionCostPanel::AttentionCostPanel(QWidget* parent) : QWidget(parent) {
   m_status->setObjectName(QStringLiteral("hint"));
   m_status->setWordWrap(true);
   layout->addWidget(m_status);
-  connect(m_files, &QComboBox::activated, this, [this] { loadResult(m_files->currentData().toString()); });
+  connect(m_files, &QComboBox::activated, this,
+          [this] { loadResult(m_files->currentData().toString()); });
 }
 
-QString AttentionCostPanel::statusText() const { return m_status->text(); }
-bool AttentionCostPanel::isEmptyState() const { return !m_empty->isHidden(); }
+QString AttentionCostPanel::statusText() const {
+  return m_status->text();
+}
+bool AttentionCostPanel::isEmptyState() const {
+  return !m_empty->isHidden();
+}
 
 int AttentionCostPanel::setResultsDir(const QString& dir) {
   m_files->clear();
@@ -50,9 +54,12 @@ int AttentionCostPanel::setResultsDir(const QString& dir) {
   for (const QString& path : filesNewestFirst(dir, {QStringLiteral("attention*.json")}))
     m_files->addItem(QFileInfo(path).fileName(), path);
   if (m_files->count() == 0) {
-    m_empty->setText(tr("<b>No attention benchmark results yet.</b><br><br>Run<br><code>gllm bench attention</code><br>"
-                        "to measure graded vs standard attention over sequence lengths and widths;<br>"
-                        "results are written to <code>%1</code> and appear here.").arg(QDir(dir).absolutePath().toHtmlEscaped()));
+    m_empty->setText(
+        tr("<b>No attention benchmark results yet.</b><br><br>Run<br><code>gllm bench "
+           "attention</code><br>"
+           "to measure graded vs standard attention over sequence lengths and widths;<br>"
+           "results are written to <code>%1</code> and appear here.")
+            .arg(QDir(dir).absolutePath().toHtmlEscaped()));
     m_empty->setVisible(true);
     m_heatmap->setVisible(false);
     m_status->clear();
@@ -96,7 +103,9 @@ QString AttentionCostPanel::loadResult(const QString& path) {
                     .arg(j.value("head_dim", 0))
                     .arg(j.value("batch", 0))
                     .arg(j.value("repeats", 0));
-    if (j.contains("meets_target")) s += j["meets_target"].get<bool>() ? tr(" · meets ≤ 3 % at n = 2048") : tr(" · misses ≤ 3 % at n = 2048");
+    if (j.contains("meets_target"))
+      s += j["meets_target"].get<bool>() ? tr(" · meets ≤ 3 % at n = 2048")
+                                         : tr(" · misses ≤ 3 % at n = 2048");
     if (j.contains("compiled") && j["compiled"].is_object())
       s += tr(" · compiled/standard = %1").arg(j["compiled"].value("ratio", 0.0), 0, 'f', 3);
     m_status->setText(s);

@@ -126,7 +126,8 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(6, 6, 6, 6);
   auto* bar = new QHBoxLayout;
   m_folderEdit = new QLineEdit(qs(runs_dir()), this);
-  auto* browse = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Runs folder…"), this);
+  auto* browse =
+      new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Runs folder…"), this);
   auto* reload = new QPushButton(QIcon(QStringLiteral(":/icons/refresh.svg")), tr("Reload"), this);
   m_baseline = new QComboBox(this);
   m_baseline->setMinimumContentsLength(12);
@@ -156,12 +157,13 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   m_conflicts->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_conflicts->setVisible(false);
   layout->addWidget(m_conflicts);
-  auto* t1 = new QLabel(tr("Paired Δ against the baseline, matched by seed (95 % Student t, n−1 df)"), this);
+  auto* t1 = new QLabel(
+      tr("Paired Δ against the baseline, matched by seed (95 % Student t, n−1 df)"), this);
   t1->setObjectName(QStringLiteral("panelTitle"));
   layout->addWidget(t1);
   m_delta = new QTableWidget(0, 8, this);
-  m_delta->setHorizontalHeaderLabels({tr("arm"), tr("runs"), tr("mean"), tr("Δ mean"), tr("Δ SD"), tr("95 % CI"),
-                                      tr("improved"), tr("seeds")});
+  m_delta->setHorizontalHeaderLabels({tr("arm"), tr("runs"), tr("mean"), tr("Δ mean"), tr("Δ SD"),
+                                      tr("95 % CI"), tr("improved"), tr("seeds")});
   m_delta->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_delta->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);  // numbers in full
   m_delta->verticalHeader()->setVisible(false);
@@ -169,11 +171,13 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   m_delta->setAlternatingRowColors(true);
   m_delta->setMinimumHeight(90);  // both tables stay in view in a 400 px dock
   layout->addWidget(m_delta, 2);
-  auto* t2 = new QLabel(tr("Token efficiency: tokens to reach the target, ratio to the uniform arm"), this);
+  auto* t2 = new QLabel(
+      tr("Token efficiency: tokens to reach the target, ratio to the uniform arm"), this);
   t2->setObjectName(QStringLiteral("panelTitle"));
   layout->addWidget(t2);
   m_eff = new QTableWidget(0, 5, this);
-  m_eff->setHorizontalHeaderLabels({tr("arm"), tr("seed"), tr("tokens"), tr("step"), tr("ratio to uniform")});
+  m_eff->setHorizontalHeaderLabels(
+      {tr("arm"), tr("seed"), tr("tokens"), tr("step"), tr("ratio to uniform")});
   m_eff->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_eff->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   m_eff->verticalHeader()->setVisible(false);
@@ -193,7 +197,8 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   });
 
   connect(browse, &QPushButton::clicked, this, [this] {
-    const QString d = QFileDialog::getExistingDirectory(this, tr("Runs folder"), m_folderEdit->text());
+    const QString d =
+        QFileDialog::getExistingDirectory(this, tr("Runs folder"), m_folderEdit->text());
     if (!d.isEmpty()) setRunsFolder(d);
   });
   connect(reload, &QPushButton::clicked, this, [this] { setRunsFolder(m_folderEdit->text()); });
@@ -202,7 +207,9 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   connect(m_target, &QLineEdit::editingFinished, this, [this] { schedule(false); });
 }
 
-QString ComparePanel::statusText() const { return m_status->text(); }
+QString ComparePanel::statusText() const {
+  return m_status->text();
+}
 QString ComparePanel::conflictText() const {
   return m_conflicts->isHidden() ? QString() : m_conflicts->text();
 }

@@ -49,8 +49,8 @@ class ComparePanel : public QWidget {
   // never waits (the tables fill in when the result arrives). Keeps the baseline if possible.
   void setRunsFolder(const QString& parent);
   void setBaseline(const QString& arm);
-  void setMetric(const QString& metric);   // "heldout_bpb" | "val_bpb"
-  void setTargetBpb(double target);        // token efficiency target
+  void setMetric(const QString& metric);  // "heldout_bpb" | "val_bpb"
+  void setTargetBpb(double target);       // token efficiency target
   QStringList arms() const { return m_result.arms; }
   QTableWidget* deltaTable() const { return m_delta; }
   QTableWidget* efficiencyTable() const { return m_eff; }

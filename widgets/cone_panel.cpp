@@ -22,8 +22,8 @@
 #include <QSlider>
 #include <QStyle>
 #include <QTimer>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "engine/grading/bootstrap.h"
@@ -70,12 +70,14 @@ void certifyModel(const ConeJob& job, ConeResult& r) {
       r.fromModel = true;
       r.model = c;
     }
-  r.gradesSource = r.fromModel ? QObject::tr("mlge.level_grades of the model built from %1, read back (d = %2)")
-                                     .arg(qs(job.label))
-                                     .arg(r.model.d)
-                               : QObject::tr("the editor's level grades (explorer): the model built from %1 holds no "
-                                             "MLGE grades to certify (grading.mlge is off)")
-                                     .arg(qs(job.label));
+  r.gradesSource =
+      r.fromModel ? QObject::tr("mlge.level_grades of the model built from %1, read back (d = %2)")
+                        .arg(qs(job.label))
+                        .arg(r.model.d)
+                  : QObject::tr(
+                        "the editor's level grades (explorer): the model built from %1 holds no "
+                        "MLGE grades to certify (grading.mlge is off)")
+                        .arg(qs(job.label));
 }
 
 ConeResult compute(const ConeJob& job) {
@@ -83,10 +85,12 @@ ConeResult compute(const ConeJob& job) {
   r.generation = job.generation;
   try {
     const grading::Profiles& p = job.profiles;
-    if (!p.has_levels()) throw Error("the profiles have no level structure; re-run `gllm profiles` with --levels");
+    if (!p.has_levels())
+      throw Error("the profiles have no level structure; re-run `gllm profiles` with --levels");
     if (static_cast<int>(job.grades.size()) != p.levels())
-      throw Error("the grading has " + std::to_string(job.grades.size()) + " level grades but the profiles have " +
-                  std::to_string(p.levels()) + " levels; set grading.levels to match");
+      throw Error("the grading has " + std::to_string(job.grades.size()) +
+                  " level grades but the profiles have " + std::to_string(p.levels()) +
+                  " levels; set grading.levels to match");
     r.report = grading::evaluate_cone_levels(p, job.grades, job.lambda, job.clip);
     r.levelAlpha = p.level_alpha();
     r.levelTau = p.level_tau();
@@ -189,15 +193,20 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
     QString tip;
   };
   const Row rows[] = {
-      {"certificate", tr("⟨q, α̂−τ̂⟩"), tr("First-order admissibility (Eq. 15): > 0 points into the cone Q₊")},
-      {"bootstrap", tr("sign stability"), tr("Fraction of bootstrap resamples keeping the sign (§7.2)")},
-      {"lambda_q", tr("Λ(q)"), tr("Sample-complexity ratio; < 1 means fewer tokens than uniform grades")},
-      {"gain", tr("predicted token gain"), tr("1/Λ(q): tokens of the uniform arm per token of this grading")},
+      {"certificate", tr("⟨q, α̂−τ̂⟩"),
+       tr("First-order admissibility (Eq. 15): > 0 points into the cone Q₊")},
+      {"bootstrap", tr("sign stability"),
+       tr("Fraction of bootstrap resamples keeping the sign (§7.2)")},
+      {"lambda_q", tr("Λ(q)"),
+       tr("Sample-complexity ratio; < 1 means fewer tokens than uniform grades")},
+      {"gain", tr("predicted token gain"),
+       tr("1/Λ(q): tokens of the uniform arm per token of this grading")},
       {"bc", tr("BC(α̂, τ̂)"), tr("Bhattacharyya affinity Σ √(α_j τ_j)")},
       {"lambda_star", tr("Λ* = BC²"), tr("Unclipped minimum of Λ")},
       {"clip_bound", tr("C⁻²"), tr("Floor of Λ on the clip box (Prop. 10(iii))")},
-      {"lambda_c", tr("Λ*_C (L-level)"), tr("Minimum of Λ over level-constant grades on the clip box, at q*_C of the "
-                                            "L-level program (Prop. 11)")},
+      {"lambda_c", tr("Λ*_C (L-level)"),
+       tr("Minimum of Λ over level-constant grades on the clip box, at q*_C of the "
+          "L-level program (Prop. 11)")},
       {"gain_c", tr("gain at q*_C"), tr("1/Λ*_C")},
       {"g_c", tr("g*_C = λ^{q*_C}"), tr("Per-level multipliers of the educated grading (g_0 = 1)")},
   };
@@ -223,22 +232,26 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   }
   rg->setColumnStretch(1, 1);
   rg->setColumnStretch(3, 1);
-  m_educated = new QPushButton(QIcon(QStringLiteral(":/icons/cone.svg")), tr("Set to the educated q*_C"), res);
+  m_educated = new QPushButton(QIcon(QStringLiteral(":/icons/cone.svg")),
+                               tr("Set to the educated q*_C"), res);
   m_educated->setObjectName(QStringLiteral("primary"));
-  m_educated->setToolTip(tr("The level grades of the L-level program (Prop. 11); `gllm ladder` also offers the "
-                            "d-variable program (Prop. 10)"));
+  m_educated->setToolTip(
+      tr("The level grades of the L-level program (Prop. 11); `gllm ladder` also offers the "
+         "d-variable program (Prop. 10)"));
   rg->addWidget(m_educated, 3 + (i + 1) / 2, 0, 1, 4);
   m_headsLabel = new QLabel(res);
   m_headsLabel->setObjectName(QStringLiteral("hint"));
   m_headsLabel->setWordWrap(true);
   auto* headsOpen = new QPushButton(tr("Head profiles…"), res);
-  headsOpen->setToolTip(tr("A `gllm profiles --checkpoint CKPT` file: profiles of every head in its own coordinates"));
+  headsOpen->setToolTip(tr(
+      "A `gllm profiles --checkpoint CKPT` file: profiles of every head in its own coordinates"));
   auto* hrow = new QHBoxLayout;
   hrow->addWidget(m_headsLabel, 1);
   hrow->addWidget(headsOpen);
   rg->addLayout(hrow, 4 + (i + 1) / 2, 0, 1, 4);
   connect(headsOpen, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Open head profiles"), QString(), tr("JSON (*.json)"));
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open head profiles"), QString(),
+                                                   tr("JSON (*.json)"));
     if (!f.isEmpty()) loadHeadProfilesFile(f);
   });
   layout->addWidget(res);
@@ -280,11 +293,13 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
     if (on && !m_filePathEdit->text().isEmpty()) loadProfilesFile(m_filePathEdit->text());
   });
   connect(open, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Open profiles"), QString(), tr("JSON (*.json)"));
+    const QString f =
+        QFileDialog::getOpenFileName(this, tr("Open profiles"), QString(), tr("JSON (*.json)"));
     if (!f.isEmpty()) loadProfilesFile(f);
   });
   connect(m_filePathEdit, &QLineEdit::editingFinished, this, [this] {
-    if (!m_filePathEdit->text().isEmpty() && m_filePathEdit->text() != m_filePath) loadProfilesFile(m_filePathEdit->text());
+    if (!m_filePathEdit->text().isEmpty() && m_filePathEdit->text() != m_filePath)
+      loadProfilesFile(m_filePathEdit->text());
   });
   connect(m_educated, &QPushButton::clicked, this, [this] {
     if (m_result.error.isEmpty() && !m_result.educated.level_grades.empty())
@@ -294,8 +309,12 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   schedule();
 }
 
-double ConePanel::nu() const { return m_nu->value() / 100.0; }
-double ConePanel::mu() const { return m_mu->value() / 100.0; }
+double ConePanel::nu() const {
+  return m_nu->value() / 100.0;
+}
+double ConePanel::mu() const {
+  return m_mu->value() / 100.0;
+}
 
 void ConePanel::updateSliderLabels() {
   m_nuLabel->setText(QStringLiteral("ν = %1").arg(nu(), 0, 'f', 2));
@@ -320,7 +339,9 @@ QString ConePanel::loadHeadProfilesFile(const QString& path) {
   try {
     auto any = grading::load_any_profiles(ss(path));
     if (any.kind != "heads")
-      throw Error(ss(path) + " holds embedding profiles; head profiles come from `gllm profiles --checkpoint CKPT`");
+      throw Error(
+          ss(path) +
+          " holds embedding profiles; head profiles come from `gllm profiles --checkpoint CKPT`");
     m_heads = std::make_shared<grading::HeadProfiles>(std::move(any.heads));
     m_headsPath = path;
     schedule();
@@ -372,7 +393,9 @@ grading::Profiles ConePanel::currentProfiles() const {
   return grading::geometric_profiles(nu(), mu(), std::max(1, static_cast<int>(m_grades.size())));
 }
 
-bool ConePanel::busy() const { return m_watcher->isRunning() || m_dirty; }
+bool ConePanel::busy() const {
+  return m_watcher->isRunning() || m_dirty;
+}
 
 void ConePanel::schedule() {
   ++m_generation;
@@ -422,9 +445,15 @@ bool ConePanel::waitForResult(int ms) {
   return m_result.generation == m_generation && !busy();
 }
 
-QString ConePanel::badgeText() const { return m_badge->text(); }
-QString ConePanel::headsText() const { return m_headsLabel->text(); }
-QString ConePanel::sourceText() const { return m_source->text(); }
+QString ConePanel::badgeText() const {
+  return m_badge->text();
+}
+QString ConePanel::headsText() const {
+  return m_headsLabel->text();
+}
+QString ConePanel::sourceText() const {
+  return m_source->text();
+}
 QString ConePanel::valueText(const QString& key) const {
   auto* l = m_values.value(key, nullptr);
   return l ? l->text() : QString();
@@ -433,7 +462,9 @@ QString ConePanel::valueText(const QString& key) const {
 void ConePanel::applyResult(const ConeResult& r) {
   if (r.generation != m_generation) return;  // a newer edit is pending
   m_result = r;
-  auto set = [this](const char* key, const QString& text) { m_values[QString::fromLatin1(key)]->setText(text); };
+  auto set = [this](const char* key, const QString& text) {
+    m_values[QString::fromLatin1(key)]->setText(text);
+  };
   if (!r.error.isEmpty()) {
     m_badge->setObjectName(QStringLiteral("badgeNotCertified"));
     m_badge->setText(tr("no certificate"));
@@ -452,20 +483,31 @@ void ConePanel::applyResult(const ConeResult& r) {
     const int resamples = r.fromModel ? r.model.resamples : r.bootstrapResamples;
     // Eq. 15: the sign of ⟨q, α̂−τ̂⟩ decides admissibility; Λ(q) and its gain are a separate figure.
     const bool admissible = sign > 0 && c.within_clip;
-    m_badge->setObjectName(admissible ? QStringLiteral("badgeCertified") : QStringLiteral("badgeNotCertified"));
+    m_badge->setObjectName(admissible ? QStringLiteral("badgeCertified")
+                                      : QStringLiteral("badgeNotCertified"));
     m_badge->setText(!c.within_clip ? tr("✘ outside the clip box")
                      : sign > 0     ? tr("✔ admissible")
                      : sign < 0     ? tr("✘ not admissible")
                                     : tr("on the cone's boundary"));
-    const QString kept = boot ? tr("; the sign holds in %1 % of %2 bootstrap resamples").arg(100 * fraction, 0, 'f', 1).arg(resamples)
+    const QString kept = boot ? tr("; the sign holds in %1 % of %2 bootstrap resamples")
+                                    .arg(100 * fraction, 0, 'f', 1)
+                                    .arg(resamples)
                               : QString();
-    if (!c.within_clip) m_badgeReason->setText(tr("a grade lies outside [0, q_max = %1]").arg(c.q_max, 0, 'g', 4));
-    else if (sign > 0) m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ > 0: q enters the cone Q₊ to first order (Eq. 15)") + kept);
-    else if (sign < 0) m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ < 0: this direction leaves the cone (Eq. 15)") + kept);
-    else m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ = 0: uniform grades sit on the boundary (Prop. 8(iii))"));
-    const QString sgn = sign > 0 ? tr("(+, enters Q₊)") : sign < 0 ? tr("(−, leaves Q₊)") : tr("(0)");
+    if (!c.within_clip)
+      m_badgeReason->setText(tr("a grade lies outside [0, q_max = %1]").arg(c.q_max, 0, 'g', 4));
+    else if (sign > 0)
+      m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ > 0: q enters the cone Q₊ to first order (Eq. 15)") +
+                             kept);
+    else if (sign < 0)
+      m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ < 0: this direction leaves the cone (Eq. 15)") + kept);
+    else
+      m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ = 0: uniform grades sit on the boundary (Prop. 8(iii))"));
+    const QString sgn = sign > 0   ? tr("(+, enters Q₊)")
+                        : sign < 0 ? tr("(−, leaves Q₊)")
+                                   : tr("(0)");
     set("certificate", formatNumber(certificate, 5) + QStringLiteral("  ") + sgn);
-    set("bootstrap", boot ? tr("%1 % of %2").arg(100 * fraction, 0, 'f', 1).arg(resamples) : tr("n/a (no resamples)"));
+    set("bootstrap", boot ? tr("%1 % of %2").arg(100 * fraction, 0, 'f', 1).arg(resamples)
+                          : tr("n/a (no resamples)"));
     set("lambda_q", formatNumber(lambda_q, 5) + (lambda_q < 1 ? tr("  (< 1: in Q₊)") : QString()));
     set("gain", formatNumber(gain, 4) + QStringLiteral("×"));
     set("bc", formatNumber(c.bc, 5));
@@ -478,14 +520,18 @@ void ConePanel::applyResult(const ConeResult& r) {
     set("g_c", QStringLiteral("(") + g.join(QStringLiteral(", ")) + QStringLiteral(")"));
     m_educated->setEnabled(true);
     m_educated->setText(tr("Set to q*_C, L-level  (Λ*_C = %1, gain %2×)")
-                            .arg(r.educated.lambda_c, 0, 'f', 3).arg(r.educated.gain, 0, 'f', 2));
+                            .arg(r.educated.lambda_c, 0, 'f', 3)
+                            .arg(r.educated.gain, 0, 'f', 2));
   }
   // Where the certified grades come from, and what the head grades get.
   if (!m_fromFile) {
-    m_source->setText(tr("Table 3 explorer: geometric profiles and the editor's level grades (level-constant, Rem. 9); "
-                         "no model is certified here — load a `gllm profiles` file for that."));
+    m_source->setText(
+        tr("Table 3 explorer: geometric profiles and the editor's level grades (level-constant, "
+           "Rem. 9); "
+           "no model is certified here — load a `gllm profiles` file for that."));
   } else {
-    m_source->setText(r.gradesSource.isEmpty() ? tr("the editor's level grades (explorer)") : tr("Grades: ") + r.gradesSource);
+    m_source->setText(r.gradesSource.isEmpty() ? tr("the editor's level grades (explorer)")
+                                               : tr("Grades: ") + r.gradesSource);
   }
   int heads = 0, admitted = 0, uncertified = 0;
   double minFraction = 1;
@@ -500,16 +546,25 @@ void ConePanel::applyResult(const ConeResult& r) {
     }
     admitted += comp.admissible ? 1 : 0;
     if (comp.sign_fraction >= 0) minFraction = std::min(minFraction, comp.sign_fraction);
-    tip += tr("%1: ⟨q, α̂−τ̂⟩ = %2, Λ = %3\n").arg(qs(comp.component), formatNumber(comp.certificate, 4), formatNumber(comp.lambda_q, 4));
+    tip += tr("%1: ⟨q, α̂−τ̂⟩ = %2, Λ = %3\n")
+               .arg(qs(comp.component), formatNumber(comp.certificate, 4),
+                    formatNumber(comp.lambda_q, 4));
   }
   if (!m_fromFile || heads == 0) {
-    m_headsLabel->setText(m_fromFile ? tr("Head grades: the model has no graded attention.")
-                                     : tr("Head grades: certified only against head profiles and a profiles file."));
+    m_headsLabel->setText(
+        m_fromFile ? tr("Head grades: the model has no graded attention.")
+                   : tr("Head grades: certified only against head profiles and a profiles file."));
   } else if (uncertified > 0) {
-    m_headsLabel->setText(tr("Head grades (%1 heads): not certified — %2").arg(heads).arg(headReason));
+    m_headsLabel->setText(
+        tr("Head grades (%1 heads): not certified — %2").arg(heads).arg(headReason));
   } else {
-    m_headsLabel->setText(tr("Head grades: %1 of %2 heads admissible against %3; the sign holds in at least %4 % of "
-                             "resamples").arg(admitted).arg(heads).arg(m_headsPath).arg(100 * minFraction, 0, 'f', 1));
+    m_headsLabel->setText(
+        tr("Head grades: %1 of %2 heads admissible against %3; the sign holds in at least %4 % of "
+           "resamples")
+            .arg(admitted)
+            .arg(heads)
+            .arg(m_headsPath)
+            .arg(100 * minFraction, 0, 'f', 1));
   }
   m_headsLabel->setToolTip(tip.trimmed());
   m_badge->style()->unpolish(m_badge);
@@ -547,8 +602,13 @@ void ConePanel::applyResult(const ConeResult& r) {
     series->attachAxis(ax);
     series->attachAxis(ay);
   }
-  QString status = m_fromFile ? tr("Profiles: %1 (d = %2)").arg(m_filePath).arg(m_file ? m_file->profiles.d() : 0)
-                              : tr("Profiles: geometric ν = %1, μ = %2, L = %3").arg(nu(), 0, 'f', 2).arg(mu(), 0, 'f', 2).arg(m_grades.size());
+  QString status =
+      m_fromFile
+          ? tr("Profiles: %1 (d = %2)").arg(m_filePath).arg(m_file ? m_file->profiles.d() : 0)
+          : tr("Profiles: geometric ν = %1, μ = %2, L = %3")
+                .arg(nu(), 0, 'f', 2)
+                .arg(mu(), 0, 'f', 2)
+                .arg(m_grades.size());
   status += tr(" · λ = %1, C = %2").arg(m_lambda, 0, 'g', 6).arg(m_clip, 0, 'g', 6);
   if (!r.deletion.isEmpty()) status += QStringLiteral(" · ") + r.deletion;
   m_status->setText(status);

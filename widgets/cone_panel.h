@@ -1,7 +1,8 @@
 // ConePanel: the admissible-cone certificate recomputed off the GUI thread on every edit. With a
-// `gllm profiles` file it certifies the grade tensors the model of the editor's settings holds (read
-// back from the built model; head grades only against head profiles); with geometric (ν, μ) it is
-// the Table 3 explorer of the editor's level grades — badge (Eq. 15), sign stability, Λ(q), gain, BC.
+// `gllm profiles` file it certifies the grade tensors the model of the editor's settings holds
+// (read back from the built model; head grades only against head profiles); with geometric (ν, μ)
+// it is the Table 3 explorer of the editor's level grades — badge (Eq. 15), sign stability, Λ(q),
+// gain, BC.
 #pragma once
 #include <QFutureWatcher>
 #include <QWidget>
@@ -28,20 +29,20 @@ namespace gllm::gui {
 // Everything one recomputation produces (computed on a worker thread).
 struct ConeResult {
   int generation = 0;
-  QString error;                       // non-empty: inputs refused, numbers below are stale
-  grading::ConeReport report;          // for the current grades (level-constant, Rem. 9)
-  grading::Selection educated;         // q*_C on the L-level box (Prop. 11)
+  QString error;                // non-empty: inputs refused, numbers below are stale
+  grading::ConeReport report;   // for the current grades (level-constant, Rem. 9)
+  grading::Selection educated;  // q*_C on the L-level box (Prop. 11)
   bool hasBootstrap = false;
-  double bootstrapSignFraction = 0;    // fraction of resamples with the same certificate sign
+  double bootstrapSignFraction = 0;  // fraction of resamples with the same certificate sign
   int bootstrapResamples = 0;
   std::vector<double> levelAlpha, levelTau;  // a_l, s_l for the bar chart
-  QString deletion;                    // Def. 2 deletions, reported
+  QString deletion;                          // Def. 2 deletions, reported
   // The grades the model holds (profiles file and a config given): one certificate per graded
   // component; `model` is the MLGE component's when it was certified, and then drives the badge.
   std::vector<grading::ComponentCertificate> components;
   bool fromModel = false;
   grading::ComponentCertificate model;
-  QString gradesSource;                // where the certified grades come from, in words
+  QString gradesSource;  // where the certified grades come from, in words
 };
 
 class ConePanel : public QWidget {

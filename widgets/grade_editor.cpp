@@ -3,13 +3,13 @@
 #include "widgets/grade_editor.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QDir>
-#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -35,7 +35,9 @@ QLabel* errorLabel(QWidget* parent) {
   l->setVisible(false);
   return l;
 }
-QString labelText(const QLabel* l) { return l->isHidden() ? QString() : l->text(); }
+QString labelText(const QLabel* l) {
+  return l->isHidden() ? QString() : l->text();
+}
 }  // namespace
 
 GradeEditor::GradeEditor(QWidget* parent) : QWidget(parent) {
@@ -109,8 +111,10 @@ void GradeEditor::build() {
   auto* hv = new QVBoxLayout(headBox);
   auto* hrow = new QHBoxLayout;
   m_headSource = new QComboBox(headBox);
-  for (const char* s : {"uniform", "random", "ladder", "file"}) m_headSource->addItem(QString::fromLatin1(s));
-  auto* saveHeads = new QPushButton(QIcon(QStringLiteral(":/icons/save.svg")), tr("Save as grades file…"), headBox);
+  for (const char* s : {"uniform", "random", "ladder", "file"})
+    m_headSource->addItem(QString::fromLatin1(s));
+  auto* saveHeads = new QPushButton(QIcon(QStringLiteral(":/icons/save.svg")),
+                                    tr("Save as grades file…"), headBox);
   hrow->addWidget(new QLabel(tr("source"), headBox));
   hrow->addWidget(m_headSource, 1);
   hrow->addWidget(saveHeads);
@@ -137,7 +141,8 @@ void GradeEditor::build() {
   layout->addWidget(headBox, 1);
   connect(m_heads, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* it) {
     if (m_refreshing || m_headGrades.heads == 0) return;
-    setHeadGradeText(it->row() / m_headGrades.heads, it->row() % m_headGrades.heads, it->column(), it->text());
+    setHeadGradeText(it->row() / m_headGrades.heads, it->row() % m_headGrades.heads, it->column(),
+                     it->text());
   });
   connect(m_headView, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
     if (!m_refreshing) refreshHeadHeatmap();
@@ -147,7 +152,8 @@ void GradeEditor::build() {
     applyGrading([&](nlohmann::json& g) { g["head_grades"] = src; }, m_headError);
   });
   connect(saveHeads, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Save head grades"), QStringLiteral("grades.json"), tr("JSON (*.json)"));
+    const QString f = QFileDialog::getSaveFileName(
+        this, tr("Save head grades"), QStringLiteral("grades.json"), tr("JSON (*.json)"));
     if (!f.isEmpty()) saveHeadGradesFile(f);
   });
 
@@ -168,10 +174,12 @@ void GradeEditor::build() {
   ovw->addWidget(m_outputError);
   layout->addWidget(outBox);
   layout->addWidget(m_outputError);
-  connect(m_outputSource, &QComboBox::activated, this,
-          [this] { setOutputSource(m_outputSource->currentData().toString(), m_outputFile->text()); });
-  connect(m_outputFile, &QLineEdit::editingFinished, this,
-          [this] { setOutputSource(m_outputSource->currentData().toString(), m_outputFile->text()); });
+  connect(m_outputSource, &QComboBox::activated, this, [this] {
+    setOutputSource(m_outputSource->currentData().toString(), m_outputFile->text());
+  });
+  connect(m_outputFile, &QLineEdit::editingFinished, this, [this] {
+    setOutputSource(m_outputSource->currentData().toString(), m_outputFile->text());
+  });
 
   // Ladder.
   auto* ladderBox = new QGroupBox(tr("Selection ladder arm (Table 2)"), inner);
@@ -194,34 +202,44 @@ void GradeEditor::build() {
   lg->addWidget(m_ladderError);
   layout->addWidget(ladderBox);
   connect(browse, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Open ladder"), QString(), tr("JSON (*.json)"));
+    const QString f =
+        QFileDialog::getOpenFileName(this, tr("Open ladder"), QString(), tr("JSON (*.json)"));
     if (!f.isEmpty()) loadLadder(f);
   });
   connect(m_ladderFile, &QLineEdit::editingFinished, this, [this] {
     if (!m_ladderFile->text().isEmpty()) loadLadder(m_ladderFile->text());
   });
-  connect(m_ladderArm, &QComboBox::activated, this, [this] { chooseLadderArm(m_ladderArm->currentData().toString()); });
+  connect(m_ladderArm, &QComboBox::activated, this,
+          [this] { chooseLadderArm(m_ladderArm->currentData().toString()); });
 
   // Load / save.
   auto* io = new QHBoxLayout;
-  auto* load = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Load grading…"), inner);
-  auto* save = new QPushButton(QIcon(QStringLiteral(":/icons/save.svg")), tr("Save grading…"), inner);
+  auto* load =
+      new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Load grading…"), inner);
+  auto* save =
+      new QPushButton(QIcon(QStringLiteral(":/icons/save.svg")), tr("Save grading…"), inner);
   io->addWidget(load);
   io->addWidget(save);
   io->addStretch(1);
   layout->addLayout(io);
   connect(load, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Load grading from a preset"), qs(presets_dir()), tr("JSON (*.json)"));
+    const QString f = QFileDialog::getOpenFileName(this, tr("Load grading from a preset"),
+                                                   qs(presets_dir()), tr("JSON (*.json)"));
     if (!f.isEmpty()) loadGradingFile(f);
   });
   connect(save, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Save the grading part"), QStringLiteral("grading.json"), tr("JSON (*.json)"));
+    const QString f = QFileDialog::getSaveFileName(
+        this, tr("Save the grading part"), QStringLiteral("grading.json"), tr("JSON (*.json)"));
     if (!f.isEmpty()) saveGradingFile(f);
   });
 }
 
-double GradeEditor::lambda() const { return m_config.grading.base_for(m_config.model.head_dim()); }
-double GradeEditor::qMax() const { return m_config.grading.q_max(m_config.model.head_dim()); }
+double GradeEditor::lambda() const {
+  return m_config.grading.base_for(m_config.model.head_dim());
+}
+double GradeEditor::qMax() const {
+  return m_config.grading.q_max(m_config.model.head_dim());
+}
 
 std::vector<double> GradeEditor::levelGrades() const {
   std::vector<double> v = m_config.grading.level_grades;
@@ -230,17 +248,21 @@ std::vector<double> GradeEditor::levelGrades() const {
 }
 
 void GradeEditor::setConfig(const RunConfig& config) {
-  const bool shapeChanged = config.model.layers() != m_headGrades.layers || config.model.heads() != m_headGrades.heads ||
+  const bool shapeChanged = config.model.layers() != m_headGrades.layers ||
+                            config.model.heads() != m_headGrades.heads ||
                             config.model.head_dim() / 2 != m_headGrades.planes;
   m_config = config;
   if (shapeChanged) resetHeadGrades();
-  for (QLabel* l : {m_lambdaError, m_clipError, m_levelError, m_headError, m_outputError, m_ladderError}) l->setVisible(false);
+  for (QLabel* l :
+       {m_lambdaError, m_clipError, m_levelError, m_headError, m_outputError, m_ladderError})
+    l->setVisible(false);
   refresh();
   Q_EMIT gradingChanged();
 }
 
 void GradeEditor::resetHeadGrades() {
-  m_headGrades = GradeGrid::zeros(m_config.model.layers(), m_config.model.heads(), m_config.model.head_dim() / 2);
+  m_headGrades = GradeGrid::zeros(m_config.model.layers(), m_config.model.heads(),
+                                  m_config.model.head_dim() / 2);
   const auto& g = m_config.grading;
   if (g.head_grades == "file" && !g.grades_file.empty()) {
     try {
@@ -248,7 +270,8 @@ void GradeEditor::resetHeadGrades() {
       const auto& a = j.at("attn_grades");
       for (int l = 0; l < m_headGrades.layers && l < int(a.size()); ++l)
         for (int h = 0; h < m_headGrades.heads && h < int(a[l].size()); ++h)
-          for (int p = 0; p < m_headGrades.planes && p < int(a[l][h].size()); ++p) m_headGrades.at(l, h, p) = a[l][h][p].get<double>();
+          for (int p = 0; p < m_headGrades.planes && p < int(a[l][h].size()); ++p)
+            m_headGrades.at(l, h, p) = a[l][h][p].get<double>();
     } catch (const std::exception& e) {
       showError(m_headError, m_heads, tr("could not read %1: %2").arg(qs(g.grades_file), e.what()));
     }
@@ -265,7 +288,8 @@ void GradeEditor::showError(QLabel* label, QWidget* field, const QString& messag
   }
 }
 
-QString GradeEditor::applyGrading(const std::function<void(nlohmann::json&)>& edit, QLabel* errorLabelWidget) {
+QString GradeEditor::applyGrading(const std::function<void(nlohmann::json&)>& edit,
+                                  QLabel* errorLabelWidget) {
   nlohmann::json j = m_config.to_json();
   edit(j["grading"]);
   try {
@@ -298,8 +322,11 @@ QString GradeEditor::setLambdaText(const QString& text) {
     const double qmax = std::log(m_config.grading.clip) / std::log(base);
     for (double q : levelGrades())
       if (q > qmax + 1e-12) {
-        const QString why = tr("with λ = %1 the clip allows q ≤ %2, but a level grade is %3; lower the grades or raise C first")
-                                .arg(base, 0, 'g', 6).arg(qmax, 0, 'g', 6).arg(q, 0, 'g', 6);
+        const QString why = tr("with λ = %1 the clip allows q ≤ %2, but a level grade is %3; lower "
+                               "the grades or raise C first")
+                                .arg(base, 0, 'g', 6)
+                                .arg(qmax, 0, 'g', 6)
+                                .arg(q, 0, 'g', 6);
         showError(m_lambdaError, m_lambda, why);
         return why;
       }
@@ -322,8 +349,12 @@ QString GradeEditor::setClipText(const QString& text) {
     const auto grades = levelGrades();
     for (size_t l = 0; l < grades.size(); ++l)
       if (grades[l] > qmax + 1e-12) {
-        const QString why = tr("C = %1 allows q ≤ %2 but level %3 has q = %4; lower that grade first or choose C ≥ %5")
-                                .arg(v, 0, 'g', 6).arg(qmax, 0, 'g', 6).arg(l).arg(grades[l], 0, 'g', 6)
+        const QString why = tr("C = %1 allows q ≤ %2 but level %3 has q = %4; lower that grade "
+                               "first or choose C ≥ %5")
+                                .arg(v, 0, 'g', 6)
+                                .arg(qmax, 0, 'g', 6)
+                                .arg(l)
+                                .arg(grades[l], 0, 'g', 6)
                                 .arg(std::pow(lambda(), grades[l]), 0, 'g', 6);
         showError(m_clipError, m_clip, why);
         return why;
@@ -339,11 +370,15 @@ QString GradeEditor::setLevelGradeText(int level, const QString& text) {
   bool ok = false;
   const double v = text.trimmed().toDouble(&ok);
   QString why;
-  if (!ok || !std::isfinite(v)) why = tr("level %1: '%2' is not a number").arg(level).arg(text);
-  else if (v < 0) why = tr("level %1: grades are ≥ 0 (the gauge fixes min q = 0)").arg(level);
+  if (!ok || !std::isfinite(v))
+    why = tr("level %1: '%2' is not a number").arg(level).arg(text);
+  else if (v < 0)
+    why = tr("level %1: grades are ≥ 0 (the gauge fixes min q = 0)").arg(level);
   else if (v > qMax() + 1e-12)
     why = tr("level %1: q = %2 exceeds q_max = log C / log λ = %3; lower it or raise the clip C")
-              .arg(level).arg(v, 0, 'g', 6).arg(qMax(), 0, 'g', 6);
+              .arg(level)
+              .arg(v, 0, 'g', 6)
+              .arg(qMax(), 0, 'g', 6);
   if (!why.isEmpty()) {
     showError(m_levelError, m_levels, why);
     refresh();
@@ -359,7 +394,8 @@ QString GradeEditor::setLevelGradeText(int level, const QString& text) {
 
 QString GradeEditor::setLevelGrades(const std::vector<double>& v) {
   if (static_cast<int>(v.size()) != m_config.grading.levels) {
-    const QString why = tr("%1 grades given but grading.levels = %2").arg(v.size()).arg(m_config.grading.levels);
+    const QString why =
+        tr("%1 grades given but grading.levels = %2").arg(v.size()).arg(m_config.grading.levels);
     showError(m_levelError, m_levels, why);
     return why;
   }
@@ -374,14 +410,26 @@ QString GradeEditor::setHeadGradeText(int layer, int head, int plane, const QStr
   bool ok = false;
   const double v = text.trimmed().toDouble(&ok);
   QString why;
-  if (layer < 0 || layer >= m_headGrades.layers || head < 0 || head >= m_headGrades.heads || plane < 0 ||
-      plane >= m_headGrades.planes)
+  if (layer < 0 || layer >= m_headGrades.layers || head < 0 || head >= m_headGrades.heads ||
+      plane < 0 || plane >= m_headGrades.planes)
     why = tr("no cell layer %1, head %2, plane %3").arg(layer).arg(head).arg(plane);
-  else if (!ok || !std::isfinite(v)) why = tr("layer %1 head %2 plane %3: '%4' is not a number").arg(layer).arg(head).arg(plane).arg(text);
-  else if (v < 0) why = tr("layer %1 head %2 plane %3: grades are ≥ 0").arg(layer).arg(head).arg(plane);
+  else if (!ok || !std::isfinite(v))
+    why = tr("layer %1 head %2 plane %3: '%4' is not a number")
+              .arg(layer)
+              .arg(head)
+              .arg(plane)
+              .arg(text);
+  else if (v < 0)
+    why = tr("layer %1 head %2 plane %3: grades are ≥ 0").arg(layer).arg(head).arg(plane);
   else if (v > qMax() + 1e-12)
-    why = tr("layer %1 head %2 plane %3: q = %4 exceeds q_max = %5 (clip C = %6); lower it or raise C")
-              .arg(layer).arg(head).arg(plane).arg(v, 0, 'g', 6).arg(qMax(), 0, 'g', 6).arg(clip(), 0, 'g', 6);
+    why = tr("layer %1 head %2 plane %3: q = %4 exceeds q_max = %5 (clip C = %6); lower it or "
+             "raise C")
+              .arg(layer)
+              .arg(head)
+              .arg(plane)
+              .arg(v, 0, 'g', 6)
+              .arg(qMax(), 0, 'g', 6)
+              .arg(clip(), 0, 'g', 6);
   if (!why.isEmpty()) {
     showError(m_headError, m_heads, why);
     refreshHeadTable();
@@ -412,17 +460,21 @@ QString GradeEditor::saveHeadGradesFile(const QString& path) {
     showError(m_headError, m_heads, qs(e.what()));
     return qs(e.what());
   }
-  return applyGrading([&](nlohmann::json& g) {
-    g["head_grades"] = "file";
-    g["grades_file"] = ss(path);
-  }, m_headError);
+  return applyGrading(
+      [&](nlohmann::json& g) {
+        g["head_grades"] = "file";
+        g["grades_file"] = ss(path);
+      },
+      m_headError);
 }
 
 QString GradeEditor::setOutputSource(const QString& source, const QString& file) {
-  const QString err = applyGrading([&](nlohmann::json& g) {
-    g["output_grades"] = ss(source);
-    g["output_grades_file"] = ss(file);
-  }, m_outputError);
+  const QString err = applyGrading(
+      [&](nlohmann::json& g) {
+        g["output_grades"] = ss(source);
+        g["output_grades_file"] = ss(file);
+      },
+      m_outputError);
   showError(m_outputError, m_outputSource, err);
   return err;
 }
@@ -472,28 +524,33 @@ QString GradeEditor::chooseLadderArm(const QString& arm) {
     if (!profiles.empty() && QFileInfo(qs(profiles)).isRelative())
       profiles = ss(QFileInfo(m_ladderFile->text()).dir().filePath(qs(profiles)));
     if (profiles.empty()) {
-      const QString why = tr("this ladder does not name its profiles file; rebuild it with `gllm ladder --profiles FILE --out …`");
+      const QString why =
+          tr("this ladder does not name its profiles file; rebuild it with `gllm ladder --profiles "
+             "FILE --out …`");
       showError(m_ladderError, m_ladderArm, why);
       return why;
     }
-    const QString err = applyGrading([&](nlohmann::json& g) {
-      g["mlge"] = true;
-      g["level_grades_source"] = "ladder";
-      g["ladder_file"] = file;
-      g["ladder_arm"] = ss(arm);
-      g["profiles_file"] = profiles;
-      g["basis_trainable"] = false;
-      g["grades_trainable"] = false;
-      if (static_cast<int>(lg.size()) == g.value("levels", 4)) {
-        const double qmax = qMax();
-        for (double& x : lg) x = std::clamp(x, 0.0, qmax);
-        g["level_grades"] = lg;
-      }
-    }, m_ladderError);
+    const QString err = applyGrading(
+        [&](nlohmann::json& g) {
+          g["mlge"] = true;
+          g["level_grades_source"] = "ladder";
+          g["ladder_file"] = file;
+          g["ladder_arm"] = ss(arm);
+          g["profiles_file"] = profiles;
+          g["basis_trainable"] = false;
+          g["grades_trainable"] = false;
+          if (static_cast<int>(lg.size()) == g.value("levels", 4)) {
+            const double qmax = qMax();
+            for (double& x : lg) x = std::clamp(x, 0.0, qmax);
+            g["level_grades"] = lg;
+          }
+        },
+        m_ladderError);
     showError(m_ladderError, m_ladderArm, err);
     return err;
   }
-  const QString why = tr("the ladder has no arm '%1'; choose one of %2").arg(arm, ladderArms().join(QStringLiteral(", ")));
+  const QString why = tr("the ladder has no arm '%1'; choose one of %2")
+                          .arg(arm, ladderArms().join(QStringLiteral(", ")));
   showError(m_ladderError, m_ladderArm, why);
   return why;
 }
@@ -502,9 +559,11 @@ QString GradeEditor::loadGradingFile(const QString& path) {
   try {
     const auto j = nlohmann::json::parse(read_file(ss(path)));
     if (!j.is_object() || !j.contains("grading"))
-      throw Error(ss(path) + " has no \"grading\" section; pick a preset or a file saved by Save grading");
+      throw Error(ss(path) +
+                  " has no \"grading\" section; pick a preset or a file saved by Save grading");
     nlohmann::json full = m_config.to_json();
-    full["grading"] = RunConfig::from_json(nlohmann::json{{"grading", j["grading"]}}).to_json()["grading"];
+    full["grading"] =
+        RunConfig::from_json(nlohmann::json{{"grading", j["grading"]}}).to_json()["grading"];
     setConfig(RunConfig::from_json(full));
     return {};
   } catch (const std::exception& e) {
@@ -515,26 +574,40 @@ QString GradeEditor::loadGradingFile(const QString& path) {
 
 QString GradeEditor::saveGradingFile(const QString& path) const {
   try {
-    write_file_atomic(ss(path), nlohmann::json({{"grading", m_config.to_json()["grading"]}}).dump(2) + "\n");
+    write_file_atomic(ss(path),
+                      nlohmann::json({{"grading", m_config.to_json()["grading"]}}).dump(2) + "\n");
     return {};
   } catch (const Error& e) {
     return qs(e.what());
   }
 }
 
-QString GradeEditor::lambdaError() const { return labelText(m_lambdaError); }
-QString GradeEditor::clipError() const { return labelText(m_clipError); }
-QString GradeEditor::levelError() const { return labelText(m_levelError); }
-QString GradeEditor::headError() const { return labelText(m_headError); }
-QString GradeEditor::ladderError() const { return labelText(m_ladderError); }
+QString GradeEditor::lambdaError() const {
+  return labelText(m_lambdaError);
+}
+QString GradeEditor::clipError() const {
+  return labelText(m_clipError);
+}
+QString GradeEditor::levelError() const {
+  return labelText(m_levelError);
+}
+QString GradeEditor::headError() const {
+  return labelText(m_headError);
+}
+QString GradeEditor::ladderError() const {
+  return labelText(m_ladderError);
+}
 
 void GradeEditor::refresh() {
   m_refreshing = true;
   const auto& g = m_config.grading;
-  if (!m_lambda->hasFocus()) m_lambda->setText(g.lambda == 0 ? QString() : QString::number(g.lambda, 'g', 10));
+  if (!m_lambda->hasFocus())
+    m_lambda->setText(g.lambda == 0 ? QString() : QString::number(g.lambda, 'g', 10));
   if (!m_clip->hasFocus()) m_clip->setText(QString::number(g.clip, 'g', 10));
   m_qmaxLabel->setText(tr("λ = %1 (d_k = %2) · q_max = log C / log λ = %3 · C⁻² = %4")
-                           .arg(lambda(), 0, 'g', 6).arg(m_config.model.head_dim()).arg(qMax(), 0, 'g', 6)
+                           .arg(lambda(), 0, 'g', 6)
+                           .arg(m_config.model.head_dim())
+                           .arg(qMax(), 0, 'g', 6)
                            .arg(1.0 / (g.clip * g.clip), 0, 'g', 4));
   const auto grades = levelGrades();
   const int width = m_config.model.width();
@@ -542,7 +615,8 @@ void GradeEditor::refresh() {
   for (int l = 0; l < g.levels; ++l) {
     auto* a = new QTableWidgetItem(QString::number(l));
     a->setFlags(Qt::ItemIsEnabled);
-    const int dims = g.level_dims.empty() ? (g.levels > 0 ? width / g.levels : 0) : g.level_dims[size_t(l)];
+    const int dims =
+        g.level_dims.empty() ? (g.levels > 0 ? width / g.levels : 0) : g.level_dims[size_t(l)];
     auto* b = new QTableWidgetItem(QString::number(dims));
     b->setFlags(Qt::ItemIsEnabled);
     auto* c = new QTableWidgetItem(QString::number(grades[size_t(l)], 'g', 6));
@@ -557,22 +631,29 @@ void GradeEditor::refresh() {
   m_headSource->setCurrentText(qs(g.head_grades));
   m_outputSource->setCurrentIndex(std::max(0, m_outputSource->findData(qs(g.output_grades))));
   if (!m_outputFile->hasFocus()) m_outputFile->setText(qs(g.output_grades_file));
-  if (m_ladderFile->text().isEmpty() && !g.ladder_file.empty()) m_ladderFile->setText(qs(g.ladder_file));
+  if (m_ladderFile->text().isEmpty() && !g.ladder_file.empty())
+    m_ladderFile->setText(qs(g.ladder_file));
   m_ladderArm->clear();
   if (m_ladder.is_object()) {
     for (const auto& a : m_ladder["arms"]) {
       const QString name = qs(a.value("name", ""));
       const bool avail = a.value("available", true);
-      m_ladderArm->addItem(avail ? QStringLiteral("%1  (⟨q,α̂−τ̂⟩ = %2)").arg(name).arg(a.value("certificate", 0.0), 0, 'g', 4)
-                                 : tr("%1 (unavailable)").arg(name), name);
+      m_ladderArm->addItem(avail ? QStringLiteral("%1  (⟨q,α̂−τ̂⟩ = %2)")
+                                       .arg(name)
+                                       .arg(a.value("certificate", 0.0), 0, 'g', 4)
+                                 : tr("%1 (unavailable)").arg(name),
+                           name);
     }
     const int i = m_ladderArm->findData(qs(g.ladder_arm));
     m_ladderArm->setCurrentIndex(i);
     m_ladderInfo->setText(tr("ladder: d = %1, BC = %2, order %3")
-                              .arg(m_ladder.value("d", 0)).arg(m_ladder.value("bc", 0.0), 0, 'g', 5)
+                              .arg(m_ladder.value("d", 0))
+                              .arg(m_ladder.value("bc", 0.0), 0, 'g', 5)
                               .arg(qs(m_ladder.value("order", nlohmann::json::array()).dump())));
   } else {
-    m_ladderInfo->setText(g.ladder_arm.empty() ? tr("No ladder loaded.") : tr("arm %1 of %2").arg(qs(g.ladder_arm), qs(g.ladder_file)));
+    m_ladderInfo->setText(g.ladder_arm.empty()
+                              ? tr("No ladder loaded.")
+                              : tr("arm %1 of %2").arg(qs(g.ladder_arm), qs(g.ladder_file)));
   }
   m_refreshing = false;
   refreshHeadTable();

@@ -33,7 +33,8 @@ class GradeEditor : public QWidget {
   std::vector<double> levelGrades() const;  // one per level (zeros when the config has none)
   const GradeGrid& headGrades() const { return m_headGrades; }
 
-  // User actions; each returns "" when accepted or the reason it was refused (also shown at the field).
+  // User actions; each returns "" when accepted or the reason it was refused (also shown at the
+  // field).
   QString setLambdaText(const QString& text);
   QString setClipText(const QString& text);
   QString setLevelGradeText(int level, const QString& text);
@@ -43,7 +44,7 @@ class GradeEditor : public QWidget {
   QString loadLadder(const QString& path);
   QString chooseLadderArm(const QString& arm);
   QStringList ladderArms() const;
-  QString loadGradingFile(const QString& path);   // a preset (or its grading part)
+  QString loadGradingFile(const QString& path);        // a preset (or its grading part)
   QString saveGradingFile(const QString& path) const;  // {"grading": {...}}, atomic
   QString saveHeadGradesFile(const QString& path);     // {"attn_grades": [[[...]]]}; selects it
 

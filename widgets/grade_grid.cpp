@@ -29,7 +29,8 @@ HeatmapData layerPlaneView(const GradeGrid& g, int head, const QString& valueTit
 
 GradeGrid difference(const GradeGrid& a, const GradeGrid& b) {
   GradeGrid d = a;
-  for (size_t i = 0; i < d.values.size() && i < b.values.size(); ++i) d.values[i] = a.values[i] - b.values[i];
+  for (size_t i = 0; i < d.values.size() && i < b.values.size(); ++i)
+    d.values[i] = a.values[i] - b.values[i];
   return d;
 }
 

@@ -19,7 +19,9 @@ struct GradeGrid {
   double at(int l, int h, int p) const {
     return values[(static_cast<size_t>(l) * heads + h) * planes + p];
   }
-  double& at(int l, int h, int p) { return values[(static_cast<size_t>(l) * heads + h) * planes + p]; }
+  double& at(int l, int h, int p) {
+    return values[(static_cast<size_t>(l) * heads + h) * planes + p];
+  }
   static GradeGrid zeros(int layers, int heads, int planes) {
     GradeGrid g;
     g.layers = layers;

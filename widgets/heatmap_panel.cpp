@@ -22,7 +22,8 @@ HeatmapPanel::HeatmapPanel(QWidget* parent) : QWidget(parent) {
   m_head = new QComboBox(this);
   m_a->setMinimumContentsLength(14);
   m_b->setMinimumContentsLength(14);
-  auto* open = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open checkpoint…"), this);
+  auto* open =
+      new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open checkpoint…"), this);
   // Two rows so the panel fits a dock of about 600 px: what to show, then which sources.
   bar->addWidget(new QLabel(tr("Show"), this));
   bar->addWidget(m_quantity, 1);
@@ -37,8 +38,9 @@ HeatmapPanel::HeatmapPanel(QWidget* parent) : QWidget(parent) {
   sources->addWidget(m_b, 1);
   layout->addLayout(sources);
   m_heatmap = new HeatmapWidget(this);
-  m_heatmap->setEmptyText(tr("No grades to show yet.\nStart a run (its grades appear live) or open a "
-                             "checkpoint (.safetensors) to see q and exp(q_τ) per layer and RoPE plane."));
+  m_heatmap->setEmptyText(
+      tr("No grades to show yet.\nStart a run (its grades appear live) or open a "
+         "checkpoint (.safetensors) to see q and exp(q_τ) per layer and RoPE plane."));
   layout->addWidget(m_heatmap, 1);
   m_status = new QLabel(this);
   m_status->setObjectName(QStringLiteral("hint"));
@@ -90,12 +92,17 @@ void HeatmapPanel::refillCombos() {
 const GradeGrid* HeatmapPanel::grid(const QString& source) const {
   auto it = m_sources.find(source);
   if (it == m_sources.end()) return nullptr;
-  const GradeGrid& g = m_quantity->currentData().toInt() == QueryScale ? it->queryScale : it->grades;
+  const GradeGrid& g =
+      m_quantity->currentData().toInt() == QueryScale ? it->queryScale : it->grades;
   return g.empty() ? nullptr : &g;
 }
 
-void HeatmapPanel::setQuantity(Quantity q) { m_quantity->setCurrentIndex(m_quantity->findData(int(q))); }
-void HeatmapPanel::setSourceA(const QString& name) { m_a->setCurrentIndex(m_a->findText(name)); }
+void HeatmapPanel::setQuantity(Quantity q) {
+  m_quantity->setCurrentIndex(m_quantity->findData(int(q)));
+}
+void HeatmapPanel::setSourceA(const QString& name) {
+  m_a->setCurrentIndex(m_a->findText(name));
+}
 void HeatmapPanel::setSourceB(const QString& name) {
   int i = m_b->findData(name);
   m_b->setCurrentIndex(i < 0 ? 0 : i);
@@ -105,7 +112,9 @@ void HeatmapPanel::setHead(int head) {
   if (i >= 0) m_head->setCurrentIndex(i);
 }
 
-QString HeatmapPanel::statusText() const { return m_status->text(); }
+QString HeatmapPanel::statusText() const {
+  return m_status->text();
+}
 
 void HeatmapPanel::refresh() {
   const bool scale = m_quantity->currentData().toInt() == QueryScale;
@@ -130,16 +139,23 @@ void HeatmapPanel::refresh() {
 
   if (!a) {
     m_heatmap->setData({});
-    m_status->setText(m_sources.isEmpty() ? tr("No sources.")
-                                          : tr("%1 has no %2 (the run has %3 off).")
-                                                .arg(m_a->currentText(), title,
-                                                     scale ? tr("model.query_scale") : tr("grading.attention")));
+    m_status->setText(m_sources.isEmpty()
+                          ? tr("No sources.")
+                          : tr("%1 has no %2 (the run has %3 off).")
+                                .arg(m_a->currentText(), title,
+                                     scale ? tr("model.query_scale") : tr("grading.attention")));
     return;
   }
   if (b && !a->sameShape(*b)) {
     m_heatmap->setData({});
-    m_status->setText(tr("A is %1×%2×%3 but B is %4×%5×%6 (layers × heads × planes); pick checkpoints of the same shape.")
-                          .arg(a->layers).arg(a->heads).arg(a->planes).arg(b->layers).arg(b->heads).arg(b->planes));
+    m_status->setText(tr("A is %1×%2×%3 but B is %4×%5×%6 (layers × heads × planes); pick "
+                         "checkpoints of the same shape.")
+                          .arg(a->layers)
+                          .arg(a->heads)
+                          .arg(a->planes)
+                          .arg(b->layers)
+                          .arg(b->heads)
+                          .arg(b->planes));
     return;
   }
   const QString headText = h < 0 ? tr("mean over %1 heads").arg(a->heads) : tr("head %1").arg(h);

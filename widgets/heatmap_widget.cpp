@@ -72,7 +72,8 @@ QString HeatmapWidget::colLabel(int c) const {
 void HeatmapWidget::layoutGrid() {
   const QFontMetrics fm(font());
   int labelW = fm.horizontalAdvance(m_data.rowTitle) + 6;
-  for (int r = 0; r < m_data.rows; ++r) labelW = std::max(labelW, fm.horizontalAdvance(rowLabel(r)) + 10);
+  for (int r = 0; r < m_data.rows; ++r)
+    labelW = std::max(labelW, fm.horizontalAdvance(rowLabel(r)) + 10);
   const int top = (m_data.title.isEmpty() ? 6 : fm.height() + 12);
   const int bottom = 2 * fm.height() + 10;
   const int legendW = 78;
@@ -93,7 +94,9 @@ void HeatmapWidget::layoutGrid() {
   m_legend = QRect(m_grid.right() + 16, m_grid.top(), 14, m_grid.height());
 }
 
-void HeatmapWidget::resizeEvent(QResizeEvent*) { layoutGrid(); }
+void HeatmapWidget::resizeEvent(QResizeEvent*) {
+  layoutGrid();
+}
 
 QRect HeatmapWidget::cellRect(int row, int col) const {
   if (m_grid.isNull()) return {};
@@ -137,7 +140,8 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
     p.setFont(font());
   }
   const int cw = m_grid.width() / m_data.cols, ch = m_grid.height() / m_data.rows;
-  const bool values = m_showValues && cw >= fm.horizontalAdvance(QStringLiteral("0.000")) + 4 && ch >= fm.height() + 2;
+  const bool values = m_showValues && cw >= fm.horizontalAdvance(QStringLiteral("0.000")) + 4 &&
+                      ch >= fm.height() + 2;
   for (int r = 0; r < m_data.rows; ++r) {
     for (int c = 0; c < m_data.cols; ++c) {
       const QRect cell = cellRect(r, c);
@@ -152,8 +156,10 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   }
   if (cw >= 6 && ch >= 6) {
     p.setPen(QPen(QColor(255, 255, 255, 90), 1));
-    for (int c = 1; c < m_data.cols; ++c) p.drawLine(m_grid.left() + c * cw, m_grid.top(), m_grid.left() + c * cw, m_grid.bottom());
-    for (int r = 1; r < m_data.rows; ++r) p.drawLine(m_grid.left(), m_grid.top() + r * ch, m_grid.right(), m_grid.top() + r * ch);
+    for (int c = 1; c < m_data.cols; ++c)
+      p.drawLine(m_grid.left() + c * cw, m_grid.top(), m_grid.left() + c * cw, m_grid.bottom());
+    for (int r = 1; r < m_data.rows; ++r)
+      p.drawLine(m_grid.left(), m_grid.top() + r * ch, m_grid.right(), m_grid.top() + r * ch);
   }
   p.setPen(QColor(0x9a, 0xa7, 0xb5));
   p.drawRect(m_grid.adjusted(0, 0, -1, -1));
@@ -163,25 +169,27 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
   const int rowStep = std::max(1, (fm.height() + 2 + ch - 1) / std::max(1, ch));
   for (int r = 0; r < m_data.rows; r += rowStep) {
     const QRect cell = cellRect(r, 0);
-    p.drawText(QRect(0, cell.top(), m_grid.left() - 6, ch), Qt::AlignRight | Qt::AlignVCenter, rowLabel(r));
+    p.drawText(QRect(0, cell.top(), m_grid.left() - 6, ch), Qt::AlignRight | Qt::AlignVCenter,
+               rowLabel(r));
   }
   int widest = 0;
-  for (int c = 0; c < m_data.cols; ++c) widest = std::max(widest, fm.horizontalAdvance(colLabel(c)));
+  for (int c = 0; c < m_data.cols; ++c)
+    widest = std::max(widest, fm.horizontalAdvance(colLabel(c)));
   const int colStep = std::max(1, (widest + 8 + cw - 1) / std::max(1, cw));
   for (int c = 0; c < m_data.cols; c += colStep) {
     const QRect cell = cellRect(0, c);
-    p.drawText(QRect(cell.center().x() - 40, m_grid.bottom() + 3, 80, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
-               colLabel(c));
+    p.drawText(QRect(cell.center().x() - 40, m_grid.bottom() + 3, 80, fm.height()),
+               Qt::AlignHCenter | Qt::AlignTop, colLabel(c));
   }
   if (!m_data.colTitle.isEmpty())
-    p.drawText(QRect(m_grid.left(), m_grid.bottom() + fm.height() + 5, m_grid.width(), fm.height()), Qt::AlignHCenter,
-               m_data.colTitle);
+    p.drawText(QRect(m_grid.left(), m_grid.bottom() + fm.height() + 5, m_grid.width(), fm.height()),
+               Qt::AlignHCenter, m_data.colTitle);
   if (!m_data.rowTitle.isEmpty()) {
     p.save();
     p.translate(fm.height() * 0.2, m_grid.center().y());
     p.rotate(-90);
-    p.drawText(QRect(-m_grid.height() / 2, -2, m_grid.height(), fm.height()), Qt::AlignHCenter | Qt::AlignTop,
-               m_data.rowTitle);
+    p.drawText(QRect(-m_grid.height() / 2, -2, m_grid.height(), fm.height()),
+               Qt::AlignHCenter | Qt::AlignTop, m_data.rowTitle);
     p.restore();
   }
 
@@ -201,11 +209,12 @@ void HeatmapWidget::paintEvent(QPaintEvent*) {
       const int y = m_legend.bottom() - int(t * (m_legend.height() - 1));
       const double v = m_low + t * (m_high - m_low);
       p.drawLine(m_legend.right(), y, m_legend.right() + 3, y);
-      p.drawText(QRect(m_legend.right() + 5, y - fm.height() / 2, 70, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                 formatNumber(v, 3));
+      p.drawText(QRect(m_legend.right() + 5, y - fm.height() / 2, 70, fm.height()),
+                 Qt::AlignLeft | Qt::AlignVCenter, formatNumber(v, 3));
     }
     if (!m_data.valueTitle.isEmpty())
-      p.drawText(QRect(m_legend.left() - 20, m_legend.bottom() + 4, 90, fm.height()), Qt::AlignLeft, m_data.valueTitle);
+      p.drawText(QRect(m_legend.left() - 20, m_legend.bottom() + 4, 90, fm.height()), Qt::AlignLeft,
+                 m_data.valueTitle);
   }
 
   if (m_hoverRow >= 0) {
@@ -227,7 +236,8 @@ void HeatmapWidget::mouseMoveEvent(QMouseEvent* e) {
   const double v = m_data.at(r, c);
   const QString rt = m_data.rowTitle.isEmpty() ? tr("row") : m_data.rowTitle;
   const QString ct = m_data.colTitle.isEmpty() ? tr("column") : m_data.colTitle;
-  m_hoverText = QStringLiteral("%1 %2, %3 %4: %5").arg(rt, rowLabel(r), ct, colLabel(c), formatNumber(v, 5));
+  m_hoverText =
+      QStringLiteral("%1 %2, %3 %4: %5").arg(rt, rowLabel(r), ct, colLabel(c), formatNumber(v, 5));
   if (!m_data.valueTitle.isEmpty()) m_hoverText.prepend(m_data.valueTitle + QStringLiteral(" — "));
   QToolTip::showText(e->globalPosition().toPoint(), m_hoverText, this);
   Q_EMIT cellHovered(r, c, v);

@@ -15,9 +15,9 @@ struct HeatmapData {
   QStringList rowLabels;       // may be empty: rows are numbered
   QStringList colLabels;       // may be empty: columns are numbered
   QString title;
-  QString rowTitle;            // e.g. "layer"
-  QString colTitle;            // e.g. "plane"
-  QString valueTitle;          // e.g. "exp(q_τ)"
+  QString rowTitle;    // e.g. "layer"
+  QString colTitle;    // e.g. "plane"
+  QString valueTitle;  // e.g. "exp(q_τ)"
   double at(int r, int c) const { return values[static_cast<size_t>(r) * cols + c]; }
 };
 

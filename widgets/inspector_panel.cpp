@@ -37,7 +37,8 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(6, 6, 6, 6);
   auto* bar = new QHBoxLayout;
   auto* openRun = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open run…"), this);
-  auto* openFile = new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open checkpoint…"), this);
+  auto* openFile =
+      new QPushButton(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open checkpoint…"), this);
   auto* csv = new QPushButton(QIcon(QStringLiteral(":/icons/export.svg")), tr("Export CSV"), this);
   m_chartMetric = new QComboBox(this);
   m_chartMetric->addItem(tr("stable rank"), 0);
@@ -113,18 +114,23 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_status);
 
   connect(openRun, &QPushButton::clicked, this, [this] {
-    const QString d = QFileDialog::getExistingDirectory(this, tr("Open run folder"), qs(runs_dir()));
+    const QString d =
+        QFileDialog::getExistingDirectory(this, tr("Open run folder"), qs(runs_dir()));
     if (!d.isEmpty()) open(d);
   });
   connect(openFile, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), qs(runs_dir()), tr("safetensors (*.safetensors)"));
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open checkpoint"), qs(runs_dir()),
+                                                   tr("safetensors (*.safetensors)"));
     if (!f.isEmpty()) open(f);
   });
   connect(csv, &QPushButton::clicked, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Export audit CSV"), QStringLiteral("audit.csv"), tr("CSV (*.csv)"));
-    if (!f.isEmpty()) m_status->setText(exportCsv(f).isEmpty() ? tr("Wrote %1").arg(f) : exportCsv(f));
+    const QString f = QFileDialog::getSaveFileName(this, tr("Export audit CSV"),
+                                                   QStringLiteral("audit.csv"), tr("CSV (*.csv)"));
+    if (!f.isEmpty())
+      m_status->setText(exportCsv(f).isEmpty() ? tr("Wrote %1").arg(f) : exportCsv(f));
   });
-  connect(m_chartMetric, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { refreshChart(); });
+  connect(m_chartMetric, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          [this] { refreshChart(); });
   m_watcher = new QFutureWatcher<InspectorResult>(this);
   connect(m_watcher, &QFutureWatcher<InspectorResult>::finished, this, [this] {
     applyResult(m_watcher->result());
@@ -132,7 +138,9 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
   });
 }
 
-QString InspectorPanel::statusText() const { return m_status->text(); }
+QString InspectorPanel::statusText() const {
+  return m_status->text();
+}
 
 void InspectorPanel::open(const QString& path) {
   m_path = path;
@@ -214,7 +222,8 @@ void InspectorPanel::showAudit() {
     shortName.replace(QStringLiteral(".weight"), QString());
     auto* name = new QTableWidgetItem(shortName);
     m_matrices->setItem(i, 0, name);
-    m_matrices->setItem(i, 1, new QTableWidgetItem(QStringLiteral("%1 × %2").arg(m.rows).arg(m.cols)));
+    m_matrices->setItem(i, 1,
+                        new QTableWidgetItem(QStringLiteral("%1 × %2").arg(m.rows).arg(m.cols)));
     m_matrices->setItem(i, 2, num(m.stable_rank));
     m_matrices->setItem(i, 3, num(m.mean_row_share));
     name->setToolTip(
@@ -228,9 +237,11 @@ void InspectorPanel::showAudit() {
   auto addBand = [this](const QString& name, const audit::BandProfile& b) {
     const int r = m_bands->rowCount();
     m_bands->insertRow(r);
-    const double vals[] = {b.mean, b.band_mean[0], b.band_mean[1], b.band_mean[2], b.layer0_mean, b.middle_mean, b.final_mean};
+    const double vals[] = {b.mean,        b.band_mean[0], b.band_mean[1], b.band_mean[2],
+                           b.layer0_mean, b.middle_mean,  b.final_mean};
     m_bands->setItem(r, 0, new QTableWidgetItem(name));
-    for (int c = 0; c < 7; ++c) m_bands->setItem(r, c + 1, new QTableWidgetItem(QString::number(vals[c], 'f', 4)));
+    for (int c = 0; c < 7; ++c)
+      m_bands->setItem(r, c + 1, new QTableWidgetItem(QString::number(vals[c], 'f', 4)));
   };
   if (m_audit.has_query_scale) addBand(QStringLiteral("exp(q_τ)"), m_audit.query_scale);
   if (m_audit.has_attn_grades) addBand(tr("grades q"), m_audit.attn_grades);
@@ -268,7 +279,8 @@ void InspectorPanel::refreshChart() {
   }
   if (!m_has) return;
   const bool rank = m_chartMetric->currentData().toInt() == 0;
-  m_chart->setTitle(rank ? tr("Stable rank ‖W‖_F²/‖W‖₂² per matrix") : tr("Mean-row energy share per matrix"));
+  m_chart->setTitle(rank ? tr("Stable rank ‖W‖_F²/‖W‖₂² per matrix")
+                         : tr("Mean-row energy share per matrix"));
   auto* set = new QBarSet(rank ? tr("stable rank") : tr("mean-row share"));
   set->setColor(rank ? QColor(0x2f, 0x6f, 0xb2) : QColor(0xf2, 0x8e, 0x2b));
   QStringList cats;
@@ -307,17 +319,19 @@ void InspectorPanel::refreshChart() {
 QString InspectorPanel::exportCsv(const QString& path) const {
   if (!m_has) return tr("nothing to export; open a checkpoint first");
   QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly | QIODevice::Text)) return tr("could not open %1 for writing").arg(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+    return tr("could not open %1 for writing").arg(path);
   QTextStream out(&file);
   out << "name,rows,cols,frobenius_sq,spectral_sq,stable_rank,mean_row_share\n";
   for (const auto& m : m_audit.matrices)
-    out << qs(m.name) << ',' << m.rows << ',' << m.cols << ',' << QString::number(m.frobenius_sq, 'g', 12) << ','
-        << QString::number(m.spectral_sq, 'g', 12) << ',' << QString::number(m.stable_rank, 'g', 12) << ','
-        << QString::number(m.mean_row_share, 'g', 12) << '\n';
+    out << qs(m.name) << ',' << m.rows << ',' << m.cols << ','
+        << QString::number(m.frobenius_sq, 'g', 12) << ','
+        << QString::number(m.spectral_sq, 'g', 12) << ',' << QString::number(m.stable_rank, 'g', 12)
+        << ',' << QString::number(m.mean_row_share, 'g', 12) << '\n';
   auto band = [&](const char* name, const audit::BandProfile& b) {
-    out << "# band," << name << ",mean=" << b.mean << ",high=" << b.band_mean[0] << ",mid=" << b.band_mean[1]
-        << ",low=" << b.band_mean[2] << ",layer0=" << b.layer0_mean << ",middle=" << b.middle_mean
-        << ",final=" << b.final_mean << '\n';
+    out << "# band," << name << ",mean=" << b.mean << ",high=" << b.band_mean[0]
+        << ",mid=" << b.band_mean[1] << ",low=" << b.band_mean[2] << ",layer0=" << b.layer0_mean
+        << ",middle=" << b.middle_mean << ",final=" << b.final_mean << '\n';
   };
   if (m_audit.has_query_scale) band("exp_q_tau", m_audit.query_scale);
   if (m_audit.has_attn_grades) band("attn_grades", m_audit.attn_grades);

@@ -17,8 +17,8 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QTimer>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <QtConcurrent>
 #include <algorithm>
 #include <cmath>
@@ -44,7 +44,8 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
   auto* row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("Ladder runs:")));
   m_folder = new QLineEdit;
-  m_folder->setPlaceholderText(tr("folder of `gllm train --sweep presets/sweeps/ladder-tiny.json`"));
+  m_folder->setPlaceholderText(
+      tr("folder of `gllm train --sweep presets/sweeps/ladder-tiny.json`"));
   row->addWidget(m_folder, 1);
   auto* browse = new QPushButton(tr("Browse…"));
   row->addWidget(browse);
@@ -59,15 +60,17 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
 
   auto* split = new QSplitter(Qt::Vertical);
   m_chart = new QChart;
-  m_chart->setTitle(tr("Pre-registered ⟨q, α̂−τ̂⟩ against measured ΔBPB (held-out, paired with uniform, 95 % t)"));
+  m_chart->setTitle(
+      tr("Pre-registered ⟨q, α̂−τ̂⟩ against measured ΔBPB (held-out, paired with uniform, 95 % t)"));
   m_chart->legend()->setAlignment(Qt::AlignRight);
   auto* view = new QChartView(m_chart);
   view->setRenderHint(QPainter::Antialiasing);
   view->setMinimumHeight(220);
   split->addWidget(view);
   m_table = new QTableWidget(0, 9);
-  m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩"), tr("Λ(q)"), tr("ΔBPB"), tr("95 % t-interval"),
-                                      tr("seeds"), tr("tokens ×"), tr("meas.")});
+  m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩"), tr("Λ(q)"),
+                                      tr("ΔBPB"), tr("95 % t-interval"), tr("seeds"),
+                                      tr("tokens ×"), tr("meas.")});
   m_table->verticalHeader()->setVisible(false);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);
@@ -75,7 +78,8 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   lay->addWidget(split, 1);
-  m_status = new QLabel(tr("Open the folder of a ladder sweep to test the ladder's predicted order."));
+  m_status =
+      new QLabel(tr("Open the folder of a ladder sweep to test the ladder's predicted order."));
   m_status->setWordWrap(true);
   lay->addWidget(m_status);
 
@@ -93,16 +97,23 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
   connect(m_folder, &QLineEdit::returnPressed, this, request);
   connect(m_target, &QLineEdit::returnPressed, this, request);
   connect(browse, &QPushButton::clicked, this, [this, request] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder of ladder runs"), m_folder->text());
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Folder of ladder runs"), m_folder->text());
     if (dir.isEmpty()) return;
     m_folder->setText(dir);
     request();
   });
 }
 
-QString LadderPanel::runsFolder() const { return m_folder->text(); }
-bool LadderPanel::busy() const { return m_watcher->isRunning(); }
-QString LadderPanel::statusText() const { return m_status->text(); }
+QString LadderPanel::runsFolder() const {
+  return m_folder->text();
+}
+bool LadderPanel::busy() const {
+  return m_watcher->isRunning();
+}
+QString LadderPanel::statusText() const {
+  return m_status->text();
+}
 
 void LadderPanel::setRunsFolder(const QString& folder, double targetBpb) {
   m_folder->setText(folder);
@@ -159,18 +170,25 @@ void LadderPanel::apply(const LadderResult& r) {
     m_table->setItem(row, 2, cell(formatNumber(x.certificate, 4)));
     m_table->setItem(row, 3, cell(formatNumber(x.lambda_q, 4)));
     m_table->setItem(row, 4, cell(d ? QString::asprintf("%+.4f", s.mean) : tr("—")));
-    m_table->setItem(row, 5, cell(d ? QString::asprintf("[%+.4f, %+.4f]", s.ci_low, s.ci_high) : tr("—")));
+    m_table->setItem(row, 5,
+                     cell(d ? QString::asprintf("[%+.4f, %+.4f]", s.ci_low, s.ci_high) : tr("—")));
     m_table->setItem(row, 6, cell(QString::number(x.seeds.size())));
-    m_table->setItem(row, 7, cell(x.token_ratio > 0 ? formatNumber(x.token_ratio, 3) : tr("not reached")));
-    m_table->setItem(row, 8, cell(x.measured_rank > 0 ? QString::number(x.measured_rank) : tr("—")));
+    m_table->setItem(row, 7,
+                     cell(x.token_ratio > 0 ? formatNumber(x.token_ratio, 3) : tr("not reached")));
+    m_table->setItem(row, 8,
+                     cell(x.measured_rank > 0 ? QString::number(x.measured_rank) : tr("—")));
     ++row;
   }
   drawChart(rep);
-  QString text = tr("Spearman ρ(certificate, −ΔBPB) = %1, 95 % bootstrap interval [%2, %3] over seeds; tokens to val "
+  QString text = tr("Spearman ρ(certificate, −ΔBPB) = %1, 95 % bootstrap interval [%2, %3] over "
+                    "seeds; tokens to val "
                     "BPB %4; ladder %5.")
                      .arg(formatNumber(rep.spearman, 3), formatNumber(rep.spearman_low, 3),
-                          formatNumber(rep.spearman_high, 3), formatNumber(rep.target_bpb, 4), qs(rep.ladder_file));
-  if (!rep.warnings.empty()) text += tr(" %n warning(s): ", "", static_cast<int>(rep.warnings.size())) + qs(rep.warnings.front());
+                          formatNumber(rep.spearman_high, 3), formatNumber(rep.target_bpb, 4),
+                          qs(rep.ladder_file));
+  if (!rep.warnings.empty())
+    text += tr(" %n warning(s): ", "", static_cast<int>(rep.warnings.size())) +
+            qs(rep.warnings.front());
   m_status->setText(text);
   Q_EMIT resultReady();
 }

@@ -34,13 +34,18 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   m_seeds->setToolTip(tr("One run per seed; the preset's train.seed is replaced."));
   m_launch = new QPushButton(QIcon(QStringLiteral(":/icons/launch.svg")), tr("Launch"), this);
   m_launch->setObjectName(QStringLiteral("primary"));
-  m_launch->setToolTip(tr("Add one run per seed and start the queue: runs start one after another."));
+  m_launch->setToolTip(
+      tr("Add one run per seed and start the queue: runs start one after another."));
   m_enqueue = new QPushButton(tr("Queue"), this);
-  m_enqueue->setToolTip(tr("Add one run per seed without starting; Launch or Resume starts the queue."));
+  m_enqueue->setToolTip(
+      tr("Add one run per seed without starting; Launch or Resume starts the queue."));
   m_cancel = new QPushButton(QIcon(QStringLiteral(":/icons/cancel.svg")), tr("Cancel"), this);
-  m_cancel->setToolTip(tr("Stop the selected run after its current step (it keeps a checkpoint) or drop a queued one."));
+  m_cancel->setToolTip(
+      tr("Stop the selected run after its current step (it keeps a checkpoint) or drop a queued "
+         "one."));
   m_resume = new QPushButton(QIcon(QStringLiteral(":/icons/resume.svg")), tr("Resume"), this);
-  m_resume->setToolTip(tr("Continue the selected cancelled or interrupted run from its last checkpoint."));
+  m_resume->setToolTip(
+      tr("Continue the selected cancelled or interrupted run from its last checkpoint."));
   m_remove = new QPushButton(tr("Remove"), this);
   // Two rows so the panel fits a dock of about 500 px: what to run, then the actions.
   m_preset->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
@@ -65,8 +70,8 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   layout->addWidget(m_seedError);
 
   m_table = new QTableWidget(0, 7, this);
-  m_table->setHorizontalHeaderLabels({tr("Run"), tr("Seed"), tr("Status"), tr("Progress"), tr("val BPB"),
-                                      tr("held-out BPB"), tr("Folder / message")});
+  m_table->setHorizontalHeaderLabels({tr("Run"), tr("Seed"), tr("Status"), tr("Progress"),
+                                      tr("val BPB"), tr("held-out BPB"), tr("Folder / message")});
   // Headers and numbers at their width, the progress bar fixed, the folder gets the rest (a 700 px
   // dock at 1280 × 800 leaves it readable).
   m_table->horizontalHeader()->setStretchLastSection(true);
@@ -125,7 +130,8 @@ QString LauncherPanel::choosePreset(const QString& nameOrPath) {
 
 bool LauncherPanel::parseSeeds(QList<int>* seeds, QString* why) const {
   seeds->clear();
-  const QStringList parts = m_seeds->text().split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
+  const QStringList parts =
+      m_seeds->text().split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
   if (parts.isEmpty()) {
     *why = tr("give at least one seed, e.g. 42 or 41, 42, 47");
     return false;
@@ -157,9 +163,13 @@ bool LauncherPanel::parseSeeds(QList<int>* seeds, QString* why) const {
   return true;
 }
 
-void LauncherPanel::setSeedsText(const QString& text) { m_seeds->setText(text); }
+void LauncherPanel::setSeedsText(const QString& text) {
+  m_seeds->setText(text);
+}
 
-QString LauncherPanel::seedError() const { return m_seedError->isHidden() ? QString() : m_seedError->text(); }
+QString LauncherPanel::seedError() const {
+  return m_seedError->isHidden() ? QString() : m_seedError->text();
+}
 
 QString LauncherPanel::launch(bool start) {
   QList<int> seeds;
@@ -188,7 +198,9 @@ QString LauncherPanel::resumeSelected() {
   const QueueEntry* e = m_queue->entry(selectedId());
   if (!e) return tr("select a cancelled or interrupted run to resume");
   if (!m_queue->resume(e->id)) {
-    const QString why = tr("%1 is %2; only cancelled, interrupted or failed runs with a folder resume").arg(e->name, e->status);
+    const QString why =
+        tr("%1 is %2; only cancelled, interrupted or failed runs with a folder resume")
+            .arg(e->name, e->status);
     m_status->setText(why);
     return why;
   }
@@ -221,10 +233,14 @@ void LauncherPanel::refreshTable() {
     m_table->setItem(i, 1, new QTableWidgetItem(QString::number(e.seed)));
     auto* st = new QTableWidgetItem(e.status);
     QColor c(0x33, 0x47, 0x5b);
-    if (e.status == QLatin1String("running")) c = QColor(0x2f, 0x6f, 0xb2);
-    else if (e.status == QLatin1String("completed")) c = QColor(0x2e, 0x9d, 0x57);
-    else if (e.status == QLatin1String("failed") || e.status == QLatin1String("diverged")) c = QColor(0xc9, 0x30, 0x2c);
-    else if (e.status == QLatin1String("interrupted") || e.status == QLatin1String("cancelled")) c = QColor(0xb9, 0x7a, 0x1c);
+    if (e.status == QLatin1String("running"))
+      c = QColor(0x2f, 0x6f, 0xb2);
+    else if (e.status == QLatin1String("completed"))
+      c = QColor(0x2e, 0x9d, 0x57);
+    else if (e.status == QLatin1String("failed") || e.status == QLatin1String("diverged"))
+      c = QColor(0xc9, 0x30, 0x2c);
+    else if (e.status == QLatin1String("interrupted") || e.status == QLatin1String("cancelled"))
+      c = QColor(0xb9, 0x7a, 0x1c);
     st->setForeground(c);
     QFont f = st->font();
     f.setBold(true);
@@ -238,10 +254,15 @@ void LauncherPanel::refreshTable() {
     bar->setMaximum(int(std::max<qint64>(1, e.totalSteps)));
     bar->setValue(int(std::min(e.step, e.totalSteps)));
     bar->setFormat(QStringLiteral("%1 / %2").arg(e.step).arg(e.totalSteps));
-    m_table->setItem(i, 4, new QTableWidgetItem(e.valBpb >= 0 ? QString::number(e.valBpb, 'f', 4) : QStringLiteral("—")));
-    m_table->setItem(i, 5, new QTableWidgetItem(e.heldoutBpb >= 0 ? QString::number(e.heldoutBpb, 'f', 4) : QStringLiteral("—")));
+    m_table->setItem(i, 4,
+                     new QTableWidgetItem(e.valBpb >= 0 ? QString::number(e.valBpb, 'f', 4)
+                                                        : QStringLiteral("—")));
+    m_table->setItem(i, 5,
+                     new QTableWidgetItem(e.heldoutBpb >= 0 ? QString::number(e.heldoutBpb, 'f', 4)
+                                                            : QStringLiteral("—")));
     auto* msg = new QTableWidgetItem(e.message.isEmpty() ? e.runDir : e.message);
-    msg->setToolTip(e.runDir + (e.message.isEmpty() ? QString() : QStringLiteral("\n") + e.message));
+    msg->setToolTip(e.runDir +
+                    (e.message.isEmpty() ? QString() : QStringLiteral("\n") + e.message));
     m_table->setItem(i, 6, msg);
   }
   if (!selected.isEmpty()) selectId(selected);
@@ -251,7 +272,8 @@ void LauncherPanel::refreshTable() {
 
 void LauncherPanel::updateButtons() {
   const QueueEntry* e = m_queue->entry(selectedId());
-  m_cancel->setEnabled(e && (e->status == QLatin1String("running") || e->status == QLatin1String("queued")));
+  m_cancel->setEnabled(
+      e && (e->status == QLatin1String("running") || e->status == QLatin1String("queued")));
   m_resume->setEnabled(e && e->resumable());
   m_remove->setEnabled(e && e->status != QLatin1String("running"));
 }

@@ -35,11 +35,11 @@
 #include "engine/train/run_store.h"
 #include "widgets/attention_cost_panel.h"
 #include "widgets/compare_panel.h"
-#include "widgets/ladder_panel.h"
 #include "widgets/cone_panel.h"
 #include "widgets/grade_editor.h"
 #include "widgets/heatmap_panel.h"
 #include "widgets/inspector_panel.h"
+#include "widgets/ladder_panel.h"
 #include "widgets/launcher_panel.h"
 #include "widgets/metric_store.h"
 #include "widgets/monitor_panel.h"
@@ -47,7 +47,9 @@
 #include "widgets/run_queue.h"
 #include "widgets/widget_util.h"
 
-static void initWorkbenchResources() { Q_INIT_RESOURCE(resources); }
+static void initWorkbenchResources() {
+  Q_INIT_RESOURCE(resources);
+}
 
 namespace gllm::gui {
 
@@ -160,7 +162,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   initWorkbenchResources();
   setObjectName(QStringLiteral("workbenchMainWindow"));
   setWindowTitle(QStringLiteral("GLLM Workbench %1").arg(qs(engine_version())));
-  setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks | QMainWindow::AllowNestedDocks);
+  setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks |
+                 QMainWindow::AllowNestedDocks);
   setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
 
@@ -175,7 +178,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                 ? qEnvironmentVariable("GLLM_WORKBENCH_QUEUE")
                                 : runs + QStringLiteral("/workbench-queue.json");
   m_queue = new RunQueue(queueFile, runs, this);
-  m_queue->setAutoStart(false);  // nothing starts by itself when the app opens; Launch starts the queue
+  m_queue->setAutoStart(
+      false);  // nothing starts by itself when the app opens; Launch starts the queue
   m_grades = new GradeEditor(this);
   m_cone = new ConePanel(this);
   m_monitor = new MonitorPanel(this);
@@ -188,16 +192,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_attention->setResultsDir(qs(std::string(GLLM_SOURCE_DIR) + "/bench/results"));
 
   setCentralWidget(nullptr);
-  addPanel(QStringLiteral("monitor"), tr("Monitor"), QStringLiteral("monitor"), m_monitor, Qt::RightDockWidgetArea);
-  addPanel(QStringLiteral("grades"), tr("Grade editor"), QStringLiteral("grades"), m_grades, Qt::LeftDockWidgetArea);
-  addPanel(QStringLiteral("preset"), tr("Run settings"), QStringLiteral("preset"), m_presetForm, Qt::LeftDockWidgetArea);
-  addPanel(QStringLiteral("cone"), tr("Cone certificate"), QStringLiteral("cone"), m_cone, Qt::LeftDockWidgetArea);
-  addPanel(QStringLiteral("queue"), tr("Runs"), QStringLiteral("queue"), m_launcher, Qt::RightDockWidgetArea);
-  addPanel(QStringLiteral("heatmaps"), tr("Heatmaps"), QStringLiteral("heatmap"), m_heatmaps, Qt::RightDockWidgetArea);
-  addPanel(QStringLiteral("inspector"), tr("Checkpoint inspector"), QStringLiteral("inspect"), m_inspector, Qt::RightDockWidgetArea);
-  addPanel(QStringLiteral("compare"), tr("Compare"), QStringLiteral("compare"), m_compare, Qt::RightDockWidgetArea);
-  addPanel(QStringLiteral("attention"), tr("Attention cost"), QStringLiteral("attention"), m_attention, Qt::RightDockWidgetArea);
-  addPanel(QStringLiteral("ladder"), tr("Ladder"), QStringLiteral("cone"), m_ladder, Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("monitor"), tr("Monitor"), QStringLiteral("monitor"), m_monitor,
+           Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("grades"), tr("Grade editor"), QStringLiteral("grades"), m_grades,
+           Qt::LeftDockWidgetArea);
+  addPanel(QStringLiteral("preset"), tr("Run settings"), QStringLiteral("preset"), m_presetForm,
+           Qt::LeftDockWidgetArea);
+  addPanel(QStringLiteral("cone"), tr("Cone certificate"), QStringLiteral("cone"), m_cone,
+           Qt::LeftDockWidgetArea);
+  addPanel(QStringLiteral("queue"), tr("Runs"), QStringLiteral("queue"), m_launcher,
+           Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("heatmaps"), tr("Heatmaps"), QStringLiteral("heatmap"), m_heatmaps,
+           Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("inspector"), tr("Checkpoint inspector"), QStringLiteral("inspect"),
+           m_inspector, Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("compare"), tr("Compare"), QStringLiteral("compare"), m_compare,
+           Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("attention"), tr("Attention cost"), QStringLiteral("attention"),
+           m_attention, Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("ladder"), tr("Ladder"), QStringLiteral("cone"), m_ladder,
+           Qt::RightDockWidgetArea);
   splitDockWidget(m_docks["grades"], m_docks["cone"], Qt::Horizontal);
   tabifyDockWidget(m_docks["grades"], m_docks["preset"]);
   splitDockWidget(m_docks["monitor"], m_docks["queue"], Qt::Vertical);
@@ -221,7 +235,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Grade editor ⇄ run settings ⇄ cone.
   auto pushCone = [this] {
     m_cone->setGrades(m_grades->levelGrades(), m_grades->lambda(), m_grades->clip());
-    m_cone->setConfig(m_grades->config(), tr("the run settings (%1)").arg(qs(m_grades->config().name)));
+    m_cone->setConfig(m_grades->config(),
+                      tr("the run settings (%1)").arg(qs(m_grades->config().name)));
   };
   connect(m_grades, &GradeEditor::gradingChanged, this, [this, pushCone] {
     pushCone();
@@ -236,7 +251,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_grades->setConfig(m_presetForm->config());
     m_syncing = false;
   });
-  connect(m_cone, &ConePanel::educatedRequested, this, [this](const std::vector<double>& v) { m_grades->setLevelGrades(v); });
+  connect(m_cone, &ConePanel::educatedRequested, this,
+          [this](const std::vector<double>& v) { m_grades->setLevelGrades(v); });
   m_grades->setConfig(m_presetForm->config());
   pushCone();
 
@@ -250,13 +266,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_monitor->addPoint(run, QStringLiteral("tokens_per_s"), p);
     p.value = r.peak_mem_mib;
     m_monitor->addPoint(run, QStringLiteral("peak_mem_mib"), p);
-    statusBar()->showMessage(tr("%1: step %2/%3, loss %4, %5 tok/s").arg(run).arg(r.step).arg(r.total_steps)
-                                 .arg(r.loss, 0, 'f', 4).arg(r.tokens_per_s, 0, 'f', 0));
+    statusBar()->showMessage(tr("%1: step %2/%3, loss %4, %5 tok/s")
+                                 .arg(run)
+                                 .arg(r.step)
+                                 .arg(r.total_steps)
+                                 .arg(r.loss, 0, 'f', 4)
+                                 .arg(r.tokens_per_s, 0, 'f', 0));
   });
   connect(m_queue, &RunQueue::eval, this, [this](const QString& id, const EvalRecord& r) {
     const QueueEntry* e = m_queue->entry(id);
     const QString run = e ? QStringLiteral("%1 s%2").arg(e->name).arg(e->seed) : id;
-    m_monitor->addPoint(run, qs(r.split + "_bpb"), MetricPoint{double(r.step), double(r.tokens), NAN, r.wall_s, r.bpb});
+    m_monitor->addPoint(run, qs(r.split + "_bpb"),
+                        MetricPoint{double(r.step), double(r.tokens), NAN, r.wall_s, r.bpb});
   });
   connect(m_queue, &RunQueue::checkpoint, this,
           [this](const QString& id, const CheckpointRecord& r) {
@@ -274,7 +295,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     if (const QueueEntry* e = m_queue->entry(id))
       m_monitor->setRunConfig(QStringLiteral("%1 s%2").arg(e->name).arg(e->seed), e->config);
   });
-  connect(m_queue, &RunQueue::runFinished, this, [this] { m_compare->setRunsFolder(QDir(qs(runs_dir())).absolutePath()); });
+  connect(m_queue, &RunQueue::runFinished, this,
+          [this] { m_compare->setRunsFolder(QDir(qs(runs_dir())).absolutePath()); });
   connect(m_inspector, &InspectorPanel::opened, this, [this](const QString& path) {
     // openRun() reads a run's grades itself (every run opened becomes a heatmap source).
     if (!m_heatmaps->sourceNames().contains(checkpointSourceName(path))) loadCheckpointGrades(path);
@@ -321,13 +343,15 @@ QDockWidget* MainWindow::addPanel(const QString& name, const QString& title, con
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("Open &run or checkpoint…"), this, [this] {
-    const QString d = QFileDialog::getExistingDirectory(this, tr("Open run folder"), qs(runs_dir()));
-    if (!d.isEmpty()) {
-      openRun(d);
-      showPanel(QStringLiteral("inspector"));
-    }
-  });
+  file->addAction(
+      QIcon(QStringLiteral(":/icons/open.svg")), tr("Open &run or checkpoint…"), this, [this] {
+        const QString d =
+            QFileDialog::getExistingDirectory(this, tr("Open run folder"), qs(runs_dir()));
+        if (!d.isEmpty()) {
+          openRun(d);
+          showPanel(QStringLiteral("inspector"));
+        }
+      });
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
@@ -344,10 +368,11 @@ void MainWindow::buildMenus() {
   }
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About"), this, [this] {
-    QMessageBox::about(this, tr("About GLLM Workbench"),
-                       tr("<b>GLLM Workbench</b> %1<br>Graded language-model research: grades and the "
-                          "admissible cone, runs, monitors and checkpoint audits.")
-                           .arg(qs(engine_version())));
+    QMessageBox::about(
+        this, tr("About GLLM Workbench"),
+        tr("<b>GLLM Workbench</b> %1<br>Graded language-model research: grades and the "
+           "admissible cone, runs, monitors and checkpoint audits.")
+            .arg(qs(engine_version())));
   });
 }
 
@@ -386,7 +411,8 @@ QString MainWindow::defaultProfilesFile() {
   // ship with (presets/ladders), so a fresh clone starts on estimated profiles too.
   const QString cached = newestFile(qs(data_cache_dir()), {QStringLiteral("profiles*.json")});
   if (!cached.isEmpty()) return cached;
-  return newestFile(QDir(qs(presets_dir())).filePath(QStringLiteral("ladders")), {QStringLiteral("*profiles*.json")});
+  return newestFile(QDir(qs(presets_dir())).filePath(QStringLiteral("ladders")),
+                    {QStringLiteral("*profiles*.json")});
 }
 
 bool MainWindow::waitForIdle(int ms) {
@@ -439,7 +465,8 @@ void MainWindow::arrangeDocks(QSize size) {
   const int grades = three ? 540 : 560, cone = three ? 560 : 0;
   const int right = std::max(700, size.width() - grades - cone);
   if (three) {
-    resizeDocks({m_docks["grades"], m_docks["cone"], m_docks["monitor"]}, {grades, cone, right}, Qt::Horizontal);
+    resizeDocks({m_docks["grades"], m_docks["cone"], m_docks["monitor"]}, {grades, cone, right},
+                Qt::Horizontal);
   } else {
     tabifyDockWidget(m_docks["grades"], m_docks["cone"]);
     m_docks["grades"]->raise();
@@ -514,7 +541,8 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 
 QString MainWindow::saveScreenshot(const QString& path, const QString& panelName, QSize size) {
   if (!panelName.isEmpty() && !m_docks.contains(panelName))
-    return tr("unknown panel '%1'; choose one of: %2").arg(panelName, m_order.join(QStringLiteral(", ")));
+    return tr("unknown panel '%1'; choose one of: %2")
+        .arg(panelName, m_order.join(QStringLiteral(", ")));
   size = size.expandedTo(QSize(1280, 800));
   resize(size);
   arrangeDocks(size);
@@ -539,7 +567,8 @@ QString MainWindow::saveScreenshot(const QString& path, const QString& panelName
   }
   const QPixmap pix = grab();
   if (pix.isNull()) return tr("the window could not be rendered");
-  if (!pix.save(path, "PNG")) return tr("could not write %1; check the folder exists and is writable").arg(path);
+  if (!pix.save(path, "PNG"))
+    return tr("could not write %1; check the folder exists and is writable").arg(path);
   return {};
 }
 

@@ -44,7 +44,8 @@ class MainWindow : public QMainWindow {
 
   // Lays the window out at `size`, raises `panel` if given, and saves a grab() as PNG. Works
   // under the offscreen platform. Returns an empty string or the reason the file was not written.
-  QString saveScreenshot(const QString& path, const QString& panel = {}, QSize size = QSize(1440, 900));
+  QString saveScreenshot(const QString& path, const QString& panel = {},
+                         QSize size = QSize(1440, 900));
 
   // Loads the workbench style sheet and Fusion palette into the application.
   static void applyStyle();
@@ -53,8 +54,8 @@ class MainWindow : public QMainWindow {
   void runOpenFailed(const QString& dir, const QString& error);
 
  private:
-  QDockWidget* addPanel(const QString& name, const QString& title, const QString& icon, QWidget* widget,
-                        Qt::DockWidgetArea area);
+  QDockWidget* addPanel(const QString& name, const QString& title, const QString& icon,
+                        QWidget* widget, Qt::DockWidgetArea area);
   void buildMenus();
   // Initial dock sizes for a window of `size`: three columns (grade editor | cone | monitor over
   // runs) from kThreeColumnWidth px, below that the cone shares the grade editor's tabs so every

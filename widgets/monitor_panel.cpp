@@ -122,7 +122,8 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     // the axis titles and labels).
     c.chart->setMargins(QMargins(4, 14, 4, 4));
     c.chart->setBackgroundRoundness(4);
-    c.chart->legend()->setAlignment(Qt::AlignBottom);  // always shown: showing it again would show hidden markers
+    c.chart->legend()->setAlignment(
+        Qt::AlignBottom);  // always shown: showing it again would show hidden markers
     c.chart->legend()->setFont(QFont(font().family(), 8));
     QFont tf = c.chart->titleFont();
     tf.setBold(true);
@@ -160,15 +161,18 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
             [this, metric](bool on) { setShowSeeds(metric, on); });
   }
   connect(png, &QAction::triggered, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Export charts as PNG"), QStringLiteral("monitor.png"), tr("PNG (*.png)"));
+    const QString f = QFileDialog::getSaveFileName(
+        this, tr("Export charts as PNG"), QStringLiteral("monitor.png"), tr("PNG (*.png)"));
     if (!f.isEmpty()) exportPng(f);
   });
   connect(svg, &QAction::triggered, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Export charts as SVG"), QStringLiteral("monitor.svg"), tr("SVG (*.svg)"));
+    const QString f = QFileDialog::getSaveFileName(
+        this, tr("Export charts as SVG"), QStringLiteral("monitor.svg"), tr("SVG (*.svg)"));
     if (!f.isEmpty()) exportSvg(f);
   });
   connect(csv, &QAction::triggered, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(this, tr("Export data as CSV"), QStringLiteral("monitor.csv"), tr("CSV (*.csv)"));
+    const QString f = QFileDialog::getSaveFileName(
+        this, tr("Export data as CSV"), QStringLiteral("monitor.csv"), tr("CSV (*.csv)"));
     if (!f.isEmpty()) exportCsv(f);
   });
   setSmoothing(m_store.smoothing());
@@ -278,7 +282,9 @@ void MonitorPanel::resizeEvent(QResizeEvent* event) {
   scheduleRedraw();  // charts whose width changed decimate again
 }
 
-bool MonitorPanel::redrawPending() const { return m_timer->isActive(); }
+bool MonitorPanel::redrawPending() const {
+  return m_timer->isActive();
+}
 
 QColor MonitorPanel::runColor(const QString& run) const {
   return seriesColor(std::max(0, int(m_store.runs().indexOf(run))));
@@ -546,7 +552,8 @@ void MonitorPanel::updateChart(Chart& c) {
     } else {
       const auto& pts = m_store.points(u.run, metric);
       const std::vector<double>& sm = m_store.smoothed(u.run, metric);
-      // Evaluations (val/held-out BPB) are sparse, exact measurements: drawn raw, marked, unsmoothed.
+      // Evaluations (val/held-out BPB) are sparse, exact measurements: drawn raw, marked,
+      // unsmoothed.
       const bool smooth = smoothing > 0 && !evaluation;
       p.rawTwin = rawShown && smooth;  // an unsmoothed curve is its own raw curve
       p.rawPts.reserve(qsizetype(pts.size()));
@@ -667,7 +674,8 @@ QString MonitorPanel::exportPng(const QString& path) {
   for (const Chart& c : m_charts) toggles.push_back(c.seeds);
   TogglesHidden hide(toggles);
   QPixmap pix = m_chartArea->grab();
-  if (pix.isNull() || !pix.save(path, "PNG")) return tr("could not write %1; check the folder is writable").arg(path);
+  if (pix.isNull() || !pix.save(path, "PNG"))
+    return tr("could not write %1; check the folder is writable").arg(path);
   return {};
 }
 
@@ -696,7 +704,8 @@ QString MonitorPanel::exportSvg(const QString& path) {
 
 QString MonitorPanel::exportCsv(const QString& path) const {
   QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly | QIODevice::Text)) return tr("could not open %1 for writing").arg(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+    return tr("could not open %1 for writing").arg(path);
   QTextStream out(&file);
   out << "run,metric,step,tokens,flops,wall_s,value,ema,group,seeds,band,band_of,band_low,band_"
          "high\n";

@@ -23,7 +23,9 @@ QString prettyKey(const std::string& path) {
   return key;
 }
 QString rangeText(const FieldInfo& f) {
-  auto num = [](double v) { return std::fabs(v) >= 1e6 ? QString::number(v, 'g', 3) : QString::number(v, 'g', 8); };
+  auto num = [](double v) {
+    return std::fabs(v) >= 1e6 ? QString::number(v, 'g', 3) : QString::number(v, 'g', 8);
+  };
   const bool lo = std::isfinite(f.min), hi = std::isfinite(f.max);
   if (lo && hi) return QStringLiteral("range [%1, %2]").arg(num(f.min), num(f.max));
   if (lo) return QStringLiteral("≥ %1").arg(num(f.min));
@@ -86,7 +88,8 @@ void PresetForm::build(const QStringList& sectionFilter) {
       }
       case FieldKind::Choice: {
         auto* combo = new QComboBox(inner);
-        for (const auto& c : info.choices) combo->addItem(c.empty() ? QStringLiteral("(none)") : qs(c), qs(c));
+        for (const auto& c : info.choices)
+          combo->addItem(c.empty() ? QStringLiteral("(none)") : qs(c), qs(c));
         connect(combo, qOverload<int>(&QComboBox::activated), this, [this, path] { commit(path); });
         f.editor = combo;
         break;
@@ -132,8 +135,9 @@ QString PresetForm::displayValue(const FieldInfo& info) const {
   if (v.is_string()) return qs(v.get<std::string>());
   if (v.is_array()) {
     QStringList parts;
-    for (const auto& e : v) parts << (e.is_number_integer() ? QString::number(e.get<long long>())
-                                                            : QString::number(e.get<double>(), 'g', 10));
+    for (const auto& e : v)
+      parts << (e.is_number_integer() ? QString::number(e.get<long long>())
+                                      : QString::number(e.get<double>(), 'g', 10));
     return parts.join(QStringLiteral(", "));
   }
   if (v.is_number_integer()) return QString::number(v.get<long long>());
@@ -182,8 +186,10 @@ nlohmann::json PresetForm::parseEditor(const Field& f, bool* ok, QString* why) c
         const double d = text.toDouble(&isReal);
         if (isReal) return d;
         *ok = false;
-        *why = text.isEmpty() ? QStringLiteral("needs a whole number") + (rangeText(f.info).isEmpty() ? QString() : " in " + rangeText(f.info))
-                              : QStringLiteral("'%1' is not a whole number; %2").arg(text, rangeText(f.info));
+        *why = text.isEmpty()
+                   ? QStringLiteral("needs a whole number") +
+                         (rangeText(f.info).isEmpty() ? QString() : " in " + rangeText(f.info))
+                   : QStringLiteral("'%1' is not a whole number; %2").arg(text, rangeText(f.info));
         return {};
       }
       return static_cast<long long>(v);
@@ -207,8 +213,10 @@ nlohmann::json PresetForm::parseEditor(const Field& f, bool* ok, QString* why) c
       }
       nlohmann::json arr = nlohmann::json::array();
       for (double v : values) {
-        if (f.info.kind == FieldKind::IntList && v == std::floor(v)) arr.push_back(static_cast<long long>(v));
-        else arr.push_back(v);
+        if (f.info.kind == FieldKind::IntList && v == std::floor(v))
+          arr.push_back(static_cast<long long>(v));
+        else
+          arr.push_back(v);
       }
       return arr;
     }
@@ -237,7 +245,8 @@ bool PresetForm::commit(const QString& path) {
     // The engine prefixes its key path; show the reason at the field the user edited, and
     // also at the field the engine blamed when a cross-field rule refused the value.
     if (message.startsWith(where + QStringLiteral(": "))) message = message.mid(where.size() + 2);
-    setError(path, where == path || where.isEmpty() ? message : where + QStringLiteral(": ") + message);
+    setError(path,
+             where == path || where.isEmpty() ? message : where + QStringLiteral(": ") + message);
     if (!where.isEmpty() && where != path && m_fields.contains(where)) setError(where, message);
     Q_EMIT valueRefused(where.isEmpty() ? path : where, message);
     return false;

@@ -18,14 +18,16 @@ namespace gllm::gui {
 class PresetForm : public QWidget {
   Q_OBJECT
  public:
-  // `sectionFilter` limits the form to keys below these top-level sections ("grading"); empty = all.
+  // `sectionFilter` limits the form to keys below these top-level sections ("grading"); empty =
+  // all.
   explicit PresetForm(QWidget* parent = nullptr, QStringList sectionFilter = {});
 
   void setConfig(const RunConfig& config);
   const RunConfig& config() const { return m_config; }
 
   // Drives one field as a user would: writes `text` into the field's editor (or picks the choice,
-  // or toggles the box for "true"/"false") and commits it. Returns true when the value was accepted.
+  // or toggles the box for "true"/"false") and commits it. Returns true when the value was
+  // accepted.
   bool editField(const QString& path, const QString& text);
   // The refusal currently shown at a field ("" when the field is valid).
   QString fieldError(const QString& path) const;

@@ -65,12 +65,14 @@ void RunQueue::load() {
       // The app stopped while this ran: its folder holds checkpoints to resume from.
       if (e.status == QLatin1String("running")) {
         e.status = QStringLiteral("interrupted");
-        e.message = tr("the workbench stopped during this run; Resume continues from its last checkpoint");
+        e.message =
+            tr("the workbench stopped during this run; Resume continues from its last checkpoint");
       }
       if (!e.id.isEmpty()) m_entries.push_back(e);
     }
   } catch (const std::exception& ex) {
-    m_lastError = tr("could not read the queue %1: %2 (the file was left as is; fix or delete it)").arg(m_file, ex.what());
+    m_lastError = tr("could not read the queue %1: %2 (the file was left as is; fix or delete it)")
+                      .arg(m_file, ex.what());
   }
 }
 
@@ -92,7 +94,8 @@ void RunQueue::save() {
   try {
     const QString dir = QFileInfo(m_file).absolutePath();
     QDir().mkpath(dir);
-    write_file_atomic(ss(m_file), nlohmann::json({{"format", "gllm-queue/1"}, {"entries", arr}}).dump(2) + "\n");
+    write_file_atomic(
+        ss(m_file), nlohmann::json({{"format", "gllm-queue/1"}, {"entries", arr}}).dump(2) + "\n");
   } catch (const Error& e) {
     m_lastError = qs(e.what());
   }
@@ -189,40 +192,57 @@ void RunQueue::launch(QueueEntry& e) {
   delete m_bridge;
   m_bridge = new RunBridge(this);
   const QString id = e.id;
-  connect(m_bridge, &RunBridge::started, this, [this, id](const QString& dir, qint64, qint64 total) {
-    if (QueueEntry* x = find(id)) {
-      x->runDir = dir;
-      x->totalSteps = total;
-      save();
-      Q_EMIT runStarted(id, dir);
-      Q_EMIT changed();
-    }
-  }, Qt::QueuedConnection);
-  connect(m_bridge, &RunBridge::step, this, [this, id](const StepRecord& r) {
-    if (QueueEntry* x = find(id)) {
-      x->step = r.step;
-      x->totalSteps = r.total_steps;
-    }
-    Q_EMIT step(id, r);
-  }, Qt::QueuedConnection);
-  connect(m_bridge, &RunBridge::eval, this, [this, id](const EvalRecord& r) {
-    if (QueueEntry* x = find(id)) (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
-    Q_EMIT eval(id, r);
-    Q_EMIT changed();
-  }, Qt::QueuedConnection);
-  connect(m_bridge, &RunBridge::checkpoint, this, [this, id](const CheckpointRecord& r) { Q_EMIT checkpoint(id, r); },
-          Qt::QueuedConnection);
-  connect(m_bridge, &RunBridge::log, this, [this, id](const QString& line) { Q_EMIT log(id, line); }, Qt::QueuedConnection);
-  connect(m_bridge, &RunBridge::finished, this, [this, id](const FinishedRecord& r) {
-    if (QueueEntry* x = find(id)) {
-      x->step = r.step;
-      if (r.val_bpb >= 0) x->valBpb = r.val_bpb;
-      if (r.heldout_bpb >= 0) x->heldoutBpb = r.heldout_bpb;
-    }
-    finish(id, qs(r.status), qs(r.message));
-  }, Qt::QueuedConnection);
-  connect(m_bridge, &RunBridge::error, this, [this, id](const QString& msg) { finish(id, QStringLiteral("failed"), msg); },
-          Qt::QueuedConnection);
+  connect(
+      m_bridge, &RunBridge::started, this,
+      [this, id](const QString& dir, qint64, qint64 total) {
+        if (QueueEntry* x = find(id)) {
+          x->runDir = dir;
+          x->totalSteps = total;
+          save();
+          Q_EMIT runStarted(id, dir);
+          Q_EMIT changed();
+        }
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_bridge, &RunBridge::step, this,
+      [this, id](const StepRecord& r) {
+        if (QueueEntry* x = find(id)) {
+          x->step = r.step;
+          x->totalSteps = r.total_steps;
+        }
+        Q_EMIT step(id, r);
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_bridge, &RunBridge::eval, this,
+      [this, id](const EvalRecord& r) {
+        if (QueueEntry* x = find(id)) (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
+        Q_EMIT eval(id, r);
+        Q_EMIT changed();
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_bridge, &RunBridge::checkpoint, this,
+      [this, id](const CheckpointRecord& r) { Q_EMIT checkpoint(id, r); }, Qt::QueuedConnection);
+  connect(
+      m_bridge, &RunBridge::log, this, [this, id](const QString& line) { Q_EMIT log(id, line); },
+      Qt::QueuedConnection);
+  connect(
+      m_bridge, &RunBridge::finished, this,
+      [this, id](const FinishedRecord& r) {
+        if (QueueEntry* x = find(id)) {
+          x->step = r.step;
+          if (r.val_bpb >= 0) x->valBpb = r.val_bpb;
+          if (r.heldout_bpb >= 0) x->heldoutBpb = r.heldout_bpb;
+        }
+        finish(id, qs(r.status), qs(r.message));
+      },
+      Qt::QueuedConnection);
+  connect(
+      m_bridge, &RunBridge::error, this,
+      [this, id](const QString& msg) { finish(id, QStringLiteral("failed"), msg); },
+      Qt::QueuedConnection);
 
   m_runningId = id;
   const bool resuming = !e.runDir.isEmpty();

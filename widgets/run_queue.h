@@ -20,18 +20,20 @@ namespace gllm::gui {
 class RunBridge;
 
 struct QueueEntry {
-  QString id;          // stable identifier
-  QString name;        // config name (the preset / arm)
+  QString id;    // stable identifier
+  QString name;  // config name (the preset / arm)
   int seed = 0;
   nlohmann::json config;  // the resolved RunConfig (seed applied)
-  QString status = QStringLiteral("queued");  // queued|running|completed|cancelled|diverged|failed|interrupted
-  QString runDir;      // set once started
+  QString status =
+      QStringLiteral("queued");  // queued|running|completed|cancelled|diverged|failed|interrupted
+  QString runDir;                // set once started
   qint64 step = 0, totalSteps = 0;
   double valBpb = -1, heldoutBpb = -1;
   QString message;
   bool resumable() const {
-    return !runDir.isEmpty() && (status == QLatin1String("cancelled") || status == QLatin1String("interrupted") ||
-                                 status == QLatin1String("failed"));
+    return !runDir.isEmpty() &&
+           (status == QLatin1String("cancelled") || status == QLatin1String("interrupted") ||
+            status == QLatin1String("failed"));
   }
 };
 
@@ -45,12 +47,12 @@ class RunQueue : public QObject {
   // Adds one entry per seed (the config's train.seed replaced); returns their ids. Throws
   // gllm::ConfigError when a seed is out of range.
   QStringList enqueue(const RunConfig& config, const QList<int>& seeds);
-  bool remove(const QString& id);        // not while running
-  bool cancel(const QString& id);        // running → asks the trainer to stop; queued → cancelled
-  bool resume(const QString& id);        // re-queues a resumable entry (continues its run folder)
-  void setAutoStart(bool on);            // start queued entries as soon as nothing runs (default on)
+  bool remove(const QString& id);  // not while running
+  bool cancel(const QString& id);  // running → asks the trainer to stop; queued → cancelled
+  bool resume(const QString& id);  // re-queues a resumable entry (continues its run folder)
+  void setAutoStart(bool on);      // start queued entries as soon as nothing runs (default on)
   bool autoStart() const { return m_autoStart; }
-  void startNext();                      // starts the first queued entry if nothing runs
+  void startNext();  // starts the first queued entry if nothing runs
 
   const QVector<QueueEntry>& entries() const { return m_entries; }
   const QueueEntry* entry(const QString& id) const;

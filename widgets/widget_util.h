@@ -14,8 +14,12 @@ class QFileInfo;
 
 namespace gllm::gui {
 
-inline QString qs(const std::string& s) { return QString::fromStdString(s); }
-inline std::string ss(const QString& s) { return s.toStdString(); }
+inline QString qs(const std::string& s) {
+  return QString::fromStdString(s);
+}
+inline std::string ss(const QString& s) {
+  return s.toStdString();
+}
 
 // Formats a number with `digits` significant digits, switching to exponent form for
 // very small or large magnitudes; NaN and infinities print as "—" / "∞".

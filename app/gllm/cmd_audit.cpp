@@ -1,5 +1,5 @@
-// `gllm audit CKPT [--baseline CKPT] [--matrices] [--json]`: stable rank and mean-row energy of every
-// matrix grouped as seed 001 Table 4, the exp(q_τ) band profile of Table 5a, and the grades.
+// `gllm audit CKPT [--baseline CKPT] [--matrices] [--json]`: stable rank and mean-row energy of
+// every matrix grouped as seed 001 Table 4, the exp(q_τ) band profile of Table 5a, and the grades.
 #include <cstdio>
 
 #include "app/gllm/command_registry.h"
@@ -9,7 +9,8 @@
 
 namespace {
 
-void print_profile(const char* title, const gllm::audit::BandProfile& p, const gllm::audit::BandProfile* base) {
+void print_profile(const char* title, const gllm::audit::BandProfile& p,
+                   const gllm::audit::BandProfile* base) {
   auto ex = [&](double x, double b) {
     if (!base || b == 1.0) return std::string();
     char buf[48];
@@ -19,29 +20,36 @@ void print_profile(const char* title, const gllm::audit::BandProfile& p, const g
   std::printf("%s: overall %.4f ± %.4f\n", title, p.mean, p.sd);
   const char* names[3] = {"high-freq local", "mid-freq", "low-freq long"};
   for (int b = 0; b < 3; ++b)
-    std::printf("  %-16s planes %2d-%2d  %.4f%s\n", names[b], p.band_edges[b], p.band_edges[b + 1] - 1, p.band_mean[b],
+    std::printf("  %-16s planes %2d-%2d  %.4f%s\n", names[b], p.band_edges[b],
+                p.band_edges[b + 1] - 1, p.band_mean[b],
                 ex(p.band_mean[b], base ? base->band_mean[b] : 1).c_str());
-  std::printf("  layer 0 %.4f%s", p.layer0_mean, ex(p.layer0_mean, base ? base->layer0_mean : 1).c_str());
+  std::printf("  layer 0 %.4f%s", p.layer0_mean,
+              ex(p.layer0_mean, base ? base->layer0_mean : 1).c_str());
   if (!p.middle_layers.empty()) std::printf("  middle L2-L%d %.4f", p.layers - 2, p.middle_mean);
   std::printf("  final L%d %.4f\n", p.layers - 1, p.final_mean);
 }
 
 gllm::cli::RegisterCommand reg("audit", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("audit", "Checkpoint diagnostics: stable rank, mean-row energy, query-scale bands, grades");
+  auto* cmd = root.add_subcommand(
+      "audit", "Checkpoint diagnostics: stable rank, mean-row energy, query-scale bands, grades");
   struct O {
     std::string ckpt, baseline;
     bool matrices = false, json = false;
   };
   auto o = std::make_shared<O>();
-  cmd->add_option("checkpoint", o->ckpt, "A .safetensors checkpoint or a run folder (its newest valid checkpoint)")->required();
-  cmd->add_option("--baseline", o->baseline, "Reference checkpoint for the Table 5a excess changes");
+  cmd->add_option("checkpoint", o->ckpt,
+                  "A .safetensors checkpoint or a run folder (its newest valid checkpoint)")
+      ->required();
+  cmd->add_option("--baseline", o->baseline,
+                  "Reference checkpoint for the Table 5a excess changes");
   cmd->add_flag("--matrices", o->matrices, "List every matrix (always in --json)");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] {
     auto a = gllm::audit::audit_checkpoint(gllm::resolve_weights_path(o->ckpt));
     std::unique_ptr<gllm::audit::CheckpointAudit> b;
     if (!o->baseline.empty())
-      b = std::make_unique<gllm::audit::CheckpointAudit>(gllm::audit::audit_checkpoint(gllm::resolve_weights_path(o->baseline)));
+      b = std::make_unique<gllm::audit::CheckpointAudit>(
+          gllm::audit::audit_checkpoint(gllm::resolve_weights_path(o->baseline)));
     if (o->json) {
       auto j = gllm::audit::to_json(a, true);
       if (b && a.has_query_scale && b->has_query_scale) {
@@ -66,8 +74,10 @@ gllm::cli::RegisterCommand reg("audit", [](CLI::App& root) {
     }
     auto group = [](const char* title, const nlohmann::json& g) {
       if (g.is_null()) return;
-      std::printf("  %-14s %2d mats  stable rank %8.2f", title, g["count"].get<int>(), g["mean_stable_rank"].get<double>());
-      if (g.contains("stable_rank_over")) std::printf(" / %.0f", g["stable_rank_over"].get<double>());
+      std::printf("  %-14s %2d mats  stable rank %8.2f", title, g["count"].get<int>(),
+                  g["mean_stable_rank"].get<double>());
+      if (g.contains("stable_rank_over"))
+        std::printf(" / %.0f", g["stable_rank_over"].get<double>());
       std::printf("  mean-row energy %6.2f%%\n", 100 * g["mean_row_energy_share"].get<double>());
     };
     group("wte", a.groups.wte);
@@ -78,9 +88,11 @@ gllm::cli::RegisterCommand reg("audit", [](CLI::App& root) {
     group("mlp", a.groups.mlp);
     if (o->matrices)
       for (const auto& m : a.matrices)
-        std::printf("    %-40s %6lld x %-6lld srank %8.2f  mean-row %6.2f%%\n", m.name.c_str(), (long long)m.rows,
-                    (long long)m.cols, m.stable_rank, 100 * m.mean_row_share);
-    if (a.has_query_scale) print_profile("exp(q_tau)", a.query_scale, b && b->has_query_scale ? &b->query_scale : nullptr);
+        std::printf("    %-40s %6lld x %-6lld srank %8.2f  mean-row %6.2f%%\n", m.name.c_str(),
+                    (long long)m.rows, (long long)m.cols, m.stable_rank, 100 * m.mean_row_share);
+    if (a.has_query_scale)
+      print_profile("exp(q_tau)", a.query_scale,
+                    b && b->has_query_scale ? &b->query_scale : nullptr);
     if (a.has_attn_grades) print_profile("attention grades q", a.attn_grades, nullptr);
     if (!a.level_grades.is_null()) std::printf("level grades: %s\n", a.level_grades.dump().c_str());
   });

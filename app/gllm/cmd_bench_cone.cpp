@@ -27,7 +27,9 @@ double median_ms(int repeats, F&& f) {
 }
 
 gllm::cli::RegisterSubcommand reg("bench", "cone", [](CLI::App& group) {
-  auto* cmd = group.add_subcommand("cone", "Time one cone edit and the clipped optimum at width d (budgets: 1 ms and 50 ms at d = 4096)");
+  auto* cmd = group.add_subcommand("cone",
+                                   "Time one cone edit and the clipped optimum at width d "
+                                   "(budgets: 1 ms and 50 ms at d = 4096)");
   auto d = std::make_shared<int>(4096);
   auto repeats = std::make_shared<int>(21);
   auto clip = std::make_shared<double>(2.0);
@@ -92,11 +94,13 @@ gllm::cli::RegisterSubcommand reg("bench", "cone", [](CLI::App& group) {
       return;
     }
     std::cout << "d = " << *d << " (median of " << *repeats << ")\n"
-              << "one cone edit       " << cert_ms << " ms  (" << cert_ms / 1.0 << "× the 1 ms budget)\n"
-              << "clipped optimum     " << opt_ms << " ms  (" << opt_ms / 50.0 << "× the 50 ms budget; "
-              << s.method << ", " << s.iterations << " iterations, KKT " << s.kkt_residual << ")\n"
-              << "with ν_mag = 1e-3   " << opt_pen_ms << " ms  (" << sp.method << ", " << sp.iterations
-              << " iterations, KKT " << sp.kkt_residual << ")" << std::endl;
+              << "one cone edit       " << cert_ms << " ms  (" << cert_ms / 1.0
+              << "× the 1 ms budget)\n"
+              << "clipped optimum     " << opt_ms << " ms  (" << opt_ms / 50.0
+              << "× the 50 ms budget; " << s.method << ", " << s.iterations << " iterations, KKT "
+              << s.kkt_residual << ")\n"
+              << "with ν_mag = 1e-3   " << opt_pen_ms << " ms  (" << sp.method << ", "
+              << sp.iterations << " iterations, KKT " << sp.kkt_residual << ")" << std::endl;
   });
 });
 

@@ -1,5 +1,6 @@
-// `gllm bench train`: engine vs PyTorch eager training throughput on a preset, alternating rounds in
-// one invocation; prints tokens/s, ratio, GFLOP/s, peak fraction and writes bench/results/*.json.
+// `gllm bench train`: engine vs PyTorch eager training throughput on a preset, alternating rounds
+// in one invocation; prints tokens/s, ratio, GFLOP/s, peak fraction and writes
+// bench/results/*.json.
 #include <iomanip>
 #include <iostream>
 
@@ -15,49 +16,59 @@ struct Opts {
   std::string preset = "tiny-cpu";
   int steps = 10, warmup = 2, rounds = 3, threads = 0, gemm_n = 1024;
   int64_t vocab = 0;
-  bool vs_python = false, vs_unfused = false, json = false, profile = false, no_save = false, no_full_step = false, no_gemm_bound = false;
+  bool vs_python = false, vs_unfused = false, json = false, profile = false, no_save = false,
+       no_full_step = false, no_gemm_bound = false;
   std::string python, script, out_dir;
 };
 
 void print_text(const nlohmann::json& j, const std::string& saved) {
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+  auto num = [&](const char* k) {
+    return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
+  };
   const auto& c = j["config"];
   std::cout << std::fixed << std::setprecision(0);
-  std::cout << "preset " << j["preset"].get<std::string>() << ": " << c["n_layer"] << " layers, width " << c["n_embd"]
-            << ", " << c["device_batch"] << "×" << c["sequence_len"] << " tokens/step, vocab " << c["vocab_size"]
-            << "; " << j["threads"] << " threads, " << j["rounds"] << " rounds × " << j["steps"] << " steps\n"
+  std::cout << "preset " << j["preset"].get<std::string>() << ": " << c["n_layer"]
+            << " layers, width " << c["n_embd"] << ", " << c["device_batch"] << "×"
+            << c["sequence_len"] << " tokens/step, vocab " << c["vocab_size"] << "; "
+            << j["threads"] << " threads, " << j["rounds"] << " rounds × " << j["steps"]
+            << " steps\n"
             << "step: " << j["step"].get<std::string>() << "\n";
-  std::cout << "engine            " << num("engine_tokens_per_s") << " tok/s  " << std::setprecision(1)
-            << num("engine_gflops") << " GFLOP/s";
+  std::cout << "engine            " << num("engine_tokens_per_s") << " tok/s  "
+            << std::setprecision(1) << num("engine_gflops") << " GFLOP/s";
   if (num("gemm_peak_gflops") > 0)
-    std::cout << "  (" << std::setprecision(1) << 100 * num("peak_fraction") << " % of the " << std::setprecision(0)
-              << num("gemm_peak_gflops") << " GFLOP/s " << j["gemm_n"] << "² GEMM peak, best of the rounds; median "
-              << num("gemm_median_gflops") << ")";
+    std::cout << "  (" << std::setprecision(1) << 100 * num("peak_fraction") << " % of the "
+              << std::setprecision(0) << num("gemm_peak_gflops") << " GFLOP/s " << j["gemm_n"]
+              << "² GEMM peak, best of the rounds; median " << num("gemm_median_gflops") << ")";
   std::cout << "\n";
   if (j["gemm_bound"].is_object()) {
     const auto& g = j["gemm_bound"];
-    std::cout << std::setprecision(1) << "GEMM-bound          its " << g["products_per_step"] << " matrix products alone: "
-              << g["gemm_ms"].get<double>() << " ms/step at " << std::setprecision(0) << g["gemm_gflops"].get<double>()
-              << " GFLOP/s; step " << std::setprecision(1) << g["step_ms"].get<double>() << " ms → "
+    std::cout << std::setprecision(1) << "GEMM-bound          its " << g["products_per_step"]
+              << " matrix products alone: " << g["gemm_ms"].get<double>() << " ms/step at "
+              << std::setprecision(0) << g["gemm_gflops"].get<double>() << " GFLOP/s; step "
+              << std::setprecision(1) << g["step_ms"].get<double>() << " ms → "
               << 100 * g["fraction"].get<double>() << " % of the step is GEMM-bound time\n";
     if (g.contains("peak_fraction_ceiling") && g["peak_fraction_ceiling"].get<double>() > 0)
       std::cout << "                    products alone, the step would reach "
-                << 100 * g["peak_fraction_ceiling"].get<double>() << " % of the peak (the ceiling of its fraction)\n";
+                << 100 * g["peak_fraction_ceiling"].get<double>()
+                << " % of the peak (the ceiling of its fraction)\n";
   }
   if (j.contains("fusion_speedup"))
-    std::cout << std::setprecision(0) << "engine, fused ops off  " << num("unfused_tokens_per_s") << " tok/s  (fused "
-              << std::setprecision(3) << num("fusion_speedup") << "× faster)\n";
+    std::cout << std::setprecision(0) << "engine, fused ops off  " << num("unfused_tokens_per_s")
+              << " tok/s  (fused " << std::setprecision(3) << num("fusion_speedup")
+              << "× faster)\n";
   if (j.contains("ratio")) {
-    std::cout << std::setprecision(0) << "PyTorch eager     " << num("python_tokens_per_s") << " tok/s  " << std::setprecision(1)
-              << num("python_gflops") << " GFLOP/s  (" << 100 * num("python_peak_fraction") << " %; "
+    std::cout << std::setprecision(0) << "PyTorch eager     " << num("python_tokens_per_s")
+              << " tok/s  " << std::setprecision(1) << num("python_gflops") << " GFLOP/s  ("
+              << 100 * num("python_peak_fraction") << " %; "
               << j["python_implementation"].get<std::string>() << ")\n"
               << std::setprecision(3) << "ratio (engine / PyTorch)  " << num("ratio") << "\n"
-              << std::setprecision(6) << "loss engine " << num("loss_engine") << ", PyTorch " << num("loss_python")
-              << ", reference " << num("loss_reference") << "\n";
+              << std::setprecision(6) << "loss engine " << num("loss_engine") << ", PyTorch "
+              << num("loss_python") << ", reference " << num("loss_reference") << "\n";
   }
   if (j["full_step"].is_object())
-    std::cout << std::setprecision(0) << "engine full step with MuonAdamW  " << j["full_step"]["tokens_per_s"].get<double>()
-              << " tok/s (optimizer " << std::setprecision(1) << j["full_step"]["optimizer_ms"].get<double>() << " ms)\n";
+    std::cout << std::setprecision(0) << "engine full step with MuonAdamW  "
+              << j["full_step"]["tokens_per_s"].get<double>() << " tok/s (optimizer "
+              << std::setprecision(1) << j["full_step"]["optimizer_ms"].get<double>() << " ms)\n";
   std::cout << std::setprecision(1) << "engine phases (ms/step):";
   for (auto& [k, v] : j["phases_ms"].items()) std::cout << " " << k << " " << v.get<double>();
   std::cout << "\n";
@@ -67,9 +78,9 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
       int n = 0;
       for (const auto& r : rows) {
         if (n++ >= 15) break;
-        std::cout << "  " << std::setw(8) << std::setprecision(2) << r["self_ms"].get<double>() << "  "
-                  << std::setw(5) << std::setprecision(0) << r["calls"].get<double>() << "  "
-                  << r["op"].get<std::string>() << "\n";
+        std::cout << "  " << std::setw(8) << std::setprecision(2) << r["self_ms"].get<double>()
+                  << "  " << std::setw(5) << std::setprecision(0) << r["calls"].get<double>()
+                  << "  " << r["op"].get<std::string>() << "\n";
       }
     }
   }
@@ -79,25 +90,42 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
 
 gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
   auto o = std::make_shared<Opts>();
-  auto* cmd = group.add_subcommand("train", "Training throughput: engine vs PyTorch eager (alternating rounds), GFLOP/s and GEMM-peak fraction");
-  cmd->add_option("--preset", o->preset, "Preset name or RunConfig JSON path")->capture_default_str();
+  auto* cmd = group.add_subcommand("train",
+                                   "Training throughput: engine vs PyTorch eager (alternating "
+                                   "rounds), GFLOP/s and GEMM-peak fraction");
+  cmd->add_option("--preset", o->preset, "Preset name or RunConfig JSON path")
+      ->capture_default_str();
   cmd->add_option("--steps", o->steps, "Timed steps per side per round")->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "Untimed steps before each side's timed steps")->capture_default_str();
-  cmd->add_option("--rounds", o->rounds, "Alternating rounds (medians are reported)")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed steps before each side's timed steps")
+      ->capture_default_str();
+  cmd->add_option("--rounds", o->rounds, "Alternating rounds (medians are reported)")
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   "Intra-op threads for both sides (0 = GLLM_THREADS or all cores)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--vocab", o->vocab, "Vocabulary size (0 = the config's data.vocab_size); tokens are random")->capture_default_str();
-  cmd->add_option("--gemm-n", o->gemm_n, "Size N of the N×N fp32 GEMM measuring the peak (0 = skip)")->capture_default_str();
-  cmd->add_flag("--vs-python", o->vs_python, "Also run the PyTorch eager script (tests/python/bench_train_reference.py)");
-  cmd->add_option("--python", o->python, "Python interpreter with torch (default /usr/bin/python3)");
-  cmd->add_option("--script", o->script, "Path of bench_train_reference.py (default: the source tree's)");
+  cmd->add_option("--vocab", o->vocab,
+                  "Vocabulary size (0 = the config's data.vocab_size); tokens are random")
+      ->capture_default_str();
+  cmd->add_option("--gemm-n", o->gemm_n,
+                  "Size N of the N×N fp32 GEMM measuring the peak (0 = skip)")
+      ->capture_default_str();
+  cmd->add_flag("--vs-python", o->vs_python,
+                "Also run the PyTorch eager script (tests/python/bench_train_reference.py)");
+  cmd->add_option("--python", o->python,
+                  "Python interpreter with torch (default /usr/bin/python3)");
+  cmd->add_option("--script", o->script,
+                  "Path of bench_train_reference.py (default: the source tree's)");
   cmd->add_flag("--profile", o->profile, "Op-level profile of both sides (self time per op)");
-  cmd->add_flag("--no-gemm-bound", o->no_gemm_bound, "Skip timing the step's own matrix products alone");
-  cmd->add_flag("--vs-unfused", o->vs_unfused, "Also time the engine with its own CPU kernels (RMSNorm, RoPE, ReLU², attention, panel products) off");
-  cmd->add_flag("--no-full-step", o->no_full_step, "Skip timing the engine's full step with MuonAdamW");
-  cmd->add_option("--out-dir", o->out_dir, "Folder for the result file (default: the source tree's bench/results)");
+  cmd->add_flag("--no-gemm-bound", o->no_gemm_bound,
+                "Skip timing the step's own matrix products alone");
+  cmd->add_flag("--vs-unfused", o->vs_unfused,
+                "Also time the engine with its own CPU kernels (RMSNorm, RoPE, ReLU², attention, "
+                "panel products) off");
+  cmd->add_flag("--no-full-step", o->no_full_step,
+                "Skip timing the engine's full step with MuonAdamW");
+  cmd->add_option("--out-dir", o->out_dir,
+                  "Folder for the result file (default: the source tree's bench/results)");
   cmd->add_flag("--no-save", o->no_save, "Do not write a result file");
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->callback([o] {
@@ -119,18 +147,22 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
     b.gemm_n = o->gemm_n;
     if (o->gemm_n < 0) throw gllm::Error("--gemm-n must be ≥ 0");
     auto j = gllm::bench::run_train_bench(b, [&](const std::string& s) {
-      if (!o->json) std::cout << s << std::endl;
-      else std::cerr << s << std::endl;
+      if (!o->json)
+        std::cout << s << std::endl;
+      else
+        std::cerr << s << std::endl;
     });
     std::string saved;
     if (!o->no_save) {
       std::string name = b.config.name.empty() ? "run" : b.config.name;
-      saved = gllm::bench::write_result(o->out_dir.empty() ? gllm::bench::results_dir() : o->out_dir,
-                                        "train-" + name, j);
+      saved = gllm::bench::write_result(
+          o->out_dir.empty() ? gllm::bench::results_dir() : o->out_dir, "train-" + name, j);
       j["saved"] = saved;
     }
-    if (o->json) gllm::cli::print_json(j);
-    else print_text(j, saved);
+    if (o->json)
+      gllm::cli::print_json(j);
+    else
+      print_text(j, saved);
   });
 });
 

@@ -24,7 +24,8 @@ bool looks_like_checkpoint(const std::string& t) {
     const std::string x(s);
     return t.size() >= x.size() && t.compare(t.size() - x.size(), x.size(), x) == 0;
   };
-  return ends(".safetensors") || (ends(".json") && std::filesystem::exists(t.substr(0, t.size() - 5) + ".safetensors"));
+  return ends(".safetensors") ||
+         (ends(".json") && std::filesystem::exists(t.substr(0, t.size() - 5) + ".safetensors"));
 }
 
 std::string fixed(double v, int digits) {
@@ -48,41 +49,61 @@ void run(const CertifyArgs& a) {
   if (a.json) {
     nlohmann::json comps = nlohmann::json::array();
     for (const auto& c : certs) comps.push_back(grading::to_json(c));
-    cli::print_json({{"target", a.target}, {"grades_source", m.source}, {"lambda", m.lambda}, {"clip", m.clip},
-                     {"q_max", m.q_max}, {"sources", m.sources}, {"components", comps}});
+    cli::print_json({{"target", a.target},
+                     {"grades_source", m.source},
+                     {"lambda", m.lambda},
+                     {"clip", m.clip},
+                     {"q_max", m.q_max},
+                     {"sources", m.sources},
+                     {"components", comps}});
     return;
   }
-  std::cout << "grades: " << m.source << "\nλ = " << m.lambda << ", C = " << m.clip << ", q_max = " << m.q_max << "\n";
-  if (certs.empty()) std::cout << "no graded component (grading.mlge and grading.attention are off)\n";
+  std::cout << "grades: " << m.source << "\nλ = " << m.lambda << ", C = " << m.clip
+            << ", q_max = " << m.q_max << "\n";
+  if (certs.empty())
+    std::cout << "no graded component (grading.mlge and grading.attention are off)\n";
   for (size_t i = 0; i < certs.size(); ++i) {
     const auto& c = certs[i];
     if (!c.certified) {  // consecutive heads with the same reason are named once
       size_t j = i;
-      while (j + 1 < certs.size() && !certs[j + 1].certified && certs[j + 1].reason == c.reason) ++j;
-      std::cout << c.component << (j > i ? " … " + certs[j].component + " (" + std::to_string(j - i + 1) + ")" : "")
+      while (j + 1 < certs.size() && !certs[j + 1].certified && certs[j + 1].reason == c.reason)
+        ++j;
+      std::cout << c.component
+                << (j > i ? " … " + certs[j].component + " (" + std::to_string(j - i + 1) + ")"
+                          : "")
                 << ": not certified — " << c.reason << "\n";
       i = j;
       continue;
     }
-    std::cout << c.component << " (d = " << c.d << "): ⟨q, α̂−τ̂⟩ = " << fixed(c.certificate, 5) << " — "
-              << (c.admissible ? "admissible" : c.sign == 0 ? "on the cone's boundary" : "not admissible");
+    std::cout << c.component << " (d = " << c.d << "): ⟨q, α̂−τ̂⟩ = " << fixed(c.certificate, 5)
+              << " — "
+              << (c.admissible  ? "admissible"
+                  : c.sign == 0 ? "on the cone's boundary"
+                                : "not admissible");
     if (c.sign_fraction >= 0)
-      std::cout << ", sign kept in " << fixed(100 * c.sign_fraction, 1) << " % of " << c.resamples << " resamples";
-    std::cout << "; Λ(q) = " << fixed(c.lambda_q, 5) << " (predicted token gain " << fixed(c.gain, 4)
-              << "×), BC = " << fixed(c.bc, 5);
-    if (c.basis_deviation >= 0) std::cout << ", basis drift max|P − B| = " << fixed(c.basis_deviation, 6);
+      std::cout << ", sign kept in " << fixed(100 * c.sign_fraction, 1) << " % of " << c.resamples
+                << " resamples";
+    std::cout << "; Λ(q) = " << fixed(c.lambda_q, 5) << " (predicted token gain "
+              << fixed(c.gain, 4) << "×), BC = " << fixed(c.bc, 5);
+    if (c.basis_deviation >= 0)
+      std::cout << ", basis drift max|P − B| = " << fixed(c.basis_deviation, 6);
     std::cout << "\n";
   }
   std::cout.flush();
 }
 
 gllm::cli::RegisterCommand reg("certify", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("certify", "Certify the grades a preset's model or a checkpoint holds against profiles "
-                                             "(Eq. 15 sign, Λ(q), BC, gain, bootstrap sign fraction)");
+  auto* cmd = root.add_subcommand(
+      "certify",
+      "Certify the grades a preset's model or a checkpoint holds against profiles "
+      "(Eq. 15 sign, Λ(q), BC, gain, bootstrap sign fraction)");
   auto a = std::make_shared<CertifyArgs>();
-  cmd->add_option("target", a->target, "Preset name or RunConfig JSON, run folder, or checkpoint .safetensors")->required();
+  cmd->add_option("target", a->target,
+                  "Preset name or RunConfig JSON, run folder, or checkpoint .safetensors")
+      ->required();
   cmd->add_option("--profiles", a->profiles,
-                  "Profiles file(s): `gllm profiles` at d = n_embd for MLGE grades, `gllm profiles --checkpoint` for "
+                  "Profiles file(s): `gllm profiles` at d = n_embd for MLGE grades, `gllm profiles "
+                  "--checkpoint` for "
                   "head grades (repeat the option for both)");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { run(*a); });

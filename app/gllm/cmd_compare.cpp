@@ -23,7 +23,8 @@ std::vector<gllm::RunInfo> read_all(const std::vector<std::string>& dirs) {
       throw gllm::Error(d +
                         " holds no readable run folder; give run folders written by gllm train");
     for (auto& r : rs)
-      if (std::none_of(runs.begin(), runs.end(), [&](const gllm::RunInfo& x) { return x.dir == r.dir; }))
+      if (std::none_of(runs.begin(), runs.end(),
+                       [&](const gllm::RunInfo& x) { return x.dir == r.dir; }))
         runs.push_back(std::move(r));
   }
   return runs;
@@ -47,10 +48,13 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
   };
   auto o = std::make_shared<O>();
   cmd->add_option("runs", o->runs, "Run folders (or folders of runs)")->required();
-  cmd->add_option("--baseline", o->baseline, "A run of the baseline arm (its arm is the config name)")->required();
+  cmd->add_option("--baseline", o->baseline,
+                  "A run of the baseline arm (its arm is the config name)")
+      ->required();
   cmd->add_option("--metric", o->metric, "heldout_bpb | val_bpb | final_loss")
       ->check(CLI::IsMember({"heldout_bpb", "val_bpb", "final_loss"}));
-  cmd->add_flag("--2x2", o->two_by_two, "Four arms: baseline 00, then 01, 10, 11 in order; adds the DoD");
+  cmd->add_flag("--2x2", o->two_by_two,
+                "Four arms: baseline 00, then 01, 10, 11 in order; adds the DoD");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] {
     auto base = gllm::read_run(o->baseline);
@@ -87,12 +91,12 @@ gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
       if (a.contains("vs_baseline") && !a["vs_baseline"].is_null()) {
         const auto& v = a["vs_baseline"];
         const bool interval = v.value("interval", true);  // one seed: no interval to print
-        row.insert(row.end(),
-                   {fmt("%+.6f", v["mean"].get<double>()),
-                    interval ? fmt("%.6f", v["sd"].get<double>()) : std::string("—"),
-                    interval ? fmt("[%+.6f, %+.6f]", v["ci_low"].get<double>(), v["ci_high"].get<double>())
-                             : std::string("one seed: no interval"),
-                    fmt("%d/%d", v["n_improved"].get<int>(), v["n"].get<int>())});
+        row.insert(row.end(), {fmt("%+.6f", v["mean"].get<double>()),
+                               interval ? fmt("%.6f", v["sd"].get<double>()) : std::string("—"),
+                               interval ? fmt("[%+.6f, %+.6f]", v["ci_low"].get<double>(),
+                                              v["ci_high"].get<double>())
+                                        : std::string("one seed: no interval"),
+                               fmt("%d/%d", v["n_improved"].get<int>(), v["n"].get<int>())});
       }
       table.add_row(row);
     }

@@ -82,7 +82,8 @@ void run(const CompileArgs& a) {
   const int64_t T = a.length > 0 ? a.length : graded->config().model.sequence_len;
   if (T > graded->config().model.sequence_len && graded->config().model.positional != "rope")
     throw gllm::Error("--probe-len " + std::to_string(T) + " exceeds sequence_len " +
-                      std::to_string(graded->config().model.sequence_len) + "; use a shorter probe");
+                      std::to_string(graded->config().model.sequence_len) +
+                      "; use a shorter probe");
   const double logit_bytes = static_cast<double>(a.batch) * static_cast<double>(T) *
                              static_cast<double>(graded->vocab_size()) * 4.0;
   if (logit_bytes > kMaxProbeLogitBytes)
@@ -115,7 +116,8 @@ void run(const CompileArgs& a) {
                            {"tensors_before", count(graded)},
                            {"tensors_after", count(standard)}});
   } else {
-    std::cout << "compiled " << a.input << " -> " << (ok ? a.output : std::string("(not written)")) << "\n"
+    std::cout << "compiled " << a.input << " -> " << (ok ? a.output : std::string("(not written)"))
+              << "\n"
               << "removed: ";
     for (size_t i = 0; i < removed.size(); ++i) std::cout << (i ? ", " : "") << removed[i];
     std::cout << (removed.empty() ? "(no grade tensors)" : "") << "\n"
@@ -124,20 +126,27 @@ void run(const CompileArgs& a) {
   }
   if (!ok)
     throw gllm::Error("the compiled model differs from the graded one by " + std::to_string(delta) +
-                      " > " + std::to_string(a.tolerance) + "; nothing was written — report this checkpoint");
+                      " > " + std::to_string(a.tolerance) +
+                      "; nothing was written — report this checkpoint");
 }
 
 gllm::cli::RegisterCommand reg("compile", [](CLI::App& root) {
   auto a = std::make_shared<CompileArgs>();
-  auto* cmd = root.add_subcommand(
-      "compile", "Fold every grade into standard weights (seed 000 Cor. 1) and check the logits on a probe batch");
-  cmd->add_option("checkpoint", a->input, "Graded model checkpoint (.safetensors)")->required()->check(CLI::ExistingFile);
+  auto* cmd = root.add_subcommand("compile",
+                                  "Fold every grade into standard weights (seed 000 Cor. 1) and "
+                                  "check the logits on a probe batch");
+  cmd->add_option("checkpoint", a->input, "Graded model checkpoint (.safetensors)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out,-o", a->output, "Where to write the standard checkpoint")->required();
-  cmd->add_option("--probe-batch", a->batch, "Rows of the random probe batch")->check(CLI::Range(1, 1024));
-  cmd->add_option("--probe-len", a->length, "Tokens per probe row (0 = sequence_len)")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--probe-batch", a->batch, "Rows of the random probe batch")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--probe-len", a->length, "Tokens per probe row (0 = sequence_len)")
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--seed", a->seed, "Seed of the probe batch")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 62));
-  cmd->add_option("--tolerance", a->tolerance, "Largest accepted max |Δ logits|")->check(CLI::PositiveNumber);
+  cmd->add_option("--tolerance", a->tolerance, "Largest accepted max |Δ logits|")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--threads", a->threads, "CPU threads (0 = all cores)")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "Print JSON");

@@ -1,5 +1,6 @@
 // `gllm cone`: the admissible cone for geometric (ν, μ) level profiles (seed 000 Table 3) or for a
-// profiles file — BC, Λ* = BC², the clipped optimum Λ*_C with its grades, and any given grades' report.
+// profiles file — BC, Λ* = BC², the clipped optimum Λ*_C with its grades, and any given grades'
+// report.
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -34,12 +35,18 @@ struct ConeArgs {
 };
 
 nlohmann::json report_json(const ConeReport& r) {
-  return {{"lambda_q", r.lambda_q},     {"log_lambda", r.log_lambda},
-          {"gain", r.gain},             {"bc", r.bc},
-          {"lambda_star", r.lambda_star}, {"certificate", r.certificate},
-          {"certificate_sign", r.certificate_sign}, {"gradient", r.gradient},
-          {"clip_bound", r.clip_bound}, {"clipped_floor", r.clipped_floor},
-          {"in_cone", r.in_cone},       {"within_clip", r.within_clip},
+  return {{"lambda_q", r.lambda_q},
+          {"log_lambda", r.log_lambda},
+          {"gain", r.gain},
+          {"bc", r.bc},
+          {"lambda_star", r.lambda_star},
+          {"certificate", r.certificate},
+          {"certificate_sign", r.certificate_sign},
+          {"gradient", r.gradient},
+          {"clip_bound", r.clip_bound},
+          {"clipped_floor", r.clipped_floor},
+          {"in_cone", r.in_cone},
+          {"within_clip", r.within_clip},
           {"q_max", r.q_max}};
 }
 
@@ -59,7 +66,9 @@ void run(const ConeArgs& a) {
   const double lambda = a.lambda != 0 ? a.lambda : std::exp(1.0 / a.head_dim);
   validate_base_and_clip(lambda, a.clip);
   if (a.geometric == !a.profiles.empty())
-    throw gllm::Error("give exactly one source of profiles: --geometric --nu ν --mu μ [--levels L], or --profiles FILE");
+    throw gllm::Error(
+        "give exactly one source of profiles: --geometric --nu ν --mu μ [--levels L], or "
+        "--profiles FILE");
   nlohmann::json out;
   out["lambda"] = lambda;
   out["clip"] = a.clip;
@@ -68,7 +77,9 @@ void run(const ConeArgs& a) {
   Profiles p;
   if (a.geometric) {
     if (a.magnitude_weight != 0)
-      throw gllm::Error("--magnitude-weight applies to --profiles; Table 3 (--geometric) is the unpenalised program");
+      throw gllm::Error(
+          "--magnitude-weight applies to --profiles; Table 3 (--geometric) is the unpenalised "
+          "program");
     auto s = geometric_summary(a.nu, a.mu, a.levels, lambda, a.clip);
     p = geometric_profiles(a.nu, a.mu, a.levels);
     out["source"] = "geometric";
@@ -120,9 +131,13 @@ void run(const ConeArgs& a) {
       // §7.2: sign stability of the given grades (else of q*_C) and the BC interval.
       const auto& q = a.grades.empty() ? s.q : a.grades;
       auto b = bootstrap_from_resamples(p, f.bootstrap, q);
-      out["bootstrap"] = {{"resamples", b.resamples}, {"grades", a.grades.empty() ? "educated" : "given"},
-                          {"sign_fraction", b.sign_fraction}, {"bc_low", b.bc_low}, {"bc_high", b.bc_high},
-                          {"certificate_low", b.certificate_low}, {"certificate_high", b.certificate_high},
+      out["bootstrap"] = {{"resamples", b.resamples},
+                          {"grades", a.grades.empty() ? "educated" : "given"},
+                          {"sign_fraction", b.sign_fraction},
+                          {"bc_low", b.bc_low},
+                          {"bc_high", b.bc_high},
+                          {"certificate_low", b.certificate_low},
+                          {"certificate_high", b.certificate_high},
                           {"level", b.level}};
     }
     if (p.has_levels()) {
@@ -130,66 +145,89 @@ void run(const ConeArgs& a) {
       auto lp = p.level_profiles();
       out["level_alpha"] = lp.alpha;
       out["level_tau"] = lp.tau;
-      out["level_optimum"] = {{"lambda_c", sl.lambda_c}, {"gain", sl.gain}, {"v_c", sl.level_grades},
-                              {"g_c", std::vector<double>(sl.multipliers.begin(), sl.multipliers.end())},
-                              {"kkt_residual", sl.kkt_residual}};
+      out["level_optimum"] = {
+          {"lambda_c", sl.lambda_c},
+          {"gain", sl.gain},
+          {"v_c", sl.level_grades},
+          {"g_c", std::vector<double>(sl.multipliers.begin(), sl.multipliers.end())},
+          {"kkt_residual", sl.kkt_residual}};
       // Per-level multipliers (one per level, not per coordinate).
       std::vector<double> g;
       for (double v : sl.level_grades) g.push_back(std::pow(lambda, v));
       out["level_optimum"]["g_c"] = g;
     }
   }
-  if (!a.grades.empty()) out["grades_report"] = report_json(evaluate_cone(p, a.grades, lambda, a.clip));
+  if (!a.grades.empty())
+    out["grades_report"] = report_json(evaluate_cone(p, a.grades, lambda, a.clip));
   if (!a.level_grades.empty())
-    out["level_grades_report"] = report_json(evaluate_cone_levels(p, a.level_grades, lambda, a.clip));
+    out["level_grades_report"] =
+        report_json(evaluate_cone_levels(p, a.level_grades, lambda, a.clip));
 
   if (a.json) {
     gllm::cli::print_json(out);
     return;
   }
   std::cout << std::fixed << std::setprecision(4);
-  std::cout << "λ = " << lambda << ", C = " << a.clip << ", q_max = " << out["q_max"].get<double>() << "\n";
+  std::cout << "λ = " << lambda << ", C = " << a.clip << ", q_max = " << out["q_max"].get<double>()
+            << "\n";
   std::cout << "BC(α,τ)            " << out["bc"].get<double>() << "\n"
             << "Λ* = BC²           " << out["lambda_star"].get<double>() << "\n"
             << "Λ*_C (clipped opt) " << out["lambda_c"].get<double>() << "\n"
             << "token gain 1/Λ*_C  " << out["gain"].get<double>() << "\n"
             << "bound max(BC²,C⁻²) " << out["prop10_bound"].get<double>() << "\n";
-  if (a.geometric) std::cout << "g*_C per level     " << vec(out["g_c"].get<std::vector<double>>(), 2) << "\n";
+  if (a.geometric)
+    std::cout << "g*_C per level     " << vec(out["g_c"].get<std::vector<double>>(), 2) << "\n";
   else if (out.contains("level_optimum"))
-    std::cout << "g*_C per level     " << vec(out["level_optimum"]["g_c"].get<std::vector<double>>(), 2)
+    std::cout << "g*_C per level     "
+              << vec(out["level_optimum"]["g_c"].get<std::vector<double>>(), 2)
               << " (level program, Λ = " << out["level_optimum"]["lambda_c"].get<double>() << ")\n";
   if (out.contains("deletion")) std::cout << out["deletion"].get<std::string>() << "\n";
   if (out.contains("bootstrap"))
-    std::cout << "bootstrap (" << out["bootstrap"]["resamples"].get<int>() << " resamples): sign kept in "
+    std::cout << "bootstrap (" << out["bootstrap"]["resamples"].get<int>()
+              << " resamples): sign kept in "
               << 100 * out["bootstrap"]["sign_fraction"].get<double>() << "%, BC 95% interval ["
-              << out["bootstrap"]["bc_low"].get<double>() << ", " << out["bootstrap"]["bc_high"].get<double>() << "]\n";
+              << out["bootstrap"]["bc_low"].get<double>() << ", "
+              << out["bootstrap"]["bc_high"].get<double>() << "]\n";
   for (const char* key : {"grades_report", "level_grades_report"}) {
     if (!out.contains(key)) continue;
     auto& r = out[key];
-    std::cout << key << ": Λ(q) = " << r["lambda_q"].get<double>() << ", ⟨q,α−τ⟩ = " << r["certificate"].get<double>()
-              << (r["in_cone"].get<bool>() ? "  (in the admissible cone)" : "  (not in the cone)") << "\n";
+    std::cout << key << ": Λ(q) = " << r["lambda_q"].get<double>()
+              << ", ⟨q,α−τ⟩ = " << r["certificate"].get<double>()
+              << (r["in_cone"].get<bool>() ? "  (in the admissible cone)" : "  (not in the cone)")
+              << "\n";
   }
   std::cout.flush();
 }
 
 gllm::cli::RegisterCommand reg("cone", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("cone", "The admissible cone: BC, Λ* = BC², the clipped optimum Λ*_C and its grades (seed 000 §6–§7, Table 3)");
+  auto* cmd = root.add_subcommand("cone",
+                                  "The admissible cone: BC, Λ* = BC², the clipped optimum Λ*_C and "
+                                  "its grades (seed 000 §6–§7, Table 3)");
   auto a = std::make_shared<ConeArgs>();
-  cmd->add_flag("--geometric", a->geometric, "Geometric level profiles a_l ∝ ν^{L−1−l}, s_l ∝ μ^l (Cor. 3)");
-  cmd->add_option("--nu", a->nu, "ν: concentration of the target towards the deepest level (with --geometric)");
-  cmd->add_option("--mu", a->mu, "μ: decay of the data away from the shallowest level (with --geometric)");
+  cmd->add_flag("--geometric", a->geometric,
+                "Geometric level profiles a_l ∝ ν^{L−1−l}, s_l ∝ μ^l (Cor. 3)");
+  cmd->add_option("--nu", a->nu,
+                  "ν: concentration of the target towards the deepest level (with --geometric)");
+  cmd->add_option("--mu", a->mu,
+                  "μ: decay of the data away from the shallowest level (with --geometric)");
   cmd->add_option("--levels", a->levels, "Number of levels L (with --geometric)")
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxLevels));
   cmd->add_option("--profiles", a->profiles, "Profiles JSON written by `gllm profiles`");
-  cmd->add_option("--clip", a->clip, "Clip C > 1: grades in [0, log C / log λ]")->capture_default_str();
-  cmd->add_option("--lambda", a->lambda, "Grading base λ > 1 (default e^{1/head_dim}); Λ and g = λ^q do not depend on it");
+  cmd->add_option("--clip", a->clip, "Clip C > 1: grades in [0, log C / log λ]")
+      ->capture_default_str();
+  cmd->add_option("--lambda", a->lambda,
+                  "Grading base λ > 1 (default e^{1/head_dim}); Λ and g = λ^q do not depend on it");
   cmd->add_option("--head-dim", a->head_dim, "d_k for the default base λ = e^{1/d_k}")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--magnitude-weight", a->magnitude_weight, "ν_mag ≥ 0 of the penalty ν_mag‖q‖² (Cor. 4; --profiles only)");
-  cmd->add_option("--grades", a->grades, "Per-coordinate grades to certify, comma separated")->delimiter(',');
-  cmd->add_option("--level-grades", a->level_grades, "Level-constant grades to certify (Rem. 9), comma separated")->delimiter(',');
+  cmd->add_option("--magnitude-weight", a->magnitude_weight,
+                  "ν_mag ≥ 0 of the penalty ν_mag‖q‖² (Cor. 4; --profiles only)");
+  cmd->add_option("--grades", a->grades, "Per-coordinate grades to certify, comma separated")
+      ->delimiter(',');
+  cmd->add_option("--level-grades", a->level_grades,
+                  "Level-constant grades to certify (Rem. 9), comma separated")
+      ->delimiter(',');
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a] { run(*a); });
 });

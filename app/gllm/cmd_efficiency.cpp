@@ -1,5 +1,5 @@
-// `gllm efficiency RUN... --target BPB [--metric val_bpb] [--uniform ARM] [--json]`: tokens at which
-// each run first reaches the target and the ratio to the uniform arm (seed 000 §8.2.2).
+// `gllm efficiency RUN... --target BPB [--metric val_bpb] [--uniform ARM] [--json]`: tokens at
+// which each run first reaches the target and the ratio to the uniform arm (seed 000 §8.2.2).
 #include <cstdio>
 #include <iostream>
 
@@ -11,7 +11,8 @@
 namespace {
 
 gllm::cli::RegisterCommand reg("efficiency", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("efficiency", "Tokens to a target BPB per run and the ratio to the uniform arm");
+  auto* cmd = root.add_subcommand(
+      "efficiency", "Tokens to a target BPB per run and the ratio to the uniform arm");
   struct O {
     std::vector<std::string> runs;
     double target = 0;
@@ -21,8 +22,10 @@ gllm::cli::RegisterCommand reg("efficiency", [](CLI::App& root) {
   auto o = std::make_shared<O>();
   cmd->add_option("runs", o->runs, "Run folders (or folders of runs)")->required();
   cmd->add_option("--target", o->target, "Target BPB")->required()->check(CLI::PositiveNumber);
-  cmd->add_option("--metric", o->metric, "val_bpb | heldout_bpb")->check(CLI::IsMember({"val_bpb", "heldout_bpb"}));
-  cmd->add_option("--uniform", o->uniform, "Arm (config name) of the uniform control; default: the arm named *uniform*");
+  cmd->add_option("--metric", o->metric, "val_bpb | heldout_bpb")
+      ->check(CLI::IsMember({"val_bpb", "heldout_bpb"}));
+  cmd->add_option("--uniform", o->uniform,
+                  "Arm (config name) of the uniform control; default: the arm named *uniform*");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] {
     std::vector<gllm::RunInfo> runs;

@@ -22,17 +22,23 @@ struct LadderArgs {
 };
 
 gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("ladder", "Selection ladder (seed 000 Table 2): grades and certificates of the six arms");
+  auto* cmd = root.add_subcommand(
+      "ladder", "Selection ladder (seed 000 Table 2): grades and certificates of the six arms");
   auto a = std::make_shared<LadderArgs>();
-  cmd->add_option("--profiles", a->profiles, "Profiles JSON written by `gllm profiles`")->required();
+  cmd->add_option("--profiles", a->profiles, "Profiles JSON written by `gllm profiles`")
+      ->required();
   cmd->add_option("--clip", a->clip, "Clip C > 1")->capture_default_str();
-  cmd->add_option("--lambda", a->lambda, "Grading base λ > 1 (default e^{1/head_dim}); must match the model's λ");
-  cmd->add_option("--head-dim", a->head_dim, "d_k for the default base λ = e^{1/d_k}")->capture_default_str();
+  cmd->add_option("--lambda", a->lambda,
+                  "Grading base λ > 1 (default e^{1/head_dim}); must match the model's λ");
+  cmd->add_option("--head-dim", a->head_dim, "d_k for the default base λ = e^{1/d_k}")
+      ->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of the random arm")->capture_default_str();
-  cmd->add_option("--magnitude-weight", a->magnitude_weight, "ν_mag of the educated/oracle optimum");
-  cmd->add_option("--program", a->program,
-                  "Program of the educated and oracle arms: d (the d-variable box program, Prop. 10) or "
-                  "levels (the L-level reduction, Prop. 11)")
+  cmd->add_option("--magnitude-weight", a->magnitude_weight,
+                  "ν_mag of the educated/oracle optimum");
+  cmd->add_option(
+         "--program", a->program,
+         "Program of the educated and oracle arms: d (the d-variable box program, Prop. 10) or "
+         "levels (the L-level reduction, Prop. 11)")
       ->check(CLI::IsMember({"d", "levels"}))
       ->capture_default_str();
   cmd->add_option("--out", a->out, "Write the ladder JSON here (atomic)");
@@ -53,7 +59,8 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
     if (!a->out.empty()) {
       std::error_code ec;
       const auto base = std::filesystem::absolute(a->out, ec).parent_path();
-      const auto rel = std::filesystem::relative(std::filesystem::absolute(a->profiles, ec), base, ec);
+      const auto rel =
+          std::filesystem::relative(std::filesystem::absolute(a->profiles, ec), base, ec);
       if (!ec && !rel.empty() && rel.native().rfind("..", 0) != 0) lad.profiles_file = rel.string();
     }
     if (!a->out.empty()) gllm::grading::save_ladder_file(a->out, lad);

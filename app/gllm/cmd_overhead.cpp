@@ -9,7 +9,8 @@
 namespace {
 
 gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("overhead", "Parameter overhead of MLGE projections and grades (seed 000 §8.1.3)");
+  auto* cmd = root.add_subcommand(
+      "overhead", "Parameter overhead of MLGE projections and grades (seed 000 §8.1.3)");
   auto in = std::make_shared<gllm::grading::OverheadInput>();
   auto json = std::make_shared<bool>(false);
   // Counts as researchers write them (345e6, 345M, 7B); the bounds keep every product below
@@ -17,13 +18,16 @@ gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
   using gllm::cli::add_count_option;
   add_count_option(cmd, "--d", in->d, "Model width d", 1, int64_t(1) << 24)->required();
   add_count_option(cmd, "--layers", in->layers, "Blocks K", 1, int64_t(1) << 20)->required();
-  add_count_option(cmd, "--heads", in->heads, "Heads per block H (d_k = d/H)", 1, int64_t(1) << 24)->required();
-  add_count_option(cmd, "--levels", in->levels, "MLGE levels L (Σ d_l = d, so the count does not change d²)", 1,
+  add_count_option(cmd, "--heads", in->heads, "Heads per block H (d_k = d/H)", 1, int64_t(1) << 24)
+      ->required();
+  add_count_option(cmd, "--levels", in->levels,
+                   "MLGE levels L (Σ d_l = d, so the count does not change d²)", 1,
                    int64_t(1) << 24)
       ->default_str("4");
-  add_count_option(cmd, "--vocab", in->vocab, "Vocabulary size |V|", 1, int64_t(1) << 32)->required();
-  add_count_option(cmd, "--total-params", in->total_params, "Model parameters N (345e6, 345M, 7B, …)", 1,
-                   int64_t(1000000000000000))
+  add_count_option(cmd, "--vocab", in->vocab, "Vocabulary size |V|", 1, int64_t(1) << 32)
+      ->required();
+  add_count_option(cmd, "--total-params", in->total_params,
+                   "Model parameters N (345e6, 345M, 7B, …)", 1, int64_t(1000000000000000))
       ->required();
   cmd->add_flag("--json", *json, "Print JSON");
   cmd->callback([in, json] {

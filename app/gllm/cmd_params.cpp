@@ -43,15 +43,19 @@ void run(const ParamsArgs& a) {
   } else if (a.depth > 0) {
     cfg.name = "depth-" + std::to_string(a.depth);
     cfg.model.depth = a.depth;
-    cfg.model.storage = "bf16";     // seed 001 stores wte, value_embeds and the hashed tables in bf16
+    cfg.model.storage = "bf16";  // seed 001 stores wte, value_embeds and the hashed tables in bf16
     cfg.model.sequence_len = 2048;  // the paper's batch: 64 × 2048 tokens × 4 micro-steps
     cfg.train.device_batch = 64;
     cfg.train.grad_accum = 4;
   } else {
-    throw gllm::Error("name a preset (gllm params tiny-cpu) or a baseline depth (gllm params --depth 6 --vocab 8192)");
+    throw gllm::Error(
+        "name a preset (gllm params tiny-cpu) or a baseline depth (gllm params --depth 6 --vocab "
+        "8192)");
   }
   if (a.oe_m >= 0) cfg.model.oe_m = a.oe_m;
-  int64_t vocab = a.vocab > 0 ? a.vocab : cfg.model.vocab_size > 0 ? cfg.model.vocab_size : cfg.data.vocab_size;
+  int64_t vocab = a.vocab > 0                ? a.vocab
+                  : cfg.model.vocab_size > 0 ? cfg.model.vocab_size
+                                             : cfg.data.vocab_size;
   if (vocab <= 0) vocab = 8192;
   const auto acc = gllm::account(cfg, vocab, a.tokens);
   if (a.json) {
@@ -67,23 +71,26 @@ void run(const ParamsArgs& a) {
   }
   const auto& p = acc.params;
   std::ostringstream o;
-  o << cfg.name << ": " << cfg.model.layers() << " layers, d=" << cfg.model.width() << ", V=" << vocab
+  o << cfg.name << ": " << cfg.model.layers() << " layers, d=" << cfg.model.width()
+    << ", V=" << vocab
     << (cfg.model.oe_m > 0 ? ", oe_m=" + std::to_string(cfg.model.oe_m) : std::string()) << "\n"
     << "  scaling params    " << grouped(p.scaling_params) << "\n"
     << "  OE rows / params  " << grouped(p.oe_rows) << " / " << grouped(p.oe_params) << "\n"
     << "  total params      " << grouped(p.total_params) << "\n"
-    << std::fixed << std::setprecision(2) << "  memory (MiB)      OE tables " << acc.memory.oe_tables
-    << ", FP32 embedding state " << acc.memory.fp32_embedding_state << ", this config +" << acc.memory.delta << "\n"
-    << "  GFLOPs/step       model " << gflops(acc.flops.model) << ", OE lookup " << gflops(acc.flops.oe_lookup)
-    << ", OE update " << gflops(acc.flops.oe_update) << ", BiEq " << gflops(acc.flops.bieq) << ", Neumann-Gram ("
-    << acc.neumann_tables << " tables) " << gflops(acc.flops.neumann_gram) << ", query scale "
-    << gflops(acc.flops.query_scale) << "\n"
+    << std::fixed << std::setprecision(2) << "  memory (MiB)      OE tables "
+    << acc.memory.oe_tables << ", FP32 embedding state " << acc.memory.fp32_embedding_state
+    << ", this config +" << acc.memory.delta << "\n"
+    << "  GFLOPs/step       model " << gflops(acc.flops.model) << ", OE lookup "
+    << gflops(acc.flops.oe_lookup) << ", OE update " << gflops(acc.flops.oe_update) << ", BiEq "
+    << gflops(acc.flops.bieq) << ", Neumann-Gram (" << acc.neumann_tables << " tables) "
+    << gflops(acc.flops.neumann_gram) << ", query scale " << gflops(acc.flops.query_scale) << "\n"
     << "  extra this config " << gflops(acc.flops.extra) << " GFLOPs/step\n";
   std::cout << o.str();
 }
 
 gllm::cli::RegisterCommand reg("params", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("params", "Parameter counts, memory deltas and FLOPs per step (seed 001 Table 1b)");
+  auto* cmd = root.add_subcommand(
+      "params", "Parameter counts, memory deltas and FLOPs per step (seed 001 Table 1b)");
   auto a = std::make_shared<ParamsArgs>();
   cmd->add_option("preset", a->preset, "Preset name or RunConfig JSON path");
   using gllm::cli::add_count_option;

@@ -14,9 +14,11 @@
 namespace {
 
 gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("profiles", "Estimate α̂/τ̂ profiles, graded basis, BC and part-of-speech grades on the Brown "
-                                              "corpus (seed 000 §7.1–§7.3) and write a profiles file; with --checkpoint "
-                                              "alone, the profiles of every attention head in its own coordinates");
+  auto* cmd = root.add_subcommand(
+      "profiles",
+      "Estimate α̂/τ̂ profiles, graded basis, BC and part-of-speech grades on the Brown "
+      "corpus (seed 000 §7.1–§7.3) and write a profiles file; with --checkpoint "
+      "alone, the profiles of every attention head in its own coordinates");
   struct Opts {
     gllm::ProfileOptions p;
     std::string corpus = "brown", path, out, config;
@@ -25,45 +27,67 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
     gllm::HeadProfileOptions heads;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--corpus", o->corpus, "Corpus with annotations (brown)")->check(CLI::IsMember({"brown"}));
+  cmd->add_option("--corpus", o->corpus, "Corpus with annotations (brown)")
+      ->check(CLI::IsMember({"brown"}));
   cmd->add_option("--path", o->path, "Brown folder (default: the data cache)");
-  cmd->add_option("--config", o->config, "Take the data section (split seed and fractions, vocab) from this RunConfig");
-  auto* reference = cmd->add_option("--reference", o->p.reference,
-                                    "Reference representation: ppmi (PPMI + truncated SVD), wte (a checkpoint's "
-                                    "embedding), or heads (every attention head of --checkpoint; the default when "
-                                    "--checkpoint is given alone)")
-                        ->check(CLI::IsMember({"ppmi", "wte", "heads"}));
-  cmd->add_option("--checkpoint", o->p.checkpoint,
-                  "Run folder or checkpoint: head profiles (each head's keys after RoPE and QK-norm), or the "
-                  "reference embedding with --reference wte");
+  cmd->add_option("--config", o->config,
+                  "Take the data section (split seed and fractions, vocab) from this RunConfig");
+  auto* reference =
+      cmd->add_option(
+             "--reference", o->p.reference,
+             "Reference representation: ppmi (PPMI + truncated SVD), wte (a checkpoint's "
+             "embedding), or heads (every attention head of --checkpoint; the default when "
+             "--checkpoint is given alone)")
+          ->check(CLI::IsMember({"ppmi", "wte", "heads"}));
+  cmd->add_option(
+      "--checkpoint", o->p.checkpoint,
+      "Run folder or checkpoint: head profiles (each head's keys after RoPE and QK-norm), or the "
+      "reference embedding with --reference wte");
   cmd->add_option("--features", o->heads.features, "Head profiles: read the heads' keys or queries")
       ->check(CLI::IsMember({"keys", "queries"}))
       ->capture_default_str();
-  cmd->add_option("--max-tokens", o->heads.max_tokens, "Head profiles: validation tokens read at most")
+  cmd->add_option("--max-tokens", o->heads.max_tokens,
+                  "Head profiles: validation tokens read at most")
       ->check(CLI::Range(int64_t(1000), int64_t(100000000)))
       ->capture_default_str();
-  cmd->add_option("--wte-name", o->p.wte_name, "Tensor name of the token embedding in the checkpoint");
-  cmd->add_option("--d", o->p.d, "Width of the PPMI reference (wte: taken from the checkpoint)")->check(CLI::Range(2, 4096));
-  cmd->add_option("--levels", o->p.levels, "Levels L (1–4; Brown levels 0 … L−1)")->check(CLI::Range(1, 4));
-  cmd->add_option("--target", o->p.target, "Probe target of α̂: noun, verb_distance, negation, document_position or mixture")
+  cmd->add_option("--wte-name", o->p.wte_name,
+                  "Tensor name of the token embedding in the checkpoint");
+  cmd->add_option("--d", o->p.d, "Width of the PPMI reference (wte: taken from the checkpoint)")
+      ->check(CLI::Range(2, 4096));
+  cmd->add_option("--levels", o->p.levels, "Levels L (1–4; Brown levels 0 … L−1)")
+      ->check(CLI::Range(1, 4));
+  cmd->add_option("--target", o->p.target,
+                  "Probe target of α̂: noun, verb_distance, negation, document_position or mixture")
       ->check(CLI::IsMember({"noun", "verb_distance", "negation", "document_position", "mixture"}));
-  cmd->add_option("--bootstrap", o->p.bootstrap, "Bootstrap resamples over validation sentences")->check(CLI::Range(0, 100000));
+  cmd->add_option("--bootstrap", o->p.bootstrap, "Bootstrap resamples over validation sentences")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--seed", o->p.seed, "Seed (SVD sketch, bootstrap)");
-  cmd->add_option("--ridge", o->p.ridge, "Ridge of the probes, relative to the mean coordinate variance")->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--min-count", o->p.min_count, "Word types seen fewer times have no representation")->check(CLI::Range(1, 1000000));
-  cmd->add_option("--max-types", o->p.max_types, "PPMI: most frequent word types kept")->check(CLI::Range(10, 1000000));
-  cmd->add_option("--contexts", o->p.contexts, "PPMI: context vocabulary size")->check(CLI::Range(10, 100000));
-  cmd->add_option("--window", o->p.window, "PPMI: ± window within a sentence")->check(CLI::Range(1, 20));
+  cmd->add_option("--ridge", o->p.ridge,
+                  "Ridge of the probes, relative to the mean coordinate variance")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--min-count", o->p.min_count,
+                  "Word types seen fewer times have no representation")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--max-types", o->p.max_types, "PPMI: most frequent word types kept")
+      ->check(CLI::Range(10, 1000000));
+  cmd->add_option("--contexts", o->p.contexts, "PPMI: context vocabulary size")
+      ->check(CLI::Range(10, 100000));
+  cmd->add_option("--window", o->p.window, "PPMI: ± window within a sentence")
+      ->check(CLI::Range(1, 20));
   cmd->add_option("--threads", o->p.threads, "Worker threads (0 = all cores)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--vocab-size", o->vocab, "Tokenizer vocabulary for per-token output grades (default: config or 8192)");
-  cmd->add_flag("--no-output-grades", o->no_output_grades, "Skip per-token output grades (no tokenizer needed)");
+  cmd->add_option("--vocab-size", o->vocab,
+                  "Tokenizer vocabulary for per-token output grades (default: config or 8192)");
+  cmd->add_flag("--no-output-grades", o->no_output_grades,
+                "Skip per-token output grades (no tokenizer needed)");
   cmd->add_option("--out", o->out, "Profiles file to write")->required();
   cmd->add_flag("--json", o->json, "Print the estimation report as JSON");
   cmd->callback([o, reference] {
-    const bool heads = o->p.reference == "heads" || (reference->count() == 0 && !o->p.checkpoint.empty());
+    const bool heads =
+        o->p.reference == "heads" || (reference->count() == 0 && !o->p.checkpoint.empty());
     if (heads) {
-      if (o->p.checkpoint.empty()) throw gllm::Error("--reference heads needs --checkpoint RUN_OR_CKPT");
+      if (o->p.checkpoint.empty())
+        throw gllm::Error("--reference heads needs --checkpoint RUN_OR_CKPT");
       auto h = o->heads;
       h.checkpoint = o->p.checkpoint;
       h.target = o->p.target;
@@ -76,21 +100,32 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
         if (!o->json) std::cerr << s << std::endl;
       });
       gllm::grading::save_head_profiles(o->out, hp);
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       nlohmann::json bc = nlohmann::json::array();
       for (int l = 0; l < hp.layers; ++l)
         for (int k = 0; k < hp.heads; ++k)
-          bc.push_back({{"layer", l}, {"head", k},
-                        {"bc", gllm::grading::bhattacharyya(hp.at(l, k).profiles.alpha, hp.at(l, k).profiles.tau)}});
+          bc.push_back({{"layer", l},
+                        {"head", k},
+                        {"bc", gllm::grading::bhattacharyya(hp.at(l, k).profiles.alpha,
+                                                            hp.at(l, k).profiles.tau)}});
       if (o->json) {
-        gllm::cli::print_json({{"out", o->out}, {"kind", "heads"}, {"layers", hp.layers}, {"heads", hp.heads},
-                               {"planes", hp.planes}, {"bc", bc}, {"meta", hp.meta}, {"total_seconds", secs}});
+        gllm::cli::print_json({{"out", o->out},
+                               {"kind", "heads"},
+                               {"layers", hp.layers},
+                               {"heads", hp.heads},
+                               {"planes", hp.planes},
+                               {"bc", bc},
+                               {"meta", hp.meta},
+                               {"total_seconds", secs}});
         return;
       }
-      std::cout << "wrote " << o->out << " (" << hp.layers << " layers × " << hp.heads << " heads, " << hp.planes
-                << " planes, " << h.bootstrap << " bootstrap resamples) in " << secs << " s\n";
+      std::cout << "wrote " << o->out << " (" << hp.layers << " layers × " << hp.heads << " heads, "
+                << hp.planes << " planes, " << h.bootstrap << " bootstrap resamples) in " << secs
+                << " s\n";
       for (const auto& e : bc)
-        std::cout << "  layer " << e["layer"] << " head " << e["head"] << ": BC " << e["bc"].get<double>() << "\n";
+        std::cout << "  layer " << e["layer"] << " head " << e["head"] << ": BC "
+                  << e["bc"].get<double>() << "\n";
       std::cout << std::flush;
       return;
     }
@@ -105,14 +140,20 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
     };
     auto t0 = std::chrono::steady_clock::now();
     auto corpus = gllm::read_corpus(cfg);
-    auto splits = gllm::split_documents(corpus.documents.size(), cfg.val_fraction, cfg.heldout_fraction,
-                                        static_cast<uint64_t>(cfg.split_seed));
+    auto splits =
+        gllm::split_documents(corpus.documents.size(), cfg.val_fraction, cfg.heldout_fraction,
+                              static_cast<uint64_t>(cfg.split_seed));
     std::unique_ptr<gllm::Dataset> ds;
-    if (!o->no_output_grades || o->p.reference == "wte") ds = std::make_unique<gllm::Dataset>(gllm::open_dataset(cfg, corpus, say));
+    if (!o->no_output_grades || o->p.reference == "wte")
+      ds = std::make_unique<gllm::Dataset>(gllm::open_dataset(cfg, corpus, say));
     auto r = gllm::estimate_profiles(corpus, splits, o->p, ds ? &ds->tokenizer : nullptr,
                                      ds ? ds->shard.get() : nullptr, say);
-    r.file.meta["split"] = {{"seed", cfg.split_seed}, {"val_fraction", cfg.val_fraction}, {"heldout_fraction", cfg.heldout_fraction},
-                            {"train", splits.train.size()}, {"val", splits.val.size()}, {"heldout", splits.heldout.size()}};
+    r.file.meta["split"] = {{"seed", cfg.split_seed},
+                            {"val_fraction", cfg.val_fraction},
+                            {"heldout_fraction", cfg.heldout_fraction},
+                            {"train", splits.train.size()},
+                            {"val", splits.val.size()},
+                            {"heldout", splits.heldout.size()}};
     r.file.meta["report"] = r.report;
     gllm::grading::save_profiles_file(o->out, r.file);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -122,18 +163,23 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
       gllm::cli::print_json(r.report);
       return;
     }
-    std::cout << "wrote " << o->out << " (d = " << r.file.profiles.d() << ", L = " << r.file.profiles.levels() << ", "
-              << r.file.bootstrap.size() << " bootstrap resamples) in " << secs << " s\n"
+    std::cout << "wrote " << o->out << " (d = " << r.file.profiles.d()
+              << ", L = " << r.file.profiles.levels() << ", " << r.file.bootstrap.size()
+              << " bootstrap resamples) in " << secs << " s\n"
               << "BC(α̂, τ̂) [" << o->p.target << "] = " << r.report["bc"].get<double>() << "\n";
     for (auto& [name, e] : r.report["bc_per_target"].items())
-      std::cout << "  level " << e["level"] << " target " << name << ": BC " << e["bc"].get<double>()
+      std::cout << "  level " << e["level"] << " target " << name << ": BC "
+                << e["bc"].get<double>()
                 << (e.contains("bc_low") ? " [" + std::to_string(e["bc_low"].get<double>()) + ", " +
-                                               std::to_string(e["bc_high"].get<double>()) + "]" : std::string())
+                                               std::to_string(e["bc_high"].get<double>()) + "]"
+                                         : std::string())
                 << "\n";
     for (const char* arm : {"taxonomic", "pos"})
       if (r.report.contains(arm))
-        std::cout << "  " << arm << " arm: <q, α̂−τ̂> = " << r.report[arm]["certificate"].get<double>()
-                  << ", sign kept in " << 100 * r.report[arm]["sign_fraction"].get<double>() << " % of resamples\n";
+        std::cout << "  " << arm
+                  << " arm: <q, α̂−τ̂> = " << r.report[arm]["certificate"].get<double>()
+                  << ", sign kept in " << 100 * r.report[arm]["sign_fraction"].get<double>()
+                  << " % of resamples\n";
     std::cout << std::flush;
   });
 });

@@ -22,7 +22,8 @@ gllm::cli::RegisterCommand reg("resume", [](CLI::App& root) {
   auto allow_change = std::make_shared<bool>(false);
   cmd->add_option("dir", *dir, "Run folder")->required();
   gllm::cli::add_count_option(cmd, "--steps", *steps,
-                              "Extend the run to N steps (changes its schedule from here on)", 1, 1000000000);
+                              "Extend the run to N steps (changes its schedule from here on)", 1,
+                              1000000000);
   cmd->add_flag(
       "--allow-config-change", *allow_change,
       "Resume although config.json was edited in a way that changes results since the last "
@@ -34,7 +35,8 @@ gllm::cli::RegisterCommand reg("resume", [](CLI::App& root) {
     gllm::TrainerOptions opts;
     opts.steps_override = *steps;
     opts.allow_config_change = *allow_change;
-    auto f = gllm::cli::drive_run(trainer, *quiet, [&](gllm::RunObserver* obs) { trainer.resume(*dir, obs, opts); });
+    auto f = gllm::cli::drive_run(trainer, *quiet,
+                                  [&](gllm::RunObserver* obs) { trainer.resume(*dir, obs, opts); });
     if (*json)
       gllm::cli::print_json(gllm::to_json(f));
     else

@@ -21,7 +21,8 @@ gllm::cli::RegisterSubcommand reg("stats", "paired", [](CLI::App& group) {
   auto o = std::make_shared<Opts>();
   cmd->add_option("--a", o->a, "Baseline values, one per seed, comma-separated")->required();
   cmd->add_option("--b", o->b, "Treatment values, one per seed in the same order")->required();
-  cmd->add_option("--level", o->level, "Confidence level of the interval")->check(CLI::Range(0.5, 0.9999));
+  cmd->add_option("--level", o->level, "Confidence level of the interval")
+      ->check(CLI::Range(0.5, 0.9999));
   cmd->add_flag("--higher-is-better", o->higher_is_better,
                 "Count a seed as improved when b > a (default: lower is better, as for BPB)");
   cmd->add_flag("--json", o->json, "Print JSON");
@@ -37,7 +38,8 @@ gllm::cli::RegisterSubcommand reg("stats", "paired", [](CLI::App& group) {
       gllm::cli::print_json(gllm::stats::to_json(p));
       return;
     }
-    std::printf("delta (b - a) over %d seeds: %+.6f ± %.6f (SD)\n", p.delta.n, p.delta.mean, p.delta.sd);
+    std::printf("delta (b - a) over %d seeds: %+.6f ± %.6f (SD)\n", p.delta.n, p.delta.mean,
+                p.delta.sd);
     std::printf("%.0f%% t-interval (df = %d): [%+.6f, %+.6f]\n", o->level * 100, p.delta.n - 1,
                 p.delta.ci_low, p.delta.ci_high);
     std::printf("per seed:");

@@ -44,12 +44,14 @@ void apply_overrides(gllm::RunConfig& c, const TrainOpts& o) {
 
 gllm::FinishedRecord train_one(const gllm::RunConfig& c, const std::string& dir, bool quiet) {
   gllm::Trainer trainer;
-  return gllm::cli::drive_run(trainer, quiet, [&](gllm::RunObserver* obs) { trainer.start(c, dir, obs); });
+  return gllm::cli::drive_run(trainer, quiet,
+                              [&](gllm::RunObserver* obs) { trainer.start(c, dir, obs); });
 }
 
 gllm::FinishedRecord resume_one(const std::string& dir, bool quiet) {
   gllm::Trainer trainer;
-  return gllm::cli::drive_run(trainer, quiet, [&](gllm::RunObserver* obs) { trainer.resume(dir, obs); });
+  return gllm::cli::drive_run(trainer, quiet,
+                              [&](gllm::RunObserver* obs) { trainer.resume(dir, obs); });
 }
 
 // Sweep file (engine/config/sweep.h): arms × seeds, each run in <out>/<arm>-s<seed>.
@@ -87,7 +89,8 @@ void run_sweep(const TrainOpts& o) {
       c.train.seed = seed;
       apply_overrides(c, o);
       c.train.seed = seed;
-      jobs.push_back({c.name, gllm::join_path(out, c.name + "-s" + std::to_string(c.train.seed)), c});
+      jobs.push_back(
+          {c.name, gllm::join_path(out, c.name + "-s" + std::to_string(c.train.seed)), c});
     }
   }
   gllm::make_directories(out);
@@ -95,14 +98,19 @@ void run_sweep(const TrainOpts& o) {
   nlohmann::json results = nlohmann::json::array();
   for (size_t i = 0; i < jobs.size(); ++i) {
     const auto& j = jobs[i];
-    std::cerr << "[" << i + 1 << "/" << jobs.size() << "] " << j.arm << " seed " << j.config.train.seed << "\n";
+    std::cerr << "[" << i + 1 << "/" << jobs.size() << "] " << j.arm << " seed "
+              << j.config.train.seed << "\n";
     gllm::FinishedRecord f;
     if (gllm::file_exists(gllm::join_path(j.dir, "config.json"))) {
       auto info = gllm::read_run(j.dir);
       if (info.status == "completed") {
         std::cerr << "  already completed; skipped\n";
-        results.push_back({{"arm", j.arm}, {"seed", j.config.train.seed}, {"run_dir", j.dir}, {"status", "completed"},
-                           {"val_bpb", info.val_bpb}, {"heldout_bpb", info.heldout_bpb}});
+        results.push_back({{"arm", j.arm},
+                           {"seed", j.config.train.seed},
+                           {"run_dir", j.dir},
+                           {"status", "completed"},
+                           {"val_bpb", info.val_bpb},
+                           {"heldout_bpb", info.heldout_bpb}});
         continue;
       }
       f = resume_one(j.dir, o.quiet);
@@ -114,26 +122,31 @@ void run_sweep(const TrainOpts& o) {
     r["seed"] = j.config.train.seed;
     results.push_back(r);
   }
-  if (o.json) gllm::cli::print_json({{"sweep", name}, {"out", out}, {"runs", results}});
-  else std::cout << "sweep " << name << " done: " << results.size() << " runs in " << out << "\n";
+  if (o.json)
+    gllm::cli::print_json({{"sweep", name}, {"out", out}, {"runs", results}});
+  else
+    std::cout << "sweep " << name << " done: " << results.size() << " runs in " << out << "\n";
 }
 
 gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("train", "Train a preset (or a sweep of arms x seeds) into a run folder");
+  auto* cmd =
+      root.add_subcommand("train", "Train a preset (or a sweep of arms x seeds) into a run folder");
   auto o = std::make_shared<TrainOpts>();
   cmd->add_option("preset", o->preset, "Preset name (see presets/) or path to a RunConfig JSON");
   cmd->add_option("--sweep", o->sweep, "Sweep file: arms x seeds run one after another");
   using gllm::cli::add_count_option;
   add_count_option(cmd, "--steps", o->steps, "Override train.steps", 1, 1000000000);
-  add_count_option(cmd, "--eval-every", o->eval_every, "Override train.eval_every (0 = only at the end)", 0,
-                   1000000000);
+  add_count_option(cmd, "--eval-every", o->eval_every,
+                   "Override train.eval_every (0 = only at the end)", 0, 1000000000);
   add_count_option(cmd, "--checkpoint-every", o->checkpoint_every,
                    "Override train.checkpoint_every (0 = only at the end)", 0, 1000000000);
   cmd->add_option("--seed", o->seed, "Override train.seed")->check(CLI::Range(0, 2147483647));
   cmd->add_option("--threads", o->threads, "Override train.threads (0 = all cores)")
       ->check(CLI::Range(0, 1024));
-  cmd->add_option("--device", o->device, "Override train.device")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd->add_option("--out", o->out, "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
+  cmd->add_option("--device", o->device, "Override train.device")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  cmd->add_option("--out", o->out,
+                  "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
   cmd->add_flag("--json", o->json, "Print the outcome as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress bar");
   cmd->add_option(
@@ -151,7 +164,9 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
   cmd->callback([o] {
     if (!o->sweep.empty()) {
       if (!o->preset.empty()) throw gllm::Error("give either a preset or --sweep FILE, not both");
-      if (o->nproc > 1) throw gllm::Error("--nproc applies to one run; run the sweep's arms one at a time with --nproc");
+      if (o->nproc > 1)
+        throw gllm::Error(
+            "--nproc applies to one run; run the sweep's arms one at a time with --nproc");
       run_sweep(*o);
       return;
     }
@@ -170,7 +185,8 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
       // Refuse an impossible split before starting anything.
       gllm::dist::plan_batch(c.train.device_batch, c.train.grad_accum, o->nproc, 0);
       // Ranks 1..N-1: this program on the resolved config, writing nothing but their logs.
-      gllm::dist::Launcher launcher(o->nproc, {"train", "@DIR@/config.json", "--out", dir, "--quiet"},
+      gllm::dist::Launcher launcher(o->nproc,
+                                    {"train", "@DIR@/config.json", "--out", dir, "--quiet"},
                                     {{"config.json", c.to_json().dump(2)}});
       try {
         f = train_one(c, dir, o->quiet);
@@ -179,18 +195,21 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
         throw gllm::Error(std::string(e.what()) + (others.empty() ? "" : "\n" + others));
       }
       std::string others = launcher.wait_children(f.status == "completed" ? 300 : 15);
-      if (!others.empty() && f.status == "completed") throw gllm::Error("rank 0 completed but " + others);
+      if (!others.empty() && f.status == "completed")
+        throw gllm::Error("rank 0 completed but " + others);
     } else {
       f = train_one(c, dir, o->quiet);
     }
     if (o->json) {
       gllm::cli::print_json(gllm::to_json(f));
     } else {
-      std::cout << f.status << ": " << f.run_dir << "\n  step " << f.step << ", loss " << f.final_loss;
+      std::cout << f.status << ": " << f.run_dir << "\n  step " << f.step << ", loss "
+                << f.final_loss;
       if (f.val_bpb >= 0) std::cout << ", val BPB " << f.val_bpb;
       if (f.heldout_bpb >= 0) std::cout << ", held-out BPB " << f.heldout_bpb;
-      std::cout << "\n  " << static_cast<int64_t>(f.tokens_per_s) << " tokens/s, peak " << static_cast<int64_t>(f.peak_mem_mib)
-                << " MiB (estimate " << static_cast<int64_t>(f.analytic_mem_mib) << " MiB), " << f.wall_s << " s\n";
+      std::cout << "\n  " << static_cast<int64_t>(f.tokens_per_s) << " tokens/s, peak "
+                << static_cast<int64_t>(f.peak_mem_mib) << " MiB (estimate "
+                << static_cast<int64_t>(f.analytic_mem_mib) << " MiB), " << f.wall_s << " s\n";
       if (f.status == "diverged") std::cout << "  " << f.message << "\n";
     }
     if (f.status == "diverged") throw gllm::Error(f.message);

@@ -1,6 +1,6 @@
-// `gllm version [--json]`: project and LibTorch versions, the BLAS really loaded, threads, CUDA, and
-// what scaling out can use (c10d Gloo / NCCL, the attention operator).
-// The test suite fails when this reports the reference BLAS instead of OpenBLAS.
+// `gllm version [--json]`: project and LibTorch versions, the BLAS really loaded, threads, CUDA,
+// and what scaling out can use (c10d Gloo / NCCL, the attention operator). The test suite fails
+// when this reports the reference BLAS instead of OpenBLAS.
 #include "app/gllm/command_registry.h"
 #include "engine/dist/scale_info.h"
 #include "engine/runtime/runtime.h"
@@ -8,7 +8,8 @@
 namespace {
 
 gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("version", "Print versions, the BLAS in use, threads and CUDA availability");
+  auto* cmd = root.add_subcommand("version",
+                                  "Print versions, the BLAS in use, threads and CUDA availability");
   auto json = std::make_shared<bool>(false);
   auto threads = std::make_shared<int>(0);
   cmd->add_flag("--json", *json, "Print JSON");
@@ -40,10 +41,14 @@ gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
               << "BLAS     " << info.blas << " (" << info.blas_detail << ")\n"
               << "threads  " << info.threads << " of " << info.cores << " cores (engine kernels on "
               << info.kernel_threads << ")\n"
-              << "CUDA     " << (info.cuda_available ? std::to_string(info.cuda_devices) + " device(s)" : "not available")
+              << "CUDA     "
+              << (info.cuda_available ? std::to_string(info.cuda_devices) + " device(s)"
+                                      : "not available")
               << (scale.cuda_build ? " (CUDA build)" : "") << "\n"
-              << "c10d     " << (scale.gloo ? "Gloo" : "no Gloo") << ", " << (scale.nccl ? "NCCL" : "no NCCL") << "\n"
-              << "SDPA     " << (scale.sdpa_operator.empty() ? "none" : scale.sdpa_operator) << std::endl;
+              << "c10d     " << (scale.gloo ? "Gloo" : "no Gloo") << ", "
+              << (scale.nccl ? "NCCL" : "no NCCL") << "\n"
+              << "SDPA     " << (scale.sdpa_operator.empty() ? "none" : scale.sdpa_operator)
+              << std::endl;
   });
 });
 

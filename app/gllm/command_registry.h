@@ -30,7 +30,9 @@ struct RegisterSubcommand {
 void install_all(CLI::App& root);
 
 // Prints JSON (indented) to stdout; used by every --json flag.
-inline void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << std::endl; }
+inline void print_json(const nlohmann::json& j) {
+  std::cout << j.dump(2) << std::endl;
+}
 
 // A count as researchers write it: 345000000, 345e6, 3.45e8, 345M, 7B, 1.5k (suffixes k, M, B or G,
 // T; any case). The value must be a whole number in [lo, hi]; 1.5, -3, 1e-2 and values past the

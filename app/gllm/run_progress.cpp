@@ -2,8 +2,8 @@
 #include "app/gllm/run_progress.h"
 
 #include <atomic>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <mutex>
@@ -15,14 +15,18 @@ namespace gllm::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted = true; }
+extern "C" void on_sigint(int) {
+  g_interrupted = true;
+}
 
 class ProgressPrinter : public RunObserver {
  public:
   explicit ProgressPrinter(bool quiet) : quiet_(quiet) {}
   void on_start(const std::string& dir, int64_t start, int64_t total) override {
     std::lock_guard<std::mutex> lk(mu_);
-    if (!quiet_) std::fprintf(stderr, "run %s: steps %lld → %lld\n", dir.c_str(), (long long)start, (long long)total);
+    if (!quiet_)
+      std::fprintf(stderr, "run %s: steps %lld → %lld\n", dir.c_str(), (long long)start,
+                   (long long)total);
   }
   void on_log(const std::string& line) override {
     std::lock_guard<std::mutex> lk(mu_);
@@ -37,17 +41,19 @@ class ProgressPrinter : public RunObserver {
     int fill = static_cast<int>(frac * width + 0.5);
     std::string bar(fill, '#');
     bar += std::string(width - fill, '.');
-    double eta = r.tokens_per_s > 0 && r.step > 0 ? r.wall_s / r.step * (r.total_steps - r.step) : 0;
-    std::fprintf(stderr, "\r[%s] %lld/%lld loss %.4f  %.0f tok/s  peak %.0f MiB  eta %.0fs   ", bar.c_str(),
-                 (long long)r.step, (long long)r.total_steps, r.loss, r.tokens_per_s, r.peak_mem_mib, eta);
+    double eta =
+        r.tokens_per_s > 0 && r.step > 0 ? r.wall_s / r.step * (r.total_steps - r.step) : 0;
+    std::fprintf(stderr, "\r[%s] %lld/%lld loss %.4f  %.0f tok/s  peak %.0f MiB  eta %.0fs   ",
+                 bar.c_str(), (long long)r.step, (long long)r.total_steps, r.loss, r.tokens_per_s,
+                 r.peak_mem_mib, eta);
     std::fflush(stderr);
     bar_shown_ = true;
   }
   void on_eval(const EvalRecord& e) override {
     std::lock_guard<std::mutex> lk(mu_);
     if (!quiet_)
-      std::fprintf(stderr, "%sstep %lld  %s BPB %.4f  (%lld tokens)\n", bar_shown_ ? "\n" : "", (long long)e.step,
-                   e.split.c_str(), e.bpb, (long long)e.eval_tokens);
+      std::fprintf(stderr, "%sstep %lld  %s BPB %.4f  (%lld tokens)\n", bar_shown_ ? "\n" : "",
+                   (long long)e.step, e.split.c_str(), e.bpb, (long long)e.eval_tokens);
     bar_shown_ = false;
   }
   void on_checkpoint(const CheckpointRecord& c) override {
@@ -89,7 +95,8 @@ class ProgressPrinter : public RunObserver {
 
 }  // namespace
 
-FinishedRecord drive_run(Trainer& trainer, bool quiet, const std::function<void(RunObserver*)>& launch) {
+FinishedRecord drive_run(Trainer& trainer, bool quiet,
+                         const std::function<void(RunObserver*)>& launch) {
   ProgressPrinter printer(quiet);
   g_interrupted = false;
   auto previous = std::signal(SIGINT, on_sigint);
@@ -102,7 +109,9 @@ FinishedRecord drive_run(Trainer& trainer, bool quiet, const std::function<void(
   bool cancel_sent = false;
   while (trainer.running()) {
     if (g_interrupted && !cancel_sent) {
-      std::fprintf(stderr, "\ninterrupted: finishing this step and writing a checkpoint (Ctrl-C again to abort)\n");
+      std::fprintf(
+          stderr,
+          "\ninterrupted: finishing this step and writing a checkpoint (Ctrl-C again to abort)\n");
       trainer.cancel();
       cancel_sent = true;
       g_interrupted = false;

@@ -25,7 +25,8 @@ int plotRun(const QString& run, const QString& outDir) {
   gllm::gui::MonitorPanel monitor;
   monitor.resize(1400, 900);
   const QString name = QFileInfo(run).fileName();
-  const QString loadErr = monitor.loadMetricsFile(name, QDir(run).filePath(QStringLiteral("metrics.jsonl")));
+  const QString loadErr =
+      monitor.loadMetricsFile(name, QDir(run).filePath(QStringLiteral("metrics.jsonl")));
   if (!loadErr.isEmpty()) {
     err << "gllm-workbench: " << loadErr << "\n";
     return 1;
@@ -39,7 +40,8 @@ int plotRun(const QString& run, const QString& outDir) {
   for (const auto& v : views) {
     monitor.setXAxis(v.axis);
     monitor.redrawNow();
-    // No event loop runs here: let the charts lay out (and delete any replaced axis) before grabbing.
+    // No event loop runs here: let the charts lay out (and delete any replaced axis) before
+    // grabbing.
     QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
     QCoreApplication::processEvents();
     for (const QString& ext : {QStringLiteral("png"), QStringLiteral("svg")}) {
@@ -73,7 +75,8 @@ int main(int argc, char** argv) {
     if (QByteArray(argv[i]) == "--screenshot" || QByteArray(argv[i]).startsWith("--screenshot=") ||
         QByteArray(argv[i]) == "--plot" || QByteArray(argv[i]).startsWith("--plot="))
       screenshot = true;
-  if (screenshot && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  if (screenshot && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
   if (screenshot) qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
 
   QApplication app(argc, argv);
@@ -82,18 +85,28 @@ int main(int argc, char** argv) {
   QApplication::setApplicationVersion(QString::fromStdString(gllm::engine_version()));
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("GLLM Workbench: grades, cone certificates, runs and audits"));
+  parser.setApplicationDescription(
+      QStringLiteral("GLLM Workbench: grades, cone certificates, runs and audits"));
   parser.addHelpOption();
   parser.addVersionOption();
-  QCommandLineOption shotOpt(QStringLiteral("screenshot"), QStringLiteral("Render the main window offscreen to FILE.png and exit."),
-                             QStringLiteral("FILE.png"));
-  QCommandLineOption panelOpt(QStringLiteral("panel"), QStringLiteral("Panel to raise (with --screenshot): grades, cone, monitor, ..."),
-                              QStringLiteral("NAME"));
-  QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot, WxH (at least 1280x800)."),
-                             QStringLiteral("WxH"), QStringLiteral("1440x900"));
-  QCommandLineOption plotOpt(QStringLiteral("plot"), QStringLiteral("Write the curves of run folder RUN as PNG, SVG and CSV (to --out) and exit."),
-                             QStringLiteral("RUN"));
-  QCommandLineOption outOpt(QStringLiteral("out"), QStringLiteral("Folder for --plot output (default RUN/plots)."),
+  QCommandLineOption shotOpt(
+      QStringLiteral("screenshot"),
+      QStringLiteral("Render the main window offscreen to FILE.png and exit."),
+      QStringLiteral("FILE.png"));
+  QCommandLineOption panelOpt(
+      QStringLiteral("panel"),
+      QStringLiteral("Panel to raise (with --screenshot): grades, cone, monitor, ..."),
+      QStringLiteral("NAME"));
+  QCommandLineOption sizeOpt(
+      QStringLiteral("size"),
+      QStringLiteral("Window size for --screenshot, WxH (at least 1280x800)."),
+      QStringLiteral("WxH"), QStringLiteral("1440x900"));
+  QCommandLineOption plotOpt(
+      QStringLiteral("plot"),
+      QStringLiteral("Write the curves of run folder RUN as PNG, SVG and CSV (to --out) and exit."),
+      QStringLiteral("RUN"));
+  QCommandLineOption outOpt(QStringLiteral("out"),
+                            QStringLiteral("Folder for --plot output (default RUN/plots)."),
                             QStringLiteral("DIR"));
   QCommandLineOption profilesOpt(
       QStringLiteral("profiles"),
@@ -106,14 +119,16 @@ int main(int argc, char** argv) {
   parser.addOption(shotOpt);
   parser.addOption(panelOpt);
   parser.addOption(sizeOpt);
-  parser.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("Run folders to open (metrics, newest checkpoint)."),
+  parser.addPositionalArgument(QStringLiteral("RUN"),
+                               QStringLiteral("Run folders to open (metrics, newest checkpoint)."),
                                QStringLiteral("[RUN...]"));
   parser.process(app);
 
   gllm::gui::MainWindow::applyStyle();
   if (parser.isSet(plotOpt)) {
     const QString run = parser.value(plotOpt);
-    return plotRun(run, parser.isSet(outOpt) ? parser.value(outOpt) : QDir(run).filePath(QStringLiteral("plots")));
+    return plotRun(run, parser.isSet(outOpt) ? parser.value(outOpt)
+                                             : QDir(run).filePath(QStringLiteral("plots")));
   }
   try {
     gllm::gui::MainWindow window;
@@ -136,7 +151,8 @@ int main(int argc, char** argv) {
       QSize size(1440, 900);
       const QStringList wh = parser.value(sizeOpt).split('x');
       if (wh.size() == 2) size = QSize(wh[0].toInt(), wh[1].toInt());
-      const QString err = window.saveScreenshot(parser.value(shotOpt), parser.value(panelOpt), size);
+      const QString err =
+          window.saveScreenshot(parser.value(shotOpt), parser.value(panelOpt), size);
       if (!err.isEmpty()) {
         QTextStream(stderr) << "gllm-workbench: " << err << "\n";
         return 1;
@@ -145,8 +161,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (parser.isSet(panelOpt) && !window.showPanel(parser.value(panelOpt))) {
-      QTextStream(stderr) << "gllm-workbench: unknown panel '" << parser.value(panelOpt) << "'; choose one of: "
-                          << window.panelNames().join(QStringLiteral(", ")) << "\n";
+      QTextStream(stderr) << "gllm-workbench: unknown panel '" << parser.value(panelOpt)
+                          << "'; choose one of: " << window.panelNames().join(QStringLiteral(", "))
+                          << "\n";
       return 1;
     }
     window.resize(1440, 900);

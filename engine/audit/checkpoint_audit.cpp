@@ -18,12 +18,14 @@ MatrixStats matrix_stats(const std::string& name, const float* data, int64_t row
   s.name = name;
   s.rows = rows;
   s.cols = cols;
-  Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> wf(data, rows, cols);
+  Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> wf(
+      data, rows, cols);
   Eigen::MatrixXd w = wf.cast<double>();
   s.frobenius_sq = w.squaredNorm();
   if (s.frobenius_sq == 0) return s;
   // σ₁² is the largest eigenvalue of the smaller Gram matrix (WᵀW or WWᵀ).
-  Eigen::MatrixXd gram = cols <= rows ? Eigen::MatrixXd(w.transpose() * w) : Eigen::MatrixXd(w * w.transpose());
+  Eigen::MatrixXd gram =
+      cols <= rows ? Eigen::MatrixXd(w.transpose() * w) : Eigen::MatrixXd(w * w.transpose());
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(gram, Eigen::EigenvaluesOnly);
   s.spectral_sq = es.eigenvalues().maxCoeff();
   s.stable_rank = s.frobenius_sq / s.spectral_sq;
@@ -45,7 +47,9 @@ BandProfile band_profile(const std::vector<float>& v, int layers, int heads, int
   p.layers = layers;
   p.heads = heads;
   p.planes = planes;
-  auto at = [&](int l, int h, int c) { return static_cast<double>(v[(static_cast<size_t>(l) * heads + h) * planes + c]); };
+  auto at = [&](int l, int h, int c) {
+    return static_cast<double>(v[(static_cast<size_t>(l) * heads + h) * planes + c]);
+  };
   double sum = 0;
   p.min = p.max = v[0];
   for (float x : v) {
@@ -94,14 +98,21 @@ nlohmann::json to_json(const BandProfile& p) {
           {"min", p.min},
           {"max", p.max},
           {"bands",
-           {{{"name", "high_freq_local"}, {"planes", {p.band_edges[0], p.band_edges[1] - 1}}, {"mean", p.band_mean[0]}},
-            {{"name", "mid_freq"}, {"planes", {p.band_edges[1], p.band_edges[2] - 1}}, {"mean", p.band_mean[1]}},
-            {{"name", "low_freq_long"}, {"planes", {p.band_edges[2], p.band_edges[3] - 1}}, {"mean", p.band_mean[2]}}}},
+           {{{"name", "high_freq_local"},
+             {"planes", {p.band_edges[0], p.band_edges[1] - 1}},
+             {"mean", p.band_mean[0]}},
+            {{"name", "mid_freq"},
+             {"planes", {p.band_edges[1], p.band_edges[2] - 1}},
+             {"mean", p.band_mean[1]}},
+            {{"name", "low_freq_long"},
+             {"planes", {p.band_edges[2], p.band_edges[3] - 1}},
+             {"mean", p.band_mean[2]}}}},
           {"layer0_mean", p.layer0_mean},
-          {"middle_mean", p.middle_layers.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.middle_mean)},
+          {"middle_mean",
+           p.middle_layers.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.middle_mean)},
           {"middle_layers", p.middle_layers},
-          {"middle_range", p.middle_layers.empty() ? nlohmann::json(nullptr)
-                                                   : nlohmann::json({2, p.layers - 2})},
+          {"middle_range",
+           p.middle_layers.empty() ? nlohmann::json(nullptr) : nlohmann::json({2, p.layers - 2})},
           {"final_mean", p.final_mean},
           {"layer_means", p.layer_means}};
 }
@@ -141,7 +152,8 @@ CheckpointAudit audit_checkpoint(const std::string& path) {
   a.matrices.reserve(f.tensors().size());
   for (const auto& t : f.tensors()) {
     if (t.shape.size() != 2) continue;
-    if (t.dtype != StDtype::F32 && t.dtype != StDtype::BF16 && t.dtype != StDtype::F16 && t.dtype != StDtype::F64)
+    if (t.dtype != StDtype::F32 && t.dtype != StDtype::BF16 && t.dtype != StDtype::F16 &&
+        t.dtype != StDtype::F64)
       continue;
     auto data = f.to_float(t.name);
     if (!std::all_of(data.begin(), data.end(), [](float x) { return std::isfinite(x); })) {
@@ -150,7 +162,8 @@ CheckpointAudit audit_checkpoint(const std::string& path) {
     }
     a.matrices.push_back(matrix_stats(t.name, data.data(), t.shape[0], t.shape[1]));
   }
-  std::sort(a.matrices.begin(), a.matrices.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
+  std::sort(a.matrices.begin(), a.matrices.end(),
+            [](const auto& x, const auto& y) { return x.name < y.name; });
   static const std::regex attn_re(R"(transformer\.h\.\d+\.attn\.c_(q|k|v|proj)\.weight)");
   static const std::regex mlp_re(R"(transformer\.h\.\d+\.mlp\.c_(fc|proj)(\.\d+)?\.weight)");
   static const std::regex oe_re(R"(oe_tables\.\d+\.weight)");
@@ -182,11 +195,13 @@ CheckpointAudit audit_checkpoint(const std::string& path) {
     if (!f.has(name)) return false;
     const auto& info = f.info(name);
     if (info.shape.size() != 3)
-      throw Error(path + ": tensor " + name + " should be (layers, heads, planes); the checkpoint is not a gllm model");
+      throw Error(path + ": tensor " + name +
+                  " should be (layers, heads, planes); the checkpoint is not a gllm model");
     auto v = f.to_float(name);
     if (exponentiate)
       for (auto& x : v) x = std::exp(x);
-    out = band_profile(v, static_cast<int>(info.shape[0]), static_cast<int>(info.shape[1]), static_cast<int>(info.shape[2]));
+    out = band_profile(v, static_cast<int>(info.shape[0]), static_cast<int>(info.shape[1]),
+                       static_cast<int>(info.shape[2]));
     return true;
   };
   a.has_query_scale = read3("q_tau", true, a.query_scale);
@@ -199,7 +214,8 @@ CheckpointAudit audit_checkpoint(const std::string& path) {
       mn = std::min<double>(mn, x);
       mx = std::max<double>(mx, x);
     }
-    a.level_grades = {{"count", v.size()}, {"mean", v.empty() ? 0.0 : s / v.size()}, {"min", mn}, {"max", mx}};
+    a.level_grades = {
+        {"count", v.size()}, {"mean", v.empty() ? 0.0 : s / v.size()}, {"min", mn}, {"max", mx}};
   }
   return a;
 }

@@ -1,5 +1,6 @@
 // Checkpoint diagnostics of seed 001 §4.2: stable rank ‖W‖_F²/‖W‖₂² and mean-row common-mode
-// energy share per matrix (grouped as Table 4), the exp(q_τ) band profile (Table 5a), grade summaries.
+// energy share per matrix (grouped as Table 4), the exp(q_τ) band profile (Table 5a), grade
+// summaries.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -11,9 +12,9 @@ namespace gllm::audit {
 struct MatrixStats {
   std::string name;
   int64_t rows = 0, cols = 0;
-  double frobenius_sq = 0;    // ‖W‖_F²
-  double spectral_sq = 0;     // ‖W‖₂² = σ₁²
-  double stable_rank = 0;     // ‖W‖_F² / σ₁² ∈ [1, min(rows, cols)] (0 for a zero matrix)
+  double frobenius_sq = 0;  // ‖W‖_F²
+  double spectral_sq = 0;   // ‖W‖₂² = σ₁²
+  double stable_rank = 0;   // ‖W‖_F² / σ₁² ∈ [1, min(rows, cols)] (0 for a zero matrix)
   double mean_row_share = 0;  // M‖w̄‖² / ‖W‖_F², w̄ = mean row (0 for a zero matrix)
 };
 // Row-major (rows, cols) float data.
@@ -28,7 +29,7 @@ struct BandProfile {
   int band_edges[4] = {0, 0, 0, 0};
   double band_mean[3] = {0, 0, 0};  // high-freq local, mid-freq, low-freq long-range
   double layer0_mean = 0;
-  double middle_mean = 0;           // layers 2 … L−2 (L2–L4 at L = 6, L2–L6 at L = 8); empty → 0
+  double middle_mean = 0;  // layers 2 … L−2 (L2–L4 at L = 6, L2–L6 at L = 8); empty → 0
   std::vector<double> middle_layers;
   double final_mean = 0;            // layer L−1
   std::vector<double> layer_means;  // every layer
@@ -45,15 +46,15 @@ struct GroupedAudit {
 
 struct CheckpointAudit {
   std::string path;
-  int width = 0;  // d (from wte)
+  int width = 0;                      // d (from wte)
   std::vector<MatrixStats> matrices;  // every 2-D tensor
   GroupedAudit groups;
   bool has_query_scale = false;
   BandProfile query_scale;  // exp(q_tau)
   bool has_attn_grades = false;
-  BandProfile attn_grades;  // raw grades q (planes as for the query scale)
-  nlohmann::json level_grades;  // mlge.level_grades summary, null when absent
-  nlohmann::json metadata;      // safetensors __metadata__
+  BandProfile attn_grades;             // raw grades q (planes as for the query scale)
+  nlohmann::json level_grades;         // mlge.level_grades summary, null when absent
+  nlohmann::json metadata;             // safetensors __metadata__
   std::vector<std::string> nonfinite;  // tensors holding NaN or ±inf (left out of the statistics)
 };
 

@@ -13,9 +13,9 @@
 
 #include "engine/bench/bench_report.h"
 #include "engine/io/error.h"
-#include "engine/ops/pointwise.h"
 #include "engine/model/gpt.h"
 #include "engine/ops/attention.h"
+#include "engine/ops/pointwise.h"
 #include "engine/runtime/runtime.h"
 
 namespace gllm::bench {
@@ -24,7 +24,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
 
 double iqr_over_median(std::vector<double> v) {
   if (v.size() < 2) return 0;
@@ -57,7 +59,8 @@ Block make_block(int B, int n, int d, int Dh, at::Generator& gen) {
   auto planes = torch::empty({b.H, Dh / 2}).uniform_(0.0, q_max, gen);  // (H, Dh/2) grades
   auto w = torch::pow(lambda, planes);
   b.grades_coords = torch::cat({w, w}, -1);  // (H, Dh): λ^q per RoPE plane, half-split layout
-  auto inv = 1.0 / torch::pow(10000.0, torch::arange(0, Dh, 2, torch::kFloat) / static_cast<double>(Dh));
+  auto inv =
+      1.0 / torch::pow(10000.0, torch::arange(0, Dh, 2, torch::kFloat) / static_cast<double>(Dh));
   auto fr = torch::outer(torch::arange(n, torch::kFloat), inv);  // (T, Dh/2)
   b.cos = fr.cos().contiguous();
   b.sin = fr.sin().contiguous();
@@ -91,14 +94,17 @@ double run_block(Block& b, bool graded) {
   return ms_since(t0);
 }
 
-nlohmann::json compiled_check(const AttentionBenchOptions& o, const std::function<void(const std::string&)>& log) {
+nlohmann::json compiled_check(const AttentionBenchOptions& o,
+                              const std::function<void(const std::string&)>& log) {
   RunConfig gc = o.compiled_config;
   gc.train.device = "cpu";
   gc.grading.attention = true;
-  if (gc.grading.head_grades == "uniform") gc.grading.head_grades = "random";  // nonzero grades to fold
+  if (gc.grading.head_grades == "uniform")
+    gc.grading.head_grades = "random";  // nonzero grades to fold
   RunConfig sc = gc;
   sc.grading.attention = false;
-  const int64_t vocab = o.compiled_vocab > 0 ? o.compiled_vocab : (gc.data.vocab_size > 0 ? gc.data.vocab_size : 8192);
+  const int64_t vocab = o.compiled_vocab > 0 ? o.compiled_vocab
+                                             : (gc.data.vocab_size > 0 ? gc.data.vocab_size : 8192);
   GPTOptions mo;
   mo.vocab_size = vocab;
   mo.seed = gc.train.seed;
@@ -120,7 +126,8 @@ nlohmann::json compiled_check(const AttentionBenchOptions& o, const std::functio
   auto gen = at::make_generator<at::CPUGeneratorImpl>(7);
   const int64_t T = gc.model.sequence_len;
   auto idx = torch::randint(vocab, {o.compiled_batch, T}, gen, torch::kLong);  // (B, T)
-  const double diff = (compiled->eval_logits(idx) - graded->eval_logits(idx)).abs().max().item<double>();
+  const double diff =
+      (compiled->eval_logits(idx) - graded->eval_logits(idx)).abs().max().item<double>();
   std::vector<double> ts, tc, tg;
   // Whole forwards of a small model differ by a few per cent run to run: at least 15 paired runs.
   const int repeats = std::max(o.repeats, 15);
@@ -153,8 +160,8 @@ nlohmann::json compiled_check(const AttentionBenchOptions& o, const std::functio
                       {"graded_ratio", 1.0 + paired_overhead(tg, ts)},
                       {"max_abs_logit_diff", diff}};
   std::ostringstream line;
-  line << "compiled model: " << median(tc) << " ms vs standard " << median(ts) << " ms (ratio " << j["ratio"].get<double>()
-       << "), graded " << median(tg) << " ms";
+  line << "compiled model: " << median(tc) << " ms vs standard " << median(ts) << " ms (ratio "
+       << j["ratio"].get<double>() << "), graded " << median(tg) << " ms";
   if (log) log(line.str());
   return j;
 }
@@ -169,15 +176,17 @@ double paired_overhead(const std::vector<double>& graded, const std::vector<doub
   return median(r) - 1.0;
 }
 
-nlohmann::json run_attention_bench(const AttentionBenchOptions& o, const std::function<void(const std::string&)>& log) {
+nlohmann::json run_attention_bench(const AttentionBenchOptions& o,
+                                   const std::function<void(const std::string&)>& log) {
   if (o.lengths.empty() || o.widths.empty()) throw Error("give at least one length and one width");
-  if (o.head_dim < 2 || o.head_dim % 2) throw Error("--head-dim must be even and ≥ 2 (RoPE planes)");
+  if (o.head_dim < 2 || o.head_dim % 2)
+    throw Error("--head-dim must be even and ≥ 2 (RoPE planes)");
   if (o.repeats < 1) throw Error("--repeats must be ≥ 1");
   if (o.batch < 1) throw Error("--batch must be ≥ 1");
   for (int d : o.widths)
     if (d < o.head_dim || d % o.head_dim)
-      throw Error("width " + std::to_string(d) + " is not a multiple of the head dimension " + std::to_string(o.head_dim) +
-                  "; choose widths that are");
+      throw Error("width " + std::to_string(d) + " is not a multiple of the head dimension " +
+                  std::to_string(o.head_dim) + "; choose widths that are");
   for (int n : o.lengths)
     if (n < 1) throw Error("sequence lengths must be ≥ 1");
   const int threads = configure_threads(o.threads);
@@ -187,8 +196,8 @@ nlohmann::json run_attention_bench(const AttentionBenchOptions& o, const std::fu
   nlohmann::json at_target = nlohmann::json::object();
   bool meets = true, have_target = false;
   for (int d : o.widths) {
-    nlohmann::json ro = nlohmann::json::array(), rs = nlohmann::json::array(), rg = nlohmann::json::array(),
-                   rn = nlohmann::json::array();
+    nlohmann::json ro = nlohmann::json::array(), rs = nlohmann::json::array(),
+                   rg = nlohmann::json::array(), rn = nlohmann::json::array();
     for (int n : o.lengths) {
       Block b = make_block(o.batch, n, d, o.head_dim, gen);
       run_block(b, true);  // warm-up of both paths
@@ -217,8 +226,8 @@ nlohmann::json run_attention_bench(const AttentionBenchOptions& o, const std::fu
       std::ostringstream line;
       line.setf(std::ios::fixed);
       line.precision(2);
-      line << "d = " << d << ", n = " << n << ": standard " << median(ts) << " ms, graded " << median(tg)
-           << " ms, overhead " << 100 * ov << " %";
+      line << "d = " << d << ", n = " << n << ": standard " << median(ts) << " ms, graded "
+           << median(tg) << " ms, overhead " << 100 * ov << " %";
       if (log) log(line.str());
     }
     overhead.push_back(ro);

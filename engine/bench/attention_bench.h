@@ -1,5 +1,6 @@
 // `gllm bench attention`: graded (EG-MHSA) vs standard attention, forward + backward, over sequence
-// lengths and widths (Prop. 4: the grades add O(n·d) work to O(n²·d)), and the compiled model's cost.
+// lengths and widths (Prop. 4: the grades add O(n·d) work to O(n²·d)), and the compiled model's
+// cost.
 //
 // Result JSON, schema "gllm-bench-attention-1" (bench/results/attention-<stamp>.json; the GUI heat
 // map reads widths × lengths from "overhead"):
@@ -33,9 +34,9 @@ struct AttentionBenchOptions {
   std::vector<int> widths{128, 256, 512};
   int head_dim = 64;
   int batch = 1;
-  int repeats = 11;         // paired (graded, standard) repetitions per cell after one warm-up
+  int repeats = 11;  // paired (graded, standard) repetitions per cell after one warm-up
   int threads = 0;
-  bool compiled = true;     // also time compile_to_standard's model against the standard one
+  bool compiled = true;       // also time compile_to_standard's model against the standard one
   RunConfig compiled_config;  // graded config for the compiled check (grading.attention on)
   std::string preset;
   int compiled_batch = 4;

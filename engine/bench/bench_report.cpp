@@ -1,5 +1,5 @@
-// Machine and build facts for benchmark results (CPU model, BLAS, torch, git commit, load), medians,
-// and where the reference scripts and the bench/results folder live.
+// Machine and build facts for benchmark results (CPU model, BLAS, torch, git commit, load),
+// medians, and where the reference scripts and the bench/results folder live.
 #include "engine/bench/bench_report.h"
 
 #include <unistd.h>
@@ -66,7 +66,8 @@ std::string source_dir() {
   // ($GLLM_PRESETS may point elsewhere: use its parent only when it is a source tree.)
   std::filesystem::path root = std::filesystem::path(presets_dir()).parent_path();
   if (std::filesystem::exists(root / "tests" / "python")) return root.string();
-  std::string f = __FILE__;  // <root>/engine/bench/bench_report.cpp (absolute or relative to the build)
+  std::string f =
+      __FILE__;  // <root>/engine/bench/bench_report.cpp (absolute or relative to the build)
   const std::string tail = "engine/bench/bench_report.cpp";
   if (f.size() > tail.size() && f.compare(f.size() - tail.size(), tail.size(), tail) == 0) {
     f.resize(f.size() - tail.size());
@@ -79,14 +80,19 @@ std::string source_dir() {
 std::string reference_script(const std::string& name) {
   std::string p = join_path(join_path(source_dir(), "tests/python"), name);
   if (!file_exists(p))
-    throw Error("the PyTorch reference script '" + p + "' is missing; pass --script PATH or set GLLM_SOURCE_DIR "
+    throw Error("the PyTorch reference script '" + p +
+                "' is missing; pass --script PATH or set GLLM_SOURCE_DIR "
                 "to the source tree");
   return p;
 }
 
-std::string default_python() { return file_exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
+std::string default_python() {
+  return file_exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
 
-std::string results_dir() { return join_path(source_dir(), "bench/results"); }
+std::string results_dir() {
+  return join_path(source_dir(), "bench/results");
+}
 
 nlohmann::json machine_info() {
   RuntimeInfo r = runtime_info();
@@ -115,7 +121,8 @@ nlohmann::json machine_info() {
   return j;
 }
 
-std::string write_result(const std::string& dir, const std::string& kind, const nlohmann::json& result) {
+std::string write_result(const std::string& dir, const std::string& kind,
+                         const nlohmann::json& result) {
   make_directories(dir);
   std::string path = join_path(dir, kind + "-" + utc_stamp("%Y%m%d-%H%M%S") + ".json");
   write_file_atomic(path, result.dump(2) + "\n");

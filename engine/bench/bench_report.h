@@ -27,6 +27,7 @@ std::string results_dir();
 
 // Writes `result` (indented JSON) to DIR/<kind>-YYYYmmdd-HHMMSS.json atomically (DIR created)
 // and returns the path.
-std::string write_result(const std::string& dir, const std::string& kind, const nlohmann::json& result);
+std::string write_result(const std::string& dir, const std::string& kind,
+                         const nlohmann::json& result);
 
 }  // namespace gllm::bench

@@ -12,20 +12,20 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 #include "engine/bench/bench_report.h"
 #include "engine/io/error.h"
 #include "engine/io/subprocess.h"
 #include "engine/model/checkpoint_tensors.h"
-#include "engine/ops/pointwise.h"
+#include "engine/model/cost.h"
 #include "engine/model/gpt.h"
 #include "engine/ops/panel_gemm.h"
+#include "engine/ops/pointwise.h"
 #include "engine/ops/window_attention.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
-#include "engine/model/cost.h"
 #include "engine/train/step.h"
 
 namespace gllm::bench {
@@ -34,14 +34,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // A scratch folder removed when the benchmark ends.
 struct ScratchDir {
   std::string path;
   ScratchDir() {
     std::string tmpl = (std::filesystem::temp_directory_path() / "gllm-bench-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw Error("cannot create a scratch folder in " + std::filesystem::temp_directory_path().string() + "; set TMPDIR to a writable folder");
+    if (!mkdtemp(tmpl.data()))
+      throw Error("cannot create a scratch folder in " +
+                  std::filesystem::temp_directory_path().string() +
+                  "; set TMPDIR to a writable folder");
     path = tmpl;
   }
   ~ScratchDir() {
@@ -51,7 +56,8 @@ struct ScratchDir {
 };
 
 // Self time per op name (children subtracted) from the legacy profiler's push/pop events.
-std::vector<nlohmann::json> aggregate_profile(const torch::autograd::profiler::thread_event_lists& lists, int steps) {
+std::vector<nlohmann::json> aggregate_profile(
+    const torch::autograd::profiler::thread_event_lists& lists, int steps) {
   using torch::autograd::profiler::EventKind;
   using torch::autograd::profiler::LegacyEvent;
   struct Acc {
@@ -80,7 +86,8 @@ std::vector<nlohmann::json> aggregate_profile(const torch::autograd::profiler::t
     }
   }
   std::vector<std::pair<std::string, Acc>> rows(acc.begin(), acc.end());
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.self_us > b.second.self_us; });
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.self_us > b.second.self_us; });
   std::vector<nlohmann::json> out;
   for (size_t i = 0; i < rows.size() && i < 25; ++i)
     out.push_back({{"op", rows[i].first},
@@ -91,7 +98,7 @@ std::vector<nlohmann::json> aggregate_profile(const torch::autograd::profiler::t
 
 // One matrix product of the step: op name and operand shapes as the profiler saw them.
 struct GemmShape {
-  std::string op;                          // aten::mm | aten::bmm | aten::addmm | aten::baddbmm | gllm::…
+  std::string op;  // aten::mm | aten::bmm | aten::addmm | aten::baddbmm | gllm::…
   std::vector<std::vector<int64_t>> dims;  // the two multiplied operands
   bool operator<(const GemmShape& o) const { return std::tie(op, dims) < std::tie(o.op, o.dims); }
 };
@@ -100,9 +107,9 @@ struct GemmShape {
 // recorded step, with how often each shape occurs.
 std::map<GemmShape, int> collect_gemms(const torch::autograd::profiler::thread_event_lists& lists) {
   using torch::autograd::profiler::EventKind;
-  // The engine's own panel products are recorded with their operands' shapes: gllm::panel_mm (linear
-  // layers) and gllm::tiled_logits (the output layer, whose row pass the bound leaves out).
-  static const std::set<std::string> kGemm{"aten::mm",      "aten::bmm",          "aten::addmm",
+  // The engine's own panel products are recorded with their operands' shapes: gllm::panel_mm
+  // (linear layers) and gllm::tiled_logits (the output layer, whose row pass the bound leaves out).
+  static const std::set<std::string> kGemm{"aten::mm",      "aten::bmm",      "aten::addmm",
                                            "aten::baddbmm", "gllm::panel_mm", "gllm::tiled_logits"};
   std::map<GemmShape, int> out;
   for (const auto& list : lists) {
@@ -113,7 +120,10 @@ std::map<GemmShape, int> collect_gemms(const torch::autograd::profiler::thread_e
         const bool gemm = kGemm.count(ev.name()) > 0;
         if (gemm && inside == 0) {
           auto shapes = ev.shapes();  // mm/bmm: (a, b); addmm/baddbmm: (input, a, b, ...)
-          const size_t first = (std::string(ev.name()) == "aten::addmm" || std::string(ev.name()) == "aten::baddbmm") ? 1 : 0;
+          const size_t first =
+              (std::string(ev.name()) == "aten::addmm" || std::string(ev.name()) == "aten::baddbmm")
+                  ? 1
+                  : 0;
           if (shapes.size() >= first + 2 && !shapes[first].empty() && !shapes[first + 1].empty())
             ++out[{ev.name(), {shapes[first], shapes[first + 1]}}];
         }
@@ -128,10 +138,11 @@ std::map<GemmShape, int> collect_gemms(const torch::autograd::profiler::thread_e
   return out;
 }
 
-// Median seconds and FLOPs of one product (a)·(b), 2-D or batched 3-D, on fresh contiguous operands.
-// panel: as the engine's panel kernels run it (packing b included), not through BLAS.
-std::pair<double, double> time_gemm(const std::vector<int64_t>& a_dims, const std::vector<int64_t>& b_dims,
-                                    bool panel = false, int repeats = 5) {
+// Median seconds and FLOPs of one product (a)·(b), 2-D or batched 3-D, on fresh contiguous
+// operands. panel: as the engine's panel kernels run it (packing b included), not through BLAS.
+std::pair<double, double> time_gemm(const std::vector<int64_t>& a_dims,
+                                    const std::vector<int64_t>& b_dims, bool panel = false,
+                                    int repeats = 5) {
   torch::NoGradGuard ng;
   auto a = torch::randn(a_dims), b = torch::randn(b_dims);
   const bool batched = a.dim() == 3;
@@ -141,7 +152,8 @@ std::pair<double, double> time_gemm(const std::vector<int64_t>& a_dims, const st
   auto run = [&] {
     if (panel) {
       ops::panel::pack(b.data_ptr<float>(), N, K, N, panels.data_ptr<float>());
-      ops::panel::multiply(a.data_ptr<float>(), K, M, K, panels.data_ptr<float>(), N, c.data_ptr<float>(), N);
+      ops::panel::multiply(a.data_ptr<float>(), K, M, K, panels.data_ptr<float>(), N,
+                           c.data_ptr<float>(), N);
     } else {
       batched ? torch::bmm_out(c, a, b) : torch::mm_out(c, a, b);
     }
@@ -158,8 +170,9 @@ std::pair<double, double> time_gemm(const std::vector<int64_t>& a_dims, const st
 
 nlohmann::json parse_python_output(const ProcessResult& r, const std::string& what) {
   if (r.exit_code != 0)
-    throw Error("the PyTorch reference (" + what + ") failed with exit code " + std::to_string(r.exit_code) +
-                ":\n" + r.output + "\nCheck that the interpreter has torch (--python) or run without --vs-python");
+    throw Error("the PyTorch reference (" + what + ") failed with exit code " +
+                std::to_string(r.exit_code) + ":\n" + r.output +
+                "\nCheck that the interpreter has torch (--python) or run without --vs-python");
   std::istringstream in(r.output);
   std::string line, last;
   while (std::getline(in, line))
@@ -173,7 +186,8 @@ nlohmann::json parse_python_output(const ProcessResult& r, const std::string& wh
 
 }  // namespace
 
-TrainSummary summarize_rounds(const std::vector<TrainRound>& rounds, double flops_per_token, double peak) {
+TrainSummary summarize_rounds(const std::vector<TrainRound>& rounds, double flops_per_token,
+                              double peak) {
   std::vector<double> e, p, u;
   for (const auto& r : rounds) {
     e.push_back(r.engine_tokens_per_s);
@@ -185,7 +199,8 @@ TrainSummary summarize_rounds(const std::vector<TrainRound>& rounds, double flop
   s.python_tokens_per_s = p.empty() ? 0 : median(p);
   s.ratio = s.python_tokens_per_s > 0 ? s.engine_tokens_per_s / s.python_tokens_per_s : 0;
   s.unfused_tokens_per_s = u.empty() ? 0 : median(u);
-  s.fusion_speedup = s.unfused_tokens_per_s > 0 ? s.engine_tokens_per_s / s.unfused_tokens_per_s : 0;
+  s.fusion_speedup =
+      s.unfused_tokens_per_s > 0 ? s.engine_tokens_per_s / s.unfused_tokens_per_s : 0;
   s.engine_gflops = s.engine_tokens_per_s * flops_per_token / 1e9;
   s.python_gflops = s.python_tokens_per_s * flops_per_token / 1e9;
   s.peak_fraction = peak > 0 ? s.engine_gflops / peak : 0;
@@ -198,7 +213,8 @@ double measure_gemm_gflops(int n, int repeats) {
   return flops / sec / 1e9;
 }
 
-nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<void(const std::string&)>& log_fn) {
+nlohmann::json run_train_bench(const TrainBenchOptions& o,
+                               const std::function<void(const std::string&)>& log_fn) {
   auto log = [&](const std::string& s) {
     if (log_fn) log_fn(s);
   };
@@ -208,7 +224,9 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
   const int threads = configure_threads(o.threads);
   RunConfig c = o.config;
   c.train.device = "cpu";
-  int64_t vocab = o.vocab_size > 0 ? o.vocab_size : (c.model.vocab_size > 0 ? c.model.vocab_size : c.data.vocab_size);
+  int64_t vocab = o.vocab_size > 0
+                      ? o.vocab_size
+                      : (c.model.vocab_size > 0 ? c.model.vocab_size : c.data.vocab_size);
   if (vocab <= 0) throw Error("the config has no vocabulary size (data.vocab_size); pass --vocab");
   const int64_t B = c.train.device_batch, T = c.model.sequence_len;
   const int64_t tokens_per_step = B * T;
@@ -227,14 +245,17 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
   save_model(model, model_path);
   write_tensor_file(batch_path, {{"idx", x}, {"targets", y}});
   const std::string python = o.python.empty() ? default_python() : o.python;
-  const std::string script = o.vs_python ? (o.script.empty() ? reference_script("bench_train_reference.py") : o.script) : "";
+  const std::string script =
+      o.vs_python ? (o.script.empty() ? reference_script("bench_train_reference.py") : o.script)
+                  : "";
 
   // The trainer's own step (engine/train/step.h): the timed rounds run its forward, loss and
   // backward and drop the gradients; the full step below adds its update.
   optim::MuonAdamWOptions oo;
   oo.grade_lr = c.grading.grade_lr;
   const int full_steps = std::max(3, o.steps);
-  optim::MuonAdamW opt(c.optim, model->width(), full_steps + 1 + o.warmup, optimizer_params(model), oo);
+  optim::MuonAdamW opt(c.optim, model->width(), full_steps + 1 + o.warmup, optimizer_params(model),
+                       oo);
   TrainStep train_step(model, opt, torch::Device(torch::kCPU), c.train.dtype);
   auto engine_step = [&] {
     train_step.micro_step(x, y, 1.0);
@@ -261,12 +282,16 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
   // Python process re-faults its activations every step and the comparison would time the heap.
   const std::string tunables = allocator_tunables();
   auto run_python = [&](int steps, int warmup, bool profile) {
-    std::vector<std::string> argv{python, script, model_path, batch_path, "--steps", std::to_string(steps),
-                                  "--warmup", std::to_string(warmup), "--threads", std::to_string(threads)};
+    std::vector<std::string> argv{python,      script,
+                                  model_path,  batch_path,
+                                  "--steps",   std::to_string(steps),
+                                  "--warmup",  std::to_string(warmup),
+                                  "--threads", std::to_string(threads)};
     if (profile) argv.push_back("--profile");
     if (!tunables.empty()) {
       const char* inherited = std::getenv("GLIBC_TUNABLES");
-      const std::string value = inherited && *inherited ? std::string(inherited) + ":" + tunables : tunables;
+      const std::string value =
+          inherited && *inherited ? std::string(inherited) + ":" + tunables : tunables;
       argv.insert(argv.begin(), {"env", "GLIBC_TUNABLES=" + value});
     }
     return parse_python_output(run_process(argv), python + " " + script);
@@ -305,8 +330,10 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     if (!peaks.empty()) rj["gemm_gflops"] = peaks.back();
     rounds_json.push_back(rj);
     std::ostringstream line;
-    line << "round " << (r + 1) << "/" << o.rounds << ": engine " << std::lround(tr.engine_tokens_per_s) << " tok/s";
-    if (o.vs_unfused) line << ", fused ops off " << std::lround(tr.unfused_tokens_per_s) << " tok/s";
+    line << "round " << (r + 1) << "/" << o.rounds << ": engine "
+         << std::lround(tr.engine_tokens_per_s) << " tok/s";
+    if (o.vs_unfused)
+      line << ", fused ops off " << std::lround(tr.unfused_tokens_per_s) << " tok/s";
     if (o.vs_python) line << ", PyTorch " << std::lround(tr.python_tokens_per_s) << " tok/s";
     if (!peaks.empty()) line << ", GEMM " << std::lround(peaks.back()) << " GFLOP/s";
     log(line.str());
@@ -330,7 +357,8 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     b_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
     z_ms.push_back(std::chrono::duration<double, std::milli>(t3 - t2).count());
   }
-  nlohmann::json phases = {{"forward", median(f_ms)}, {"backward", median(b_ms)}, {"zero_grad", median(z_ms)}};
+  nlohmann::json phases = {
+      {"forward", median(f_ms)}, {"backward", median(b_ms)}, {"zero_grad", median(z_ms)}};
 
   // The step's own matrix products, each shape timed alone on contiguous operands and by the code
   // the step runs it with (BLAS or the engine's panel kernels): the time the step would take if
@@ -343,43 +371,58 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o, const std::function<v
     nlohmann::json shapes = nlohmann::json::array();
     for (const auto& [g, count] : collect_gemms(lists)) {
       // The engine's own products (gllm::…) are timed as its panel kernels run them.
-      const bool own = g.op.rfind("gllm::", 0) == 0 && ops::panel::available() && g.dims[0].size() == 2;
+      const bool own =
+          g.op.rfind("gllm::", 0) == 0 && ops::panel::available() && g.dims[0].size() == 2;
       auto [sec, f] = time_gemm(g.dims[0], g.dims[1], own);
       bound_s += count * sec;
       flops += count * f;
       products += count;
-      shapes.push_back({{"op", g.op}, {"a", g.dims[0]}, {"b", g.dims[1]}, {"count", count}, {"ms", 1000.0 * sec},
+      shapes.push_back({{"op", g.op},
+                        {"a", g.dims[0]},
+                        {"b", g.dims[1]},
+                        {"count", count},
+                        {"ms", 1000.0 * sec},
                         {"gflops", f / sec / 1e9}});
     }
     // The blocked CPU attention runs its products through BLAS directly (the profiler does not see
     // them): per layer its six (score and value forward, two each backward), timed alone in its
     // own blocks and threads without the softmax.
     {
-      auto probe = torch::empty({B, T, model->n_head(), model->head_dim()});  // q, k, v as the step has them
+      auto probe =
+          torch::empty({B, T, model->n_head(), model->head_dim()});  // q, k, v as the step has them
       if (model->attention_kernel_for(probe, probe, probe) == GPTImpl::AttentionKernel::Blocked) {
         for (int l = 0; l < model->n_layer(); ++l) {
-          auto [sec, f] = ops::window_attention_gemm_time(B * model->n_head(), T, model->head_dim(), model->window(l));
+          auto [sec, f] = ops::window_attention_gemm_time(B * model->n_head(), T, model->head_dim(),
+                                                          model->window(l));
           bound_s += sec;
           flops += f;
           products += 6;
-          shapes.push_back({{"op", "window_attention"}, {"layer", l}, {"window", model->window(l)},
-                            {"a", {B * model->n_head(), T, model->head_dim()}}, {"count", 6},
-                            {"ms", 1000.0 * sec / 6}, {"gflops", f / sec / 1e9}});
+          shapes.push_back({{"op", "window_attention"},
+                            {"layer", l},
+                            {"window", model->window(l)},
+                            {"a", {B * model->n_head(), T, model->head_dim()}},
+                            {"count", 6},
+                            {"ms", 1000.0 * sec / 6},
+                            {"gflops", f / sec / 1e9}});
         }
       }
     }
-    const double step_ms = 1000.0 * tokens_per_step / s.engine_tokens_per_s, gemm_ms = 1000.0 * bound_s;
-    const double gemm_gflops = bound_s > 0 ? flops / bound_s / 1e9 : 0.0, fraction = step_ms > 0 ? gemm_ms / step_ms : 0.0;
-    // A step is no shorter than its products: the peak fraction it could reach if all else were free.
+    const double step_ms = 1000.0 * tokens_per_step / s.engine_tokens_per_s,
+                 gemm_ms = 1000.0 * bound_s;
+    const double gemm_gflops = bound_s > 0 ? flops / bound_s / 1e9 : 0.0,
+                 fraction = step_ms > 0 ? gemm_ms / step_ms : 0.0;
+    // A step is no shorter than its products: the peak fraction it could reach if all else were
+    // free.
     const double step_flops = cost.flops_per_token * static_cast<double>(tokens_per_step);
     const double ceiling = bound_s > 0 && peak > 0 ? step_flops / bound_s / 1e9 / peak : 0.0;
-    gemm_bound = {{"products_per_step", products}, {"shapes", shapes}, {"gemm_ms", gemm_ms},
-                  {"gemm_gflops", gemm_gflops}, {"step_ms", step_ms}, {"fraction", fraction},
+    gemm_bound = {{"products_per_step", products},   {"shapes", shapes},   {"gemm_ms", gemm_ms},
+                  {"gemm_gflops", gemm_gflops},      {"step_ms", step_ms}, {"fraction", fraction},
                   {"peak_fraction_ceiling", ceiling}};
     std::ostringstream line;
     line.precision(3);
-    line << "the step's " << products << " matrix products alone take " << gemm_ms << " ms (" << gemm_gflops
-         << " GFLOP/s); the step takes " << step_ms << " ms: " << 100.0 * fraction << " % of it is GEMM-bound time"
+    line << "the step's " << products << " matrix products alone take " << gemm_ms << " ms ("
+         << gemm_gflops << " GFLOP/s); the step takes " << step_ms << " ms: " << 100.0 * fraction
+         << " % of it is GEMM-bound time"
          << "; with nothing else, the step would reach " << 100.0 * ceiling << " % of the peak";
     log(line.str());
   }

@@ -21,8 +21,9 @@ const Schema<DataConfig>& DataConfig::schema() {
                  "Seed of the document split");
     s.check([](const DataConfig& d, const std::string& path) {
       if (d.val_fraction + d.heldout_fraction >= 0.9)
-        throw ConfigError(path.empty() ? "val_fraction" : path + ".val_fraction",
-                          "val_fraction + heldout_fraction must stay below 0.9 so training has data");
+        throw ConfigError(
+            path.empty() ? "val_fraction" : path + ".val_fraction",
+            "val_fraction + heldout_fraction must stay below 0.9 so training has data");
       if (d.corpus == "text" && d.corpus_path.empty())
         throw ConfigError(path.empty() ? "corpus_path" : path + ".corpus_path",
                           "corpus = text needs corpus_path (a UTF-8 file or folder)");

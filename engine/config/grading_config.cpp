@@ -18,14 +18,16 @@ const Schema<GradingConfig>& GradingConfig::schema() {
   static const Schema<GradingConfig> s = [] {
     Schema<GradingConfig> s;
     s.real("lambda", &GradingConfig::lambda, 0, 1e6, "Grading base λ > 1; 0 = e^{1/d_k}")
-        .real("clip", &GradingConfig::clip, 1.000001, 1e6, "Clip C > 1: grades stay in [0, log C / log λ]")
+        .real("clip", &GradingConfig::clip, 1.000001, 1e6,
+              "Clip C > 1: grades stay in [0, log C / log λ]")
         .flag("attention", &GradingConfig::attention, "Graded attention (EG-MHSA)")
         .flag("grades_trainable", &GradingConfig::grades_trainable,
               "Refine grades end-to-end, projected back into the clip box after every step")
         .real("grade_lr", &GradingConfig::grade_lr, 0, 10, "Learning rate of trainable grades")
         .choice("head_grades", &GradingConfig::head_grades, {"uniform", "random", "file", "ladder"},
                 "Where head grades come from (uniform, random, or a grades file)")
-        .text("grades_file", &GradingConfig::grades_file, "JSON with attn_grades[layer][head][plane]")
+        .text("grades_file", &GradingConfig::grades_file,
+              "JSON with attn_grades[layer][head][plane]")
         .integer("random_seed", &GradingConfig::random_seed, 0, 2147483647, "Seed of random grades")
         .flag("mlge", &GradingConfig::mlge, "Multi-level graded embedding (seed 000 §4.1)")
         .integer("levels", &GradingConfig::levels, 1, 64, "Number of levels L")
@@ -62,12 +64,13 @@ const Schema<GradingConfig>& GradingConfig::schema() {
       if (g.output_lambda != 0 && g.output_lambda <= 1)
         throw ConfigError(key("output_lambda"), "must be > 1 (or 0 to reuse lambda)");
       if (g.head_grades == "ladder")
-        throw ConfigError(key("head_grades"),
-                          "\"ladder\" is no longer a source of head grades: ladder grades are MLGE "
-                          "per-coordinate grades (d = n_embd) certified in the profiles' graded basis, "
-                          "and a head's coordinates are not that basis. Set grading.mlge = true, "
-                          "grading.level_grades_source = \"ladder\" and grading.profiles_file to the "
-                          "ladder's profiles (see presets/ladder-*.json)");
+        throw ConfigError(
+            key("head_grades"),
+            "\"ladder\" is no longer a source of head grades: ladder grades are MLGE "
+            "per-coordinate grades (d = n_embd) certified in the profiles' graded basis, "
+            "and a head's coordinates are not that basis. Set grading.mlge = true, "
+            "grading.level_grades_source = \"ladder\" and grading.profiles_file to the "
+            "ladder's profiles (see presets/ladder-*.json)");
       if (g.level_grades_source == "ladder" &&
           (!g.mlge || g.ladder_file.empty() || g.ladder_arm.empty() || g.profiles_file.empty()))
         throw ConfigError(key("level_grades_source"),
@@ -76,11 +79,13 @@ const Schema<GradingConfig>& GradingConfig::schema() {
       if (g.head_grades == "file" && g.grades_file.empty())
         throw ConfigError(key("grades_file"), "head_grades = file needs grades_file");
       if (!g.level_dims.empty() && static_cast<int>(g.level_dims.size()) != g.levels)
-        throw ConfigError(key("level_dims"), "has " + std::to_string(g.level_dims.size()) +
-                                                 " entries but levels = " + std::to_string(g.levels));
+        throw ConfigError(key("level_dims"),
+                          "has " + std::to_string(g.level_dims.size()) +
+                              " entries but levels = " + std::to_string(g.levels));
       if (!g.level_grades.empty() && static_cast<int>(g.level_grades.size()) != g.levels)
-        throw ConfigError(key("level_grades"), "has " + std::to_string(g.level_grades.size()) +
-                                                   " entries but levels = " + std::to_string(g.levels));
+        throw ConfigError(key("level_grades"),
+                          "has " + std::to_string(g.level_grades.size()) +
+                              " entries but levels = " + std::to_string(g.levels));
       if (g.output_grades == "file" && g.output_grades_file.empty())
         throw ConfigError(key("output_grades_file"), "output_grades = file needs a file");
     });

@@ -9,23 +9,24 @@
 namespace gllm {
 
 struct GradingConfig {
-  double lambda = 0.0;           // grading base λ > 1; 0 = e^{1/d_k}
-  double clip = 2.0;             // C > 1: λ^{q_max} ≤ C
-  bool attention = false;        // EG-MHSA: diag(λ^q) on Q, K, V per head and RoPE plane
-  bool grades_trainable = false; // refine grades end-to-end (projected into [0, q_max])
-  double grade_lr = 0.01;        // AdamW learning rate for trainable grades
+  double lambda = 0.0;                  // grading base λ > 1; 0 = e^{1/d_k}
+  double clip = 2.0;                    // C > 1: λ^{q_max} ≤ C
+  bool attention = false;               // EG-MHSA: diag(λ^q) on Q, K, V per head and RoPE plane
+  bool grades_trainable = false;        // refine grades end-to-end (projected into [0, q_max])
+  double grade_lr = 0.01;               // AdamW learning rate for trainable grades
   std::string head_grades = "uniform";  // uniform | random | file ("ladder" is refused: see schema)
-  std::string grades_file;       // JSON {"attn_grades": [[[...]]]} when head_grades = file
+  std::string grades_file;              // JSON {"attn_grades": [[[...]]]} when head_grades = file
   int random_seed = 0;
-  bool mlge = false;             // multi-level graded embedding
+  bool mlge = false;  // multi-level graded embedding
   int levels = 4;
-  std::vector<int> level_dims;        // empty = equal split of d
-  std::vector<double> level_grades;   // one per level; empty = all zero
-  std::string level_grades_source = "levels";  // levels (level_grades) | ladder (ladder_file + ladder_arm)
-  std::string ladder_file;       // JSON from `gllm ladder`: per-coordinate MLGE grades, d = n_embd
-  std::string ladder_arm;        // uniform | random | taxonomic | pos | educated | oracle
-  std::string profiles_file;     // `gllm profiles` output; its graded basis initialises P
-  bool basis_trainable = true;   // false: P stays the profiles' basis (the ladder's coordinates)
+  std::vector<int> level_dims;       // empty = equal split of d
+  std::vector<double> level_grades;  // one per level; empty = all zero
+  std::string level_grades_source =
+      "levels";                 // levels (level_grades) | ladder (ladder_file + ladder_arm)
+  std::string ladder_file;      // JSON from `gllm ladder`: per-coordinate MLGE grades, d = n_embd
+  std::string ladder_arm;       // uniform | random | taxonomic | pos | educated | oracle
+  std::string profiles_file;    // `gllm profiles` output; its graded basis initialises P
+  bool basis_trainable = true;  // false: P stays the profiles' basis (the ladder's coordinates)
   bool graded_loss = false;
   std::string output_grades = "uniform";  // uniform | pos | file
   std::string output_grades_file;

@@ -4,10 +4,18 @@
 
 namespace gllm {
 
-int ModelConfig::layers() const { return depth > 0 ? depth : n_layer; }
-int ModelConfig::width() const { return depth > 0 ? ((depth * 64 + 127) / 128) * 128 : n_embd; }
-int ModelConfig::heads() const { return depth > 0 ? width() / 128 : n_head; }
-int ModelConfig::head_dim() const { return width() / heads(); }
+int ModelConfig::layers() const {
+  return depth > 0 ? depth : n_layer;
+}
+int ModelConfig::width() const {
+  return depth > 0 ? ((depth * 64 + 127) / 128) * 128 : n_embd;
+}
+int ModelConfig::heads() const {
+  return depth > 0 ? width() / 128 : n_head;
+}
+int ModelConfig::head_dim() const {
+  return width() / heads();
+}
 
 const Schema<ModelConfig>& ModelConfig::schema() {
   static const Schema<ModelConfig> s = [] {
@@ -49,24 +57,27 @@ const Schema<ModelConfig>& ModelConfig::schema() {
     s.check([](const ModelConfig& m, const std::string& path) {
       auto key = [&](const char* k) { return path.empty() ? std::string(k) : path + "." + k; };
       if (m.depth == 0 && m.n_embd % m.n_head != 0)
-        throw ConfigError(key("n_embd"), std::to_string(m.n_embd) + " is not divisible by n_head = " +
+        throw ConfigError(key("n_embd"), std::to_string(m.n_embd) +
+                                             " is not divisible by n_head = " +
                                              std::to_string(m.n_head) + "; pick a multiple");
       if (m.head_dim() % 2 != 0)
         throw ConfigError(key("n_head"), "head dim " + std::to_string(m.head_dim()) +
                                              " is odd; RoPE planes need an even head dim");
-      if (m.window_pattern.empty() ||
-          m.window_pattern.find_first_not_of("SL") != std::string::npos)
-        throw ConfigError(key("window_pattern"), "'" + m.window_pattern +
-                                                     "' must be a non-empty string of S and L");
+      if (m.window_pattern.empty() || m.window_pattern.find_first_not_of("SL") != std::string::npos)
+        throw ConfigError(key("window_pattern"),
+                          "'" + m.window_pattern + "' must be a non-empty string of S and L");
       if (m.short_window > m.sequence_len)
         throw ConfigError(key("short_window"), "larger than sequence_len; use at most " +
                                                    std::to_string(m.sequence_len));
       if (m.query_scale_frozen_planes > m.head_dim() / 2)
-        throw ConfigError(key("query_scale_frozen_planes"),
-                          "more planes than the head has (" + std::to_string(m.head_dim() / 2) + ")");
+        throw ConfigError(
+            key("query_scale_frozen_planes"),
+            "more planes than the head has (" + std::to_string(m.head_dim() / 2) + ")");
       if (m.oe_m > 0 && m.width() % 4 != 0)
-        throw ConfigError(key("oe_m"), "hashed n-gram tables need a width divisible by 4 (d/4 per "
-                                       "table); the width is " + std::to_string(m.width()));
+        throw ConfigError(key("oe_m"),
+                          "hashed n-gram tables need a width divisible by 4 (d/4 per "
+                          "table); the width is " +
+                              std::to_string(m.width()));
       for (int l : m.query_scale_frozen_layers)
         if (l >= m.layers())
           throw ConfigError(key("query_scale_frozen_layers"),

@@ -15,7 +15,7 @@ struct OptimConfig {
   double adam_beta1 = 0.8;
   double adam_beta2 = 0.95;
   double adam_eps = 1e-10;
-  double query_scale_lr = 0.005;          // AdamW LR of q_tau (seed 001 does not state it)
+  double query_scale_lr = 0.005;         // AdamW LR of q_tau (seed 001 does not state it)
   std::string embedding_state = "bf16";  // bf16 (baseline: bf16 moments) | fp32 (master + moments)
   // Muon.
   double matrix_lr = 0.04;
@@ -38,7 +38,7 @@ struct OptimConfig {
   bool neumann = false;
   int neumann_tau = 80;
   bool cosine_weight_decay = false;
-  bool table_neumann = false;           // #3a: Neumann-Gram on the hashed tables
+  bool table_neumann = false;  // #3a: Neumann-Gram on the hashed tables
   // Hashed tables.
   std::string oe_update = "moment_free";  // moment_free | adamw
   double oe_lr = 0.6;

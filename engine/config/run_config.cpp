@@ -78,16 +78,18 @@ const Schema<RunConfig>& RunConfig::schema() {
         .section("train", &RunConfig::train, TrainConfig::schema(), "Training loop");
     s.check([](const RunConfig& c, const std::string&) {
       if (c.optim.embedding_state == "fp32" && c.model.storage != "bf16")
-        throw ConfigError("optim.embedding_state",
-                          "is \"fp32\" (an fp32 master and fp32 moments for bf16-stored embedding "
-                          "tables), but model.storage is \"" + c.model.storage +
-                              "\": the tables are already fp32 and no master can exist; set "
-                              "model.storage to \"bf16\" (seed 001) or embedding_state to \"bf16\"");
+        throw ConfigError(
+            "optim.embedding_state",
+            "is \"fp32\" (an fp32 master and fp32 moments for bf16-stored embedding "
+            "tables), but model.storage is \"" +
+                c.model.storage +
+                "\": the tables are already fp32 and no master can exist; set "
+                "model.storage to \"bf16\" (seed 001) or embedding_state to \"bf16\"");
       if (c.model.vocab_size != 0 && c.model.vocab_size != c.data.vocab_size)
-        throw ConfigError("model.vocab_size", "is " + std::to_string(c.model.vocab_size) +
-                                                  " but data.vocab_size is " +
-                                                  std::to_string(c.data.vocab_size) +
-                                                  "; set model.vocab_size to 0 to follow the tokenizer");
+        throw ConfigError("model.vocab_size",
+                          "is " + std::to_string(c.model.vocab_size) + " but data.vocab_size is " +
+                              std::to_string(c.data.vocab_size) +
+                              "; set model.vocab_size to 0 to follow the tokenizer");
       if (c.grading.mlge && c.grading.level_dims.empty() && c.model.width() % c.grading.levels != 0)
         throw ConfigError("grading.levels", "width " + std::to_string(c.model.width()) +
                                                 " does not split into " +
@@ -107,7 +109,9 @@ const Schema<RunConfig>& RunConfig::schema() {
   return s;
 }
 
-nlohmann::json RunConfig::to_json() const { return schema().to_json(*this); }
+nlohmann::json RunConfig::to_json() const {
+  return schema().to_json(*this);
+}
 
 namespace {
 
@@ -128,7 +132,8 @@ void read_with_bases(RunConfig& c, const nlohmann::json& j, const std::string& p
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
       std::string dir = preset_dir.empty() ? presets_dir() : preset_dir;
-      path = join_path(dir, base + (base.size() > 5 && base.substr(base.size() - 5) == ".json" ? "" : ".json"));
+      path = join_path(
+          dir, base + (base.size() > 5 && base.substr(base.size() - 5) == ".json" ? "" : ".json"));
     }
     if (!seen.insert(path).second)
       throw ConfigError("base",
@@ -198,13 +203,17 @@ RunConfig RunConfig::load(const std::string& path) {
     if (f->empty() || fs::path(*f).is_absolute()) continue;
     std::error_code ec;
     const fs::path beside = base / *f;
-    if (fs::exists(beside, ec)) *f = fs::absolute(beside, ec).lexically_normal().string();
-    else if (fs::exists(*f, ec)) *f = fs::absolute(*f, ec).lexically_normal().string();
+    if (fs::exists(beside, ec))
+      *f = fs::absolute(beside, ec).lexically_normal().string();
+    else if (fs::exists(*f, ec))
+      *f = fs::absolute(*f, ec).lexically_normal().string();
   }
   return c;
 }
 
-void RunConfig::save(const std::string& path) const { write_file_atomic(path, to_json().dump(2) + "\n"); }
+void RunConfig::save(const std::string& path) const {
+  write_file_atomic(path, to_json().dump(2) + "\n");
+}
 
 std::vector<FieldInfo> run_config_fields() {
   std::vector<FieldInfo> out;

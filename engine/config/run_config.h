@@ -16,18 +16,18 @@ namespace gllm {
 
 struct TrainConfig {
   int64_t steps = 200;
-  int device_batch = 8;        // rows of sequence_len tokens per micro-step
-  int grad_accum = 1;          // micro-steps per step; derived when total_batch_tokens is set
+  int device_batch = 8;            // rows of sequence_len tokens per micro-step
+  int grad_accum = 1;              // micro-steps per step; derived when total_batch_tokens is set
   int64_t total_batch_tokens = 0;  // tokens per optimizer step over all processes; 0 = not given
   int seed = 42;
-  int eval_every = 50;         // steps; 0 = only at the end
-  int64_t eval_tokens = 65536; // validation tokens per evaluation
+  int eval_every = 50;          // steps; 0 = only at the end
+  int64_t eval_tokens = 65536;  // validation tokens per evaluation
   int64_t heldout_tokens = 131072;
-  int checkpoint_every = 0;    // steps; 0 = only at the end
+  int checkpoint_every = 0;  // steps; 0 = only at the end
   int keep_checkpoints = 3;
-  std::string device = "auto"; // auto | cpu | cuda
-  std::string dtype = "fp32";  // fp32 | bf16 (autocast on CUDA)
-  int threads = 0;             // 0 = all available cores
+  std::string device = "auto";  // auto | cpu | cuda
+  std::string dtype = "fp32";   // fp32 | bf16 (autocast on CUDA)
+  int threads = 0;              // 0 = all available cores
 
   static const Schema<TrainConfig>& schema();
   // With total_batch_tokens set, sets grad_accum = total_batch_tokens / (device_batch ·

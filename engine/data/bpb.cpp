@@ -9,7 +9,8 @@
 
 namespace gllm {
 
-BpbAccumulator::BpbAccumulator(std::vector<int32_t> token_bytes) : token_bytes_(std::move(token_bytes)) {}
+BpbAccumulator::BpbAccumulator(std::vector<int32_t> token_bytes)
+    : token_bytes_(std::move(token_bytes)) {}
 
 template <class F, class I>
 void BpbAccumulator::add_impl(const F* nats, const I* targets, size_t n) {
@@ -17,7 +18,9 @@ void BpbAccumulator::add_impl(const F* nats, const I* targets, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     int64_t t = static_cast<int64_t>(targets[i]);
     if (t < 0) continue;  // ignore_index-style targets carry no bytes
-    if (t >= V) throw Error("BPB: target id " + std::to_string(t) + " is outside the vocabulary of " + std::to_string(V));
+    if (t >= V)
+      throw Error("BPB: target id " + std::to_string(t) + " is outside the vocabulary of " +
+                  std::to_string(V));
     int32_t b = token_bytes_[t];
     if (b <= 0) continue;
     nats_ += static_cast<double>(nats[i]);
@@ -26,8 +29,12 @@ void BpbAccumulator::add_impl(const F* nats, const I* targets, size_t n) {
   }
 }
 
-void BpbAccumulator::add(const float* nats, const int32_t* targets, size_t n) { add_impl(nats, targets, n); }
-void BpbAccumulator::add(const double* nats, const int64_t* targets, size_t n) { add_impl(nats, targets, n); }
+void BpbAccumulator::add(const float* nats, const int32_t* targets, size_t n) {
+  add_impl(nats, targets, n);
+}
+void BpbAccumulator::add(const double* nats, const int64_t* targets, size_t n) {
+  add_impl(nats, targets, n);
+}
 
 void BpbAccumulator::merge(const BpbAccumulator& o) {
   nats_ += o.nats_;
@@ -41,7 +48,8 @@ double BpbAccumulator::bpb() const {
 }
 
 double BpbAccumulator::mean_nats() const {
-  return targets_ ? nats_ / static_cast<double>(targets_) : std::numeric_limits<double>::quiet_NaN();
+  return targets_ ? nats_ / static_cast<double>(targets_)
+                  : std::numeric_limits<double>::quiet_NaN();
 }
 
 void BpbAccumulator::reset() {

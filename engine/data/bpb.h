@@ -14,11 +14,11 @@ class BpbAccumulator {
   void add(const float* nats, const int32_t* targets, size_t n);
   void add(const double* nats, const int64_t* targets, size_t n);
   void merge(const BpbAccumulator& other);
-  double bpb() const;          // NaN when no bytes were seen
+  double bpb() const;  // NaN when no bytes were seen
   double nats() const { return nats_; }
   double bytes() const { return static_cast<double>(bytes_); }
   int64_t targets() const { return targets_; }  // targets counted (byte length > 0)
-  double mean_nats() const;    // per counted target (the loss the BPB is made of)
+  double mean_nats() const;                     // per counted target (the loss the BPB is made of)
   void reset();
 
  private:

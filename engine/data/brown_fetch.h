@@ -12,7 +12,8 @@ struct BrownPackage {
   static constexpr const char* version = "1.9.80";
   // The registry's published dist.integrity for that version; a differing answer is refused.
   static constexpr const char* integrity =
-      "sha512-b8FhzhKe5l5W6tiIdhPBJ6ZX+TbKkVxGfQf9uk0N4NlvTSRB25VdoU52D1cgpQMLcXml0juDCWMcu7LbsmfR2Q==";
+      "sha512-b8FhzhKe5l5W6tiIdhPBJ6ZX+"
+      "TbKkVxGfQf9uk0N4NlvTSRB25VdoU52D1cgpQMLcXml0juDCWMcu7LbsmfR2Q==";
   // SHA-512 over the unpacked files of that version (sorted by name; per file: name, NUL, 8-byte
   // little-endian size, bytes): lets a copy installed before file lists existed be re-verified.
   static constexpr const char* content_digest =

@@ -21,13 +21,23 @@ size_t find_invalid_utf8(std::string_view s) {
   size_t n = s.size(), i = 0;
   while (i < n) {
     unsigned char c = p[i];
-    if (c < 0x80) { ++i; continue; }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
     int len = 0;
     uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return i;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return i;
     if (i + len > n) return i;
     for (int k = 1; k < len; ++k) {
       if ((p[i + k] & 0xC0) != 0x80) return i;
@@ -45,7 +55,8 @@ size_t find_invalid_utf8(std::string_view s) {
 namespace {
 
 size_t line_of(std::string_view s, size_t offset) {
-  return 1 + static_cast<size_t>(std::count(s.begin(), s.begin() + std::min(offset, s.size()), '\n'));
+  return 1 +
+         static_cast<size_t>(std::count(s.begin(), s.begin() + std::min(offset, s.size()), '\n'));
 }
 
 std::string read_checked(const std::string& path) {
@@ -59,12 +70,14 @@ std::string read_checked(const std::string& path) {
   size_t bad = find_invalid_utf8(data);
   if (bad != std::string_view::npos)
     throw Error(path + ":" + std::to_string(line_of(data, bad)) + ": not valid UTF-8 (byte " +
-                std::to_string(bad) + "); convert the file to UTF-8 (e.g. iconv -t UTF-8) or remove it");
+                std::to_string(bad) +
+                "); convert the file to UTF-8 (e.g. iconv -t UTF-8) or remove it");
   return data;
 }
 
 bool blank(std::string_view line) {
-  return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
 }
 
 std::vector<std::string_view> split_lines(std::string_view s) {
@@ -83,9 +96,12 @@ std::vector<std::string_view> split_lines(std::string_view s) {
 }
 
 // Opening tokens glue to what follows, closing tokens to what precedes.
-bool is_opener(const std::string& w) { return w == "``" || w == "`" || w == "(" || w == "[" || w == "{"; }
+bool is_opener(const std::string& w) {
+  return w == "``" || w == "`" || w == "(" || w == "[" || w == "{";
+}
 bool is_closer(const std::string& w) {
-  static const char* c[] = {",", ".", ";", ":", "?", "!", ")", "]", "}", "''", "'", "...", "n't", "'s", "'re", "'ll", "'d", "'m", "'ve"};
+  static const char* c[] = {",", ".",   ";",   ":",  "?",   "!",   ")",  "]",  "}",  "''",
+                            "'", "...", "n't", "'s", "'re", "'ll", "'d", "'m", "'ve"};
   for (const char* x : c)
     if (w == x) return true;
   return false;
@@ -171,7 +187,8 @@ Corpus read_brown_corpus(const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   if (files.empty())
-    throw Error("no Brown files (ca01 … cr09) in " + dir + "; run `gllm data fetch` to (re)install the corpus");
+    throw Error("no Brown files (ca01 … cr09) in " + dir +
+                "; run `gllm data fetch` to (re)install the corpus");
   Corpus corpus;
   corpus.kind = "brown";
   corpus.source = dir;
@@ -211,18 +228,22 @@ Corpus read_brown_corpus(const std::string& dir) {
         size_t slash = tok.rfind('/');
         if (slash == std::string_view::npos || slash == 0 || slash + 1 == tok.size())
           throw Error(path + ":" + std::to_string(li + 1) + ": token '" + std::string(tok) +
-                      "' is not word/TAG; the file is not Brown Form C — run `gllm data fetch` to reinstall");
+                      "' is not word/TAG; the file is not Brown Form C — run `gllm data fetch` to "
+                      "reinstall");
         TaggedWord tw;
         tw.word = std::string(tok.substr(0, slash));
         tw.tag = std::string(tok.substr(slash + 1));
-        std::transform(tw.tag.begin(), tw.tag.end(), tw.tag.begin(), [](unsigned char c) { return std::tolower(c); });
+        std::transform(tw.tag.begin(), tw.tag.end(), tw.tag.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
         s.words.push_back(std::move(tw));
         i = j;
       }
       doc.sentences.push_back(std::move(s));
     }
     if (doc.sentences.empty())
-      throw Error(path + ":1: empty Brown file (no sentences); run `gllm data fetch` to reinstall the corpus");
+      throw Error(
+          path +
+          ":1: empty Brown file (no sentences); run `gllm data fetch` to reinstall the corpus");
     // Detokenize: sentences of a paragraph joined by one space, paragraphs by "\n".
     std::string text;
     int last_para = -1;
@@ -251,7 +272,8 @@ Corpus read_text_corpus(const std::string& path) {
   corpus.source = path;
   if (fs::is_directory(path, ec)) {
     std::vector<fs::path> files;
-    for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+    for (auto it = fs::recursive_directory_iterator(
+             path, fs::directory_options::skip_permission_denied, ec);
          it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (ec) break;
       if (it->is_regular_file(ec)) files.push_back(it->path());
@@ -268,11 +290,13 @@ Corpus read_text_corpus(const std::string& path) {
       corpus.documents.push_back(std::move(d));
     }
     if (corpus.documents.empty())
-      throw Error("no text files in folder " + path + "; point corpus_path at a folder of UTF-8 files");
+      throw Error("no text files in folder " + path +
+                  "; point corpus_path at a folder of UTF-8 files");
     return corpus;
   }
   if (!fs::exists(path, ec))
-    throw Error("text corpus not found: " + path + "; set data.corpus_path to a UTF-8 file or folder");
+    throw Error("text corpus not found: " + path +
+                "; set data.corpus_path to a UTF-8 file or folder");
   std::string data = read_checked(path);
   auto lines = split_lines(data);
   std::string cur;
@@ -296,7 +320,8 @@ Corpus read_text_corpus(const std::string& path) {
   }
   flush();
   if (corpus.documents.empty())
-    throw Error(path + ":1: empty text corpus (no non-blank line); add text or choose another file");
+    throw Error(path +
+                ":1: empty text corpus (no non-blank line); add text or choose another file");
   return corpus;
 }
 
@@ -304,7 +329,8 @@ Corpus read_corpus(const DataConfig& cfg) {
   if (cfg.corpus == "brown") {
     std::string dir = cfg.corpus_path.empty() ? brown_corpus_dir() : cfg.corpus_path;
     if (cfg.corpus_path.empty() && !brown_corpus_present(dir))
-      throw Error("the Brown corpus is not in the data cache (" + dir + "); run `gllm data fetch` first");
+      throw Error("the Brown corpus is not in the data cache (" + dir +
+                  "); run `gllm data fetch` first");
     if (cfg.corpus_path.empty()) {
       // The cached copy must be what was fetched and verified: tokenizer and token cache are
       // keyed by the corpus, so an edited copy would silently train on other data.

@@ -36,8 +36,8 @@ struct Corpus {
   std::string source;  // folder or file it was read from
   std::vector<Document> documents;
 
-  size_t words() const;   // Brown: tagged tokens; text: whitespace-separated words
-  size_t bytes() const;   // Σ UTF-8 bytes of Document::text
+  size_t words() const;  // Brown: tagged tokens; text: whitespace-separated words
+  size_t bytes() const;  // Σ UTF-8 bytes of Document::text
   size_t sentences() const;
   // sha512 (hex) of kind, names and texts: keys the tokenizer and token cache.
   std::string hash() const;

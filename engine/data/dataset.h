@@ -34,7 +34,8 @@ struct Dataset {
 // Reads the corpus, then reuses <cache>/tokenizer.model and tokens.{bin,json} when they match the
 // corpus hash and vocab size, or trains / tokenizes and writes them atomically. `log` gets
 // progress lines. Throws gllm::Error with the next step (e.g. "run `gllm data fetch`").
-Dataset open_dataset(const DataConfig& cfg, const std::function<void(const std::string&)>& log = {});
+Dataset open_dataset(const DataConfig& cfg,
+                     const std::function<void(const std::string&)>& log = {});
 // The same for a corpus already read with read_corpus(cfg).
 Dataset open_dataset(const DataConfig& cfg, const Corpus& corpus,
                      const std::function<void(const std::string&)>& log = {});

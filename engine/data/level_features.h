@@ -1,6 +1,6 @@
-// Level annotations from the Brown corpus (seed 000 §7.1 as docs/design.md fixes it): feature maps φ_l
-// for l = 0 tag/affix/case, 1 syntactic context from tags, 2 sentence, 3 discourse; a scalar probe
-// target per level; and part-of-speech classes (open vs closed, §8.1.2).
+// Level annotations from the Brown corpus (seed 000 §7.1 as docs/design.md fixes it): feature maps
+// φ_l for l = 0 tag/affix/case, 1 syntactic context from tags, 2 sentence, 3 discourse; a scalar
+// probe target per level; and part-of-speech classes (open vs closed, §8.1.2).
 #pragma once
 #include <string>
 #include <vector>
@@ -16,7 +16,8 @@ std::string brown_base_tag(const std::string& tag);
 // Open class: nouns (nn, nns, np, nps, nr, nrs), lexical verbs (vb, vbd, vbg, vbn, vbz),
 // adjectives (jj, jjr, jjs, jjt), adverbs (rb, rbr, rbt). Everything else is closed.
 bool brown_open_class(const std::string& base_tag);
-// Coarse class used for neighbour features: noun verb adj adv det prep pron conj punct aux num other.
+// Coarse class used for neighbour features: noun verb adj adv det prep pron conj punct aux num
+// other.
 int brown_coarse_class(const std::string& base_tag);
 constexpr int kCoarseClasses = 12;
 bool brown_negation(const TaggedWord& w);  // not, n't, never, no-forms (tags with '*')

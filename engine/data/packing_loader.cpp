@@ -25,13 +25,23 @@ std::vector<int64_t> Batch::targets_int64() const {
   return out;
 }
 
-PackingLoader::PackingLoader(std::shared_ptr<const TokenShard> shard, std::vector<uint32_t> documents,
-                             int64_t batch_rows, int64_t T, Mode mode, uint64_t seed, int32_t bos_id,
-                             int32_t pad_id, size_t buffer_units)
-    : shard_(std::move(shard)), documents_(std::move(documents)), B_(batch_rows), T_(T), mode_(mode),
-      seed_(seed), bos_(bos_id), pad_(pad_id), buffer_units_(buffer_units) {
+PackingLoader::PackingLoader(std::shared_ptr<const TokenShard> shard,
+                             std::vector<uint32_t> documents, int64_t batch_rows, int64_t T,
+                             Mode mode, uint64_t seed, int32_t bos_id, int32_t pad_id,
+                             size_t buffer_units)
+    : shard_(std::move(shard)),
+      documents_(std::move(documents)),
+      B_(batch_rows),
+      T_(T),
+      mode_(mode),
+      seed_(seed),
+      bos_(bos_id),
+      pad_(pad_id),
+      buffer_units_(buffer_units) {
   if (!shard_) throw Error("PackingLoader needs a token shard");
-  if (B_ < 1 || T_ < 1) throw Error("PackingLoader: batch rows and T must be ≥ 1 (got " + std::to_string(B_) + ", " + std::to_string(T_) + ")");
+  if (B_ < 1 || T_ < 1)
+    throw Error("PackingLoader: batch rows and T must be ≥ 1 (got " + std::to_string(B_) + ", " +
+                std::to_string(T_) + ")");
   if (buffer_units_ < 1) buffer_units_ = 1;
   for (uint32_t d : documents_) {
     if (d >= shard_->num_documents())
@@ -39,9 +49,11 @@ PackingLoader::PackingLoader(std::shared_ptr<const TokenShard> shard, std::vecto
                   std::to_string(shard_->num_documents()) + " documents)");
     size_t n = shard_->document(d).size;
     for (size_t b = 0; b < n; b += static_cast<size_t>(T_))
-      units_.push_back(Unit{d, static_cast<uint32_t>(b), static_cast<uint32_t>(std::min(n, b + static_cast<size_t>(T_)))});
+      units_.push_back(Unit{d, static_cast<uint32_t>(b),
+                            static_cast<uint32_t>(std::min(n, b + static_cast<size_t>(T_)))});
   }
-  if (units_.empty()) throw Error("PackingLoader: the split has no tokens; check the corpus and the split fractions");
+  if (units_.empty())
+    throw Error("PackingLoader: the split has no tokens; check the corpus and the split fractions");
   if (mode_ == Mode::Train) buffer_units_ = std::min(buffer_units_, units_.size());
   reset();
 }
@@ -56,7 +68,8 @@ void PackingLoader::start_epoch() {
   order_.resize(units_.size());
   std::iota(order_.begin(), order_.end(), 0u);
   if (mode_ == Mode::Train) {
-    SplitMix64 rng(seed_ * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch_) * 0xD1B54A32D192ED03ull + 0x10ADull);
+    SplitMix64 rng(seed_ * 0x9E3779B97F4A7C15ull +
+                   static_cast<uint64_t>(epoch_) * 0xD1B54A32D192ED03ull + 0x10ADull);
     for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.below(i)]);
   }
   cursor_ = 0;
@@ -155,12 +168,8 @@ uint64_t PackingLoader::fingerprint() const {
 nlohmann::json PackingLoader::state() const {
   char fp[17];
   std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(fingerprint()));
-  return {{"format", 1},
-          {"fingerprint", fp},
-          {"epoch", epoch_},
-          {"cursor", cursor_},
-          {"buffer", buffer_},
-          {"batches", batches_}};
+  return {{"format", 1},       {"fingerprint", fp}, {"epoch", epoch_},
+          {"cursor", cursor_}, {"buffer", buffer_}, {"batches", batches_}};
 }
 
 void PackingLoader::restore(const nlohmann::json& s) {
@@ -169,9 +178,11 @@ void PackingLoader::restore(const nlohmann::json& s) {
   try {
     if (s.at("format").get<int>() != 1) throw Error("unknown loader state format");
     if (s.at("fingerprint").get<std::string>() != fp)
-      throw Error("the saved loader state belongs to different data, batch size, T, mode or seed "
-                  "(fingerprint " + s.at("fingerprint").get<std::string>() + " ≠ " + fp +
-                  "); resume with the run's own config and corpus, or start a new run");
+      throw Error(
+          "the saved loader state belongs to different data, batch size, T, mode or seed "
+          "(fingerprint " +
+          s.at("fingerprint").get<std::string>() + " ≠ " + fp +
+          "); resume with the run's own config and corpus, or start a new run");
     int64_t epoch = s.at("epoch").get<int64_t>();
     size_t cursor = s.at("cursor").get<size_t>();
     auto buffer = s.at("buffer").get<std::vector<uint32_t>>();

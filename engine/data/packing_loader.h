@@ -14,25 +14,25 @@ namespace gllm {
 struct Batch {
   int64_t rows = 0;  // B (an evaluation batch may have fewer rows at the end)
   int64_t T = 0;
-  std::vector<int32_t> tokens;  // (rows, T+1)
+  std::vector<int32_t> tokens;                 // (rows, T+1)
   std::vector<int64_t> inputs_int64() const;   // (rows, T)
   std::vector<int64_t> targets_int64() const;  // (rows, T)
 };
 
 // Packing units: each document becomes BOS + its tokens; a document longer than T tokens is first
-// cut into consecutive BOS-led pieces of at most T+1 tokens, so no text is lost to cropping (Brown's
-// documents, ~2.9k tokens, would otherwise keep only their first row). Each row is filled by
-// repeatedly placing the longest unit in the buffer that fits; when none fits, training crops the
-// shortest unit to fill the row (its rest is dropped, as the baseline does), evaluation instead pads
-// the row with <pad> (0 bytes, so BPB ignores it) so that every token is scored exactly once.
+// cut into consecutive BOS-led pieces of at most T+1 tokens, so no text is lost to cropping
+// (Brown's documents, ~2.9k tokens, would otherwise keep only their first row). Each row is filled
+// by repeatedly placing the longest unit in the buffer that fits; when none fits, training crops
+// the shortest unit to fill the row (its rest is dropped, as the baseline does), evaluation instead
+// pads the row with <pad> (0 bytes, so BPB ignores it) so that every token is scored exactly once.
 class PackingLoader {
  public:
   enum class Mode { Train, Eval };
   // Train: endless, units shuffled per epoch from `seed`; buffer of `buffer_units` units.
   // Eval: one pass in document order, finite, deterministic.
   PackingLoader(std::shared_ptr<const TokenShard> shard, std::vector<uint32_t> documents,
-                int64_t batch_rows, int64_t T, Mode mode, uint64_t seed = 0,
-                int32_t bos_id = 1, int32_t pad_id = 3, size_t buffer_units = 1000);
+                int64_t batch_rows, int64_t T, Mode mode, uint64_t seed = 0, int32_t bos_id = 1,
+                int32_t pad_id = 3, size_t buffer_units = 1000);
 
   // Fills `out`; false when an Eval pass is exhausted (never false in Train mode).
   bool next(Batch& out);

@@ -30,7 +30,8 @@ std::string lower(const std::string& s) {
 }
 
 // Lower-cased types of `documents` seen at least min_count times, by count (desc) then spelling.
-std::vector<std::string> frequent_types(const Corpus& corpus, const std::vector<uint32_t>& documents, int min_count,
+std::vector<std::string> frequent_types(const Corpus& corpus,
+                                        const std::vector<uint32_t>& documents, int min_count,
                                         int max_types) {
   std::unordered_map<std::string, int64_t> counts;
   for (uint32_t d : documents)
@@ -39,9 +40,12 @@ std::vector<std::string> frequent_types(const Corpus& corpus, const std::vector<
   std::vector<std::pair<int64_t, std::string>> by;
   for (auto& kv : counts)
     if (kv.second >= min_count) by.push_back({kv.second, kv.first});
-  std::sort(by.begin(), by.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::sort(by.begin(), by.end(), [](auto& a, auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
   std::vector<std::string> out;
-  for (size_t i = 0; i < by.size() && static_cast<int>(i) < max_types; ++i) out.push_back(by[i].second);
+  for (size_t i = 0; i < by.size() && static_cast<int>(i) < max_types; ++i)
+    out.push_back(by[i].second);
   return out;
 }
 
@@ -76,7 +80,8 @@ std::vector<double> normalize(const Eigen::VectorXd& v) {
 std::vector<double> tau_of(const Eigen::MatrixXd& Z, const Eigen::VectorXd& w) {
   const double W = w.sum();
   Eigen::RowVectorXd zm = (w.transpose() * Z) / W;
-  Eigen::VectorXd var = ((Z.rowwise() - zm).array().square().colwise() * w.array()).colwise().sum().transpose() / W;
+  Eigen::VectorXd var =
+      ((Z.rowwise() - zm).array().square().colwise() * w.array()).colwise().sum().transpose() / W;
   return normalize(var);
 }
 
@@ -104,9 +109,12 @@ std::vector<std::vector<double>> probe_alphas(const Eigen::MatrixXd& Z, const Ei
   return out;
 }
 
-std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt, const std::vector<int>& type,
-                                               const Eigen::MatrixXd& Y, const Eigen::VectorXd& w, double ridge_rel) {
-  const int U = static_cast<int>(Zt.rows()), d = static_cast<int>(Zt.cols()), k = static_cast<int>(Y.cols());
+std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt,
+                                               const std::vector<int>& type,
+                                               const Eigen::MatrixXd& Y, const Eigen::VectorXd& w,
+                                               double ridge_rel) {
+  const int U = static_cast<int>(Zt.rows()), d = static_cast<int>(Zt.cols()),
+            k = static_cast<int>(Y.cols());
   Eigen::VectorXd c = Eigen::VectorXd::Zero(U);
   Eigen::MatrixXd cy = Eigen::MatrixXd::Zero(U, k);
   for (size_t i = 0; i < type.size(); ++i) {
@@ -122,7 +130,7 @@ std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt, const 
   Eigen::MatrixXd G = Eigen::MatrixXd::Zero(d, d);
   G.selfadjointView<Eigen::Lower>().rankUpdate(Zs.transpose(), 1.0 / W);
   G = G.selfadjointView<Eigen::Lower>();
-  G -= zm.transpose() * zm;  // (d, d) covariance
+  G -= zm.transpose() * zm;                                             // (d, d) covariance
   Eigen::MatrixXd B = (Zt.transpose() * cy) / W - zm.transpose() * ym;  // (d, k)
   std::vector<std::vector<double>> out;
   Eigen::VectorXd var = G.diagonal().cwiseMax(0);
@@ -143,7 +151,9 @@ std::vector<int> align_tokens_to_words(const Document& doc, const uint16_t* ids,
   size_t pos = 0, wi = 0;
   for (size_t k = 0; k < n; ++k) {
     const int id = ids[k];
-    const size_t b = id >= 0 && static_cast<size_t>(id) < token_bytes.size() ? static_cast<size_t>(token_bytes[id]) : 0;
+    const size_t b = id >= 0 && static_cast<size_t>(id) < token_bytes.size()
+                         ? static_cast<size_t>(token_bytes[id])
+                         : 0;
     size_t q = pos;
     while (q < pos + b && q < doc.text.size() && (doc.text[q] == ' ' || doc.text[q] == '\n')) ++q;
     if (q < pos + b) {
@@ -160,21 +170,25 @@ int TypeEmbeddings::index(const std::string& w) const {
   return it == rows.end() ? -1 : it->second;
 }
 
-std::vector<double> probe_alpha(const Eigen::MatrixXd& Z, const Eigen::VectorXd& y, const Eigen::VectorXd& weights,
-                                double ridge_rel) {
+std::vector<double> probe_alpha(const Eigen::MatrixXd& Z, const Eigen::VectorXd& y,
+                                const Eigen::VectorXd& weights, double ridge_rel) {
   return probe_alphas(Z, y, weights, ridge_rel)[0];
 }
 
-std::vector<double> variance_tau(const Eigen::MatrixXd& Z, const Eigen::VectorXd& weights) { return tau_of(Z, weights); }
+std::vector<double> variance_tau(const Eigen::MatrixXd& Z, const Eigen::VectorXd& weights) {
+  return tau_of(Z, weights);
+}
 
-TypeEmbeddings ppmi_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents, const ProfileOptions& opt) {
+TypeEmbeddings ppmi_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents,
+                               const ProfileOptions& opt) {
   TypeEmbeddings te;
   te.types = frequent_types(corpus, documents, opt.min_count, opt.max_types);
   const int K = static_cast<int>(te.types.size());
   const int Kc = std::min(K, opt.contexts);
   if (K < opt.d + 1)
-    throw Error("only " + std::to_string(K) + " word types occur ≥ " + std::to_string(opt.min_count) +
-                " times, too few for a width-" + std::to_string(opt.d) + " PPMI embedding; lower --d or --min-count");
+    throw Error("only " + std::to_string(K) + " word types occur ≥ " +
+                std::to_string(opt.min_count) + " times, too few for a width-" +
+                std::to_string(opt.d) + " PPMI embedding; lower --d or --min-count");
   for (int i = 0; i < K; ++i) te.rows[te.types[i]] = i;
   // Co-occurrence pairs within ± window inside a sentence, counted by sorting.
   std::vector<uint64_t> pairs;
@@ -185,9 +199,11 @@ TypeEmbeddings ppmi_embeddings(const Corpus& corpus, const std::vector<uint32_t>
       for (size_t i = 0; i < s.words.size(); ++i) idx[i] = te.index(lower(s.words[i].word));
       for (size_t i = 0; i < idx.size(); ++i) {
         if (idx[i] < 0) continue;
-        size_t lo = i >= size_t(opt.window) ? i - opt.window : 0, hi = std::min(idx.size(), i + opt.window + 1);
+        size_t lo = i >= size_t(opt.window) ? i - opt.window : 0,
+               hi = std::min(idx.size(), i + opt.window + 1);
         for (size_t j = lo; j < hi; ++j)
-          if (j != i && idx[j] >= 0 && idx[j] < Kc) pairs.push_back(uint64_t(idx[i]) * uint64_t(Kc) + uint64_t(idx[j]));
+          if (j != i && idx[j] >= 0 && idx[j] < Kc)
+            pairs.push_back(uint64_t(idx[i]) * uint64_t(Kc) + uint64_t(idx[j]));
       }
     }
   std::sort(pairs.begin(), pairs.end());
@@ -227,8 +243,8 @@ TypeEmbeddings ppmi_embeddings(const Corpus& corpus, const std::vector<uint32_t>
   return te;
 }
 
-TypeEmbeddings wte_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents, const Tokenizer& tokenizer,
-                              const ProfileOptions& opt) {
+TypeEmbeddings wte_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents,
+                              const Tokenizer& tokenizer, const ProfileOptions& opt) {
   auto file = SafetensorsFile::open(opt.checkpoint);
   std::string name = opt.wte_name;
   if (name.empty()) {
@@ -238,15 +254,18 @@ TypeEmbeddings wte_embeddings(const Corpus& corpus, const std::vector<uint32_t>&
         break;
       }
     if (name.empty())
-      throw Error("checkpoint " + opt.checkpoint + " has no tensor named wte, wte.weight or transformer.wte.weight; "
+      throw Error("checkpoint " + opt.checkpoint +
+                  " has no tensor named wte, wte.weight or transformer.wte.weight; "
                   "name it with --wte-name");
   }
   const auto& info = file.info(name);
   if (info.shape.size() != 2)
-    throw Error("tensor " + name + " in " + opt.checkpoint + " is not a matrix; pass the token embedding with --wte-name");
+    throw Error("tensor " + name + " in " + opt.checkpoint +
+                " is not a matrix; pass the token embedding with --wte-name");
   const int64_t V = info.shape[0], D = info.shape[1];
   if (V < tokenizer.vocab_size())
-    throw Error("wte has " + std::to_string(V) + " rows but the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
+    throw Error("wte has " + std::to_string(V) + " rows but the tokenizer has " +
+                std::to_string(tokenizer.vocab_size()) +
                 " tokens; use the checkpoint trained with this corpus and vocab_size");
   auto data = file.to_float(name);
   TypeEmbeddings te;
@@ -273,7 +292,8 @@ Eigen::MatrixXd graded_basis(const std::vector<Eigen::MatrixXd>& C, const std::v
     Eigen::MatrixXd A = proj * (C[l] + 1e-9 * scale * Eigen::MatrixXd::Identity(d, d)) * proj;
     A = 0.5 * (A + A.transpose());
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(A);
-    Eigen::MatrixXd top = es.eigenvectors().rightCols(dims[l]).rowwise().reverse();  // leading first
+    Eigen::MatrixXd top =
+        es.eigenvectors().rightCols(dims[l]).rowwise().reverse();  // leading first
     // Gram–Schmidt against everything chosen so far (twice, for numerical safety).
     for (int c = 0; c < top.cols(); ++c) {
       Eigen::VectorXd v = top.col(c);
@@ -292,17 +312,18 @@ namespace {
 
 // Per-token rows of one split: coordinates z = Pᵀ r (tokens × d), targets, sentence ids.
 struct SplitRows {
-  Eigen::MatrixXd Zt;              // distinct types of the split × d
-  std::vector<int> type;           // row → row of Zt
+  Eigen::MatrixXd Zt;     // distinct types of the split × d
+  std::vector<int> type;  // row → row of Zt
   Eigen::MatrixXd Z;
-  Eigen::MatrixXd Y;               // tokens × kBrownLevels
-  std::vector<int> sentence;       // row → sentence (0 … sentences−1)
+  Eigen::MatrixXd Y;          // tokens × kBrownLevels
+  std::vector<int> sentence;  // row → sentence (0 … sentences−1)
   int sentences = 0;
-  size_t skipped = 0;              // tokens whose type has no representation
+  size_t skipped = 0;  // tokens whose type has no representation
 };
 
-SplitRows split_rows(const Corpus& corpus, const std::vector<uint32_t>& docs, const LevelFeaturizer& fz,
-                     const TypeEmbeddings& te, const Eigen::MatrixXd& Pz /* types × d */) {
+SplitRows split_rows(const Corpus& corpus, const std::vector<uint32_t>& docs,
+                     const LevelFeaturizer& fz, const TypeEmbeddings& te,
+                     const Eigen::MatrixXd& Pz /* types × d */) {
   SplitRows r;
   std::vector<int> types;
   std::vector<float> tg;
@@ -348,23 +369,27 @@ SplitRows split_rows(const Corpus& corpus, const std::vector<uint32_t>& docs, co
 
 }  // namespace
 
-ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, const ProfileOptions& opt,
-                                const Tokenizer* tokenizer, const TokenShard* shard,
+ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits,
+                                const ProfileOptions& opt, const Tokenizer* tokenizer,
+                                const TokenShard* shard,
                                 const std::function<void(const std::string&)>& log) {
   auto say = [&](const std::string& s) {
     if (log) log(s);
   };
   auto t_all = std::chrono::steady_clock::now();
   if (corpus.sentences() == 0)
-    throw Error("profiles need a tagged corpus (Brown): the " + corpus.kind + " corpus has no annotations; use --corpus brown");
+    throw Error("profiles need a tagged corpus (Brown): the " + corpus.kind +
+                " corpus has no annotations; use --corpus brown");
   if (opt.levels < 1 || opt.levels > kBrownLevels)
-    throw Error("--levels must be 1 … 4 (Brown has feature maps for levels 0–3), got " + std::to_string(opt.levels));
+    throw Error("--levels must be 1 … 4 (Brown has feature maps for levels 0–3), got " +
+                std::to_string(opt.levels));
   const auto& targets = LevelFeaturizer::target_names();
   int main_target = -1;
   if (opt.target != "mixture") {
     auto it = std::find(targets.begin(), targets.end(), opt.target);
     if (it == targets.end())
-      throw Error("unknown probe target '" + opt.target + "'; use noun, verb_distance, negation, document_position or mixture");
+      throw Error("unknown probe target '" + opt.target +
+                  "'; use noun, verb_distance, negation, document_position or mixture");
     main_target = static_cast<int>(it - targets.begin());
   }
   nlohmann::json report;
@@ -381,10 +406,12 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
     throw Error("unknown reference '" + opt.reference + "'; use ppmi or wte");
   }
   const int d = static_cast<int>(te.vectors.cols());
-  if (d < opt.levels) throw Error("d = " + std::to_string(d) + " is smaller than the number of levels");
+  if (d < opt.levels)
+    throw Error("d = " + std::to_string(d) + " is smaller than the number of levels");
   report["reference_seconds"] = seconds_since(t0);
   report["types"] = te.types.size();
-  say("reference " + opt.reference + ": " + std::to_string(te.types.size()) + " types × " + std::to_string(d));
+  say("reference " + opt.reference + ": " + std::to_string(te.types.size()) + " types × " +
+      std::to_string(d));
 
   std::vector<int> dims(opt.levels, d / opt.levels);
   for (int l = 0; l < d % opt.levels; ++l) ++dims[l];
@@ -442,7 +469,8 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
   Eigen::MatrixXd P = graded_basis(C, dims);  // d × d
   Eigen::MatrixXd Pz = te.vectors * P;        // types × d: coordinates of each type
   report["basis_seconds"] = seconds_since(t0);
-  report["basis_orthonormality_error"] = (P.transpose() * P - Eigen::MatrixXd::Identity(d, d)).cwiseAbs().maxCoeff();
+  report["basis_orthonormality_error"] =
+      (P.transpose() * P - Eigen::MatrixXd::Identity(d, d)).cwiseAbs().maxCoeff();
 
   // 3. Part-of-speech grades per coordinate: the share of coordinate j's energy carried by
   // open-class tokens (training documents).
@@ -458,9 +486,10 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
   SplitRows val = split_rows(corpus, splits.val, fz, te, Pz);
   SplitRows held = split_rows(corpus, splits.heldout, fz, te, Pz);
   if (val.Z.rows() < d || held.Z.rows() < 2)
-    throw Error("the validation / held-out documents have too few tokens for profiles at d = " + std::to_string(d) +
-                "; raise data.val_fraction / data.heldout_fraction");
-  auto fit = [&](const SplitRows& r, const Eigen::VectorXd& w, std::vector<std::vector<double>>* per_target) {
+    throw Error("the validation / held-out documents have too few tokens for profiles at d = " +
+                std::to_string(d) + "; raise data.val_fraction / data.heldout_fraction");
+  auto fit = [&](const SplitRows& r, const Eigen::VectorXd& w,
+                 std::vector<std::vector<double>>* per_target) {
     auto alphas = probe_by_type(r.Zt, r.type, r.Y, w, opt.ridge);
     std::vector<double> tau = alphas.back();
     alphas.pop_back();
@@ -487,7 +516,9 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
   t0 = std::chrono::steady_clock::now();
   std::vector<grading::Profiles> boots(std::max(0, opt.bootstrap));
   std::vector<std::vector<std::vector<double>>> boot_targets(boots.size());
-  int threads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = opt.threads > 0
+                    ? opt.threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> errs(threads);
   auto work = [&](int w) {
     try {
@@ -532,8 +563,10 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
   nlohmann::json bc = nlohmann::json::object();
   for (int l = 0; l < opt.levels; ++l) {
     std::vector<double> samples;
-    for (size_t b = 0; b < boots.size(); ++b) samples.push_back(grading::bhattacharyya(boot_targets[b][l], boots[b].tau));
-    nlohmann::json e = {{"level", l}, {"bc", f.targets[targets[l]].bc},
+    for (size_t b = 0; b < boots.size(); ++b)
+      samples.push_back(grading::bhattacharyya(boot_targets[b][l], boots[b].tau));
+    nlohmann::json e = {{"level", l},
+                        {"bc", f.targets[targets[l]].bc},
                         {"bc_heldout", grading::bhattacharyya(held_targets[l], heldp.tau)}};
     if (!samples.empty()) {
       e["bc_low"] = grading::percentile(samples, 0.025);
@@ -548,28 +581,50 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
     auto tax = grading::taxonomic_grades(main, 1.0);
     auto rt = grading::bootstrap_from_resamples(main, boots, tax);
     auto rp = grading::bootstrap_from_resamples(main, boots, pos_grades);
-    report["taxonomic"] = {{"certificate", rt.certificate}, {"sign", rt.sign}, {"sign_fraction", rt.sign_fraction},
-                           {"certificate_low", rt.certificate_low}, {"certificate_high", rt.certificate_high}};
-    report["pos"] = {{"certificate", rp.certificate}, {"sign", rp.sign}, {"sign_fraction", rp.sign_fraction},
-                     {"certificate_low", rp.certificate_low}, {"certificate_high", rp.certificate_high}};
+    report["taxonomic"] = {{"certificate", rt.certificate},
+                           {"sign", rt.sign},
+                           {"sign_fraction", rt.sign_fraction},
+                           {"certificate_low", rt.certificate_low},
+                           {"certificate_high", rt.certificate_high}};
+    report["pos"] = {{"certificate", rp.certificate},
+                     {"sign", rp.sign},
+                     {"sign_fraction", rp.sign_fraction},
+                     {"certificate_low", rp.certificate_low},
+                     {"certificate_high", rp.certificate_high}};
     report["bc_low"] = rt.bc_low;
     report["bc_high"] = rt.bc_high;
   }
   report["level_alpha"] = main.level_alpha();
   report["level_tau"] = main.level_tau();
-  report["tokens"] = {{"train", N}, {"val", val.Z.rows()}, {"heldout", held.Z.rows()},
-                      {"val_skipped_no_representation", val.skipped}, {"heldout_skipped_no_representation", held.skipped}};
+  report["tokens"] = {{"train", N},
+                      {"val", val.Z.rows()},
+                      {"heldout", held.Z.rows()},
+                      {"val_skipped_no_representation", val.skipped},
+                      {"heldout_skipped_no_representation", held.skipped}};
   report["sentences"] = {{"val", val.sentences}, {"heldout", held.sentences}};
 
-  nlohmann::json meta = {{"corpus", corpus.kind}, {"corpus_source", corpus.source}, {"corpus_hash", corpus.hash()},
-                         {"reference", opt.reference}, {"target", opt.target}, {"targets", targets},
-                         {"seed", opt.seed}, {"d", d}, {"levels", opt.levels}, {"ridge", opt.ridge},
-                         {"bootstrap_resamples", opt.bootstrap},
-                         {"estimation", "basis and POS statistics on the train split; alpha/tau on the validation split; "
-                                        "heldout on the held-out split; bootstrap over validation sentences"},
-                         {"feature_names", {fz.feature_names(0), fz.feature_names(1), fz.feature_names(2), fz.feature_names(3)}}};
+  nlohmann::json meta = {
+      {"corpus", corpus.kind},
+      {"corpus_source", corpus.source},
+      {"corpus_hash", corpus.hash()},
+      {"reference", opt.reference},
+      {"target", opt.target},
+      {"targets", targets},
+      {"seed", opt.seed},
+      {"d", d},
+      {"levels", opt.levels},
+      {"ridge", opt.ridge},
+      {"bootstrap_resamples", opt.bootstrap},
+      {"estimation",
+       "basis and POS statistics on the train split; alpha/tau on the validation split; "
+       "heldout on the held-out split; bootstrap over validation sentences"},
+      {"feature_names",
+       {fz.feature_names(0), fz.feature_names(1), fz.feature_names(2), fz.feature_names(3)}}};
   if (opt.reference == "ppmi")
-    meta["ppmi"] = {{"types", K}, {"contexts", std::min(K, opt.contexts)}, {"window", opt.window}, {"min_count", opt.min_count}};
+    meta["ppmi"] = {{"types", K},
+                    {"contexts", std::min(K, opt.contexts)},
+                    {"window", opt.window},
+                    {"min_count", opt.min_count}};
   else
     meta["checkpoint"] = opt.checkpoint;
 
@@ -587,16 +642,20 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, cons
       for (size_t k = 0; k < v.size; ++k) {
         if (at[k] < 0) continue;
         tot[v.data[k]] += 1;
-        o[v.data[k]] += brown_open_class(brown_base_tag(words[static_cast<size_t>(at[k])]->tag)) ? 1 : 0;
+        o[v.data[k]] +=
+            brown_open_class(brown_base_tag(words[static_cast<size_t>(at[k])]->tag)) ? 1 : 0;
       }
     }
     std::vector<double> share(tokenizer->vocab_size(), 0.0);
     for (int id = 0; id < tokenizer->vocab_size(); ++id)
       share[id] = tokenizer->is_special(id) ? 0.0 : (o[id] + 1.0) / (tot[id] + 2.0);
-    meta["output_grades"] = {{"rule", "open_share = (open-class occurrences + 1) / (occurrences + 2) per BPE token on "
-                                      "the train split, specials 0; output_grades \"pos\" uses q_out = q_max_out · open_share"},
-                             {"tokenizer_hash", tokenizer->hash()}, {"vocab_size", tokenizer->vocab_size()},
-                             {"open_share", share}};
+    meta["output_grades"] = {
+        {"rule",
+         "open_share = (open-class occurrences + 1) / (occurrences + 2) per BPE token on "
+         "the train split, specials 0; output_grades \"pos\" uses q_out = q_max_out · open_share"},
+        {"tokenizer_hash", tokenizer->hash()},
+        {"vocab_size", tokenizer->vocab_size()},
+        {"open_share", share}};
     report["output_grades_seconds"] = seconds_since(t0);
   }
   f.meta = meta;

@@ -2,14 +2,13 @@
 // truncated SVD, or a checkpoint's wte), the graded basis P, τ̂, α̂ from ridge probes, per-level
 // targets and BC, bootstrap over sentences, held-out profiles and part-of-speech grades.
 #pragma once
+#include <Eigen/Dense>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <Eigen/Dense>
-#include <nlohmann/json.hpp>
 
 #include "engine/data/corpus.h"
 #include "engine/data/splits.h"
@@ -21,19 +20,19 @@ class Tokenizer;
 class TokenShard;
 
 struct ProfileOptions {
-  int d = 128;                       // width of the reference representation
-  int levels = 4;                    // L ≤ 4 (Brown levels 0 … L−1); d_l = d / L (+1 for the first d mod L)
-  std::string reference = "ppmi";    // ppmi | wte
-  std::string checkpoint;            // wte: safetensors file
-  std::string wte_name;              // wte: tensor name (empty = "wte", "wte.weight", "transformer.wte.weight")
-  std::string target = "mixture";    // noun | verb_distance | negation | document_position | mixture
-  int bootstrap = 100;               // resamples over sentences (0 = none)
+  int d = 128;     // width of the reference representation
+  int levels = 4;  // L ≤ 4 (Brown levels 0 … L−1); d_l = d / L (+1 for the first d mod L)
+  std::string reference = "ppmi";  // ppmi | wte
+  std::string checkpoint;          // wte: safetensors file
+  std::string wte_name;  // wte: tensor name (empty = "wte", "wte.weight", "transformer.wte.weight")
+  std::string target = "mixture";  // noun | verb_distance | negation | document_position | mixture
+  int bootstrap = 100;             // resamples over sentences (0 = none)
   uint64_t seed = 0;
-  double ridge = 1e-3;               // ridge, relative to the mean coordinate variance
-  int min_count = 3;                 // PPMI: word types seen at least this often (lower-cased)
+  double ridge = 1e-3;  // ridge, relative to the mean coordinate variance
+  int min_count = 3;    // PPMI: word types seen at least this often (lower-cased)
   int max_types = 12000;
-  int contexts = 2000;               // PPMI context vocabulary (most frequent types)
-  int window = 2;                    // PPMI: ± window within a sentence
+  int contexts = 2000;  // PPMI context vocabulary (most frequent types)
+  int window = 2;       // PPMI: ± window within a sentence
   int threads = 0;
 };
 
@@ -41,7 +40,7 @@ struct ProfileOptions {
 struct TypeEmbeddings {
   std::vector<std::string> types;
   Eigen::MatrixXd vectors;
-  std::unordered_map<std::string, int> rows;  // type → row
+  std::unordered_map<std::string, int> rows;       // type → row
   int index(const std::string& lower_word) const;  // −1 when unknown
 };
 
@@ -59,7 +58,8 @@ TypeEmbeddings wte_embeddings(const Corpus& corpus, const std::vector<uint32_t>&
 // representation, mapped to R^d: Σ_X W_l W_lᵀ Σ_X = S_l S_lᵀ), projected off the directions already
 // chosen, leading d_l eigenvectors; Gram–Schmidt across levels. Returns d × d with orthonormal
 // columns, level 0's first.
-Eigen::MatrixXd graded_basis(const std::vector<Eigen::MatrixXd>& level_cross_cov, const std::vector<int>& level_dims);
+Eigen::MatrixXd graded_basis(const std::vector<Eigen::MatrixXd>& level_cross_cov,
+                             const std::vector<int>& level_dims);
 
 struct ProfileResult {
   grading::ProfilesFile file;  // everything `gllm profiles` writes
@@ -68,8 +68,9 @@ struct ProfileResult {
 
 // The whole pipeline on a Brown corpus (needs sentences and tags). `tokenizer` + `shard` (optional)
 // add per-token output grades from part-of-speech statistics to meta.output_grades.
-ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits, const ProfileOptions& opt,
-                                const Tokenizer* tokenizer = nullptr, const TokenShard* shard = nullptr,
+ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits,
+                                const ProfileOptions& opt, const Tokenizer* tokenizer = nullptr,
+                                const TokenShard* shard = nullptr,
                                 const std::function<void(const std::string&)>& log = {});
 
 // For each token of `doc` (ids from the token cache, byte lengths from the tokenizer) the index of
@@ -88,9 +89,10 @@ std::vector<double> probe_alpha(const Eigen::MatrixXd& Z, const Eigen::VectorXd&
 // The same probes and τ̂ when row i of Z is row type[i] of Zt (static type embeddings): the
 // weighted Gram matrix and cross moments are summed per type first, so a bootstrap resample costs
 // O(types · d²) instead of O(tokens · d²). Returns the α̂ of each column of Y, then τ̂ last.
-std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt, const std::vector<int>& type,
-                                               const Eigen::MatrixXd& Y, const Eigen::VectorXd& weights,
-                                               double ridge_rel);
+std::vector<std::vector<double>> probe_by_type(const Eigen::MatrixXd& Zt,
+                                               const std::vector<int>& type,
+                                               const Eigen::MatrixXd& Y,
+                                               const Eigen::VectorXd& weights, double ridge_rel);
 // τ̂_j = σ̂_j² / Σσ̂_k² of the columns of Z (weighted).
 std::vector<double> variance_tau(const Eigen::MatrixXd& Z, const Eigen::VectorXd& weights);
 

@@ -39,8 +39,9 @@ Splits split_documents(size_t n, double val_fraction, double heldout_fraction, u
   };
   size_t nv = count(val_fraction), nh = count(heldout_fraction);
   if (nv + nh >= n)
-    throw Error("the corpus has " + std::to_string(n) + " documents, too few for " + std::to_string(nv) +
-                " validation + " + std::to_string(nh) + " held-out documents and a non-empty training split; "
+    throw Error("the corpus has " + std::to_string(n) + " documents, too few for " +
+                std::to_string(nv) + " validation + " + std::to_string(nh) +
+                " held-out documents and a non-empty training split; "
                 "use a larger corpus or lower data.val_fraction / data.heldout_fraction");
   std::vector<uint32_t> perm(n);
   std::iota(perm.begin(), perm.end(), 0u);

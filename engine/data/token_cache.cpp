@@ -73,7 +73,8 @@ std::shared_ptr<TokenShard> TokenShard::open(const std::string& bin_path) {
   }
   void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (map == MAP_FAILED) throw Error("cannot memory-map token cache " + bin_path + ": " + std::strerror(errno));
+  if (map == MAP_FAILED)
+    throw Error("cannot memory-map token cache " + bin_path + ": " + std::strerror(errno));
   std::shared_ptr<TokenShard> s(new TokenShard());
   s->path_ = bin_path;
   s->map_ = map;

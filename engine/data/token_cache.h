@@ -34,7 +34,7 @@ class TokenShard {
   size_t num_documents() const { return n_docs_; }
   size_t num_tokens() const { return n_tokens_; }
   uint16_t max_id() const { return max_id_; }  // largest token id stored (0 when empty)
-  View document(size_t i) const;  // i < num_documents()
+  View document(size_t i) const;               // i < num_documents()
   const std::string& path() const { return path_; }
 
  private:

@@ -36,10 +36,13 @@ Status::Status(StatusCode code, absl::string_view error_message) : rep_(new Rep)
   rep_->error_message = std::string(error_message);
 }
 Status::Status(const Status& s) : rep_((s.rep_ == nullptr) ? nullptr : new Rep(*s.rep_)) {}
-StatusCode Status::code() const { return rep_ == nullptr ? StatusCode::kOk : rep_->code; }
+StatusCode Status::code() const {
+  return rep_ == nullptr ? StatusCode::kOk : rep_->code;
+}
 std::string Status::ToString() const {
   if (rep_ == nullptr) return "OK";
-  return "sentencepiece error " + std::to_string(static_cast<int>(rep_->code)) + ": " + rep_->error_message;
+  return "sentencepiece error " + std::to_string(static_cast<int>(rep_->code)) + ": " +
+         rep_->error_message;
 }
 }  // namespace util
 }  // namespace sentencepiece
@@ -72,19 +75,27 @@ const SpmLibrary& spm_library() {
                   "); install libsentencepiece0 (scripts/setup does)";
       return;
     }
-    lib.ctor = reinterpret_cast<SpmLibrary::Ctor>(dlsym(core, "_ZN13sentencepiece22SentencePieceProcessorC1Ev"));
-    lib.train = reinterpret_cast<SpmLibrary::Train>(dlsym(
-        train,
-        "_ZN13sentencepiece20SentencePieceTrainer5TrainERKSt13unordered_mapINSt7__cxx1112basic_stringIcSt11char_"
-        "traitsIcESaIcEEES7_St4hashIS7_ESt8equal_toIS7_ESaISt4pairIKS7_S7_EEEPNS_16SentenceIteratorEPS7_"));
-    if (!lib.ctor || !lib.train) lib.error = "the sentencepiece library lacks the expected entry points; install libsentencepiece0 0.1.9x";
+    lib.ctor = reinterpret_cast<SpmLibrary::Ctor>(
+        dlsym(core, "_ZN13sentencepiece22SentencePieceProcessorC1Ev"));
+    lib.train = reinterpret_cast<SpmLibrary::Train>(
+        dlsym(train,
+              "_ZN13sentencepiece20SentencePieceTrainer5TrainERKSt13unordered_mapINSt7__"
+              "cxx1112basic_stringIcSt11char_"
+              "traitsIcESaIcEEES7_St4hashIS7_ESt8equal_toIS7_ESaISt4pairIKS7_S7_EEEPNS_"
+              "16SentenceIteratorEPS7_"));
+    if (!lib.ctor || !lib.train)
+      lib.error =
+          "the sentencepiece library lacks the expected entry points; install libsentencepiece0 "
+          "0.1.9x";
   });
   if (!lib.error.empty()) throw Error(lib.error);
   return lib;
 }
 
 struct ProcessorDeleter {
-  void operator()(sentencepiece::SentencePieceProcessor* p) const { delete p; }  // virtual destructor
+  void operator()(sentencepiece::SentencePieceProcessor* p) const {
+    delete p;
+  }  // virtual destructor
 };
 using ProcessorPtr = std::unique_ptr<sentencepiece::SentencePieceProcessor, ProcessorDeleter>;
 
@@ -163,7 +174,8 @@ std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::s
   if (n <= Tokenizer::kNumSpecial || impl->sp.unk_id() != Tokenizer::kUnk ||
       impl->sp.bos_id() != Tokenizer::kBos || impl->sp.eos_id() != Tokenizer::kEos ||
       impl->sp.pad_id() != Tokenizer::kPad || !impl->sp.IsByte(Tokenizer::kNumSpecial))
-    throw Error("tokenizer model " + origin + " does not have the workbench's layout (specials 0–3, bytes from 4); "
+    throw Error("tokenizer model " + origin +
+                " does not have the workbench's layout (specials 0–3, bytes from 4); "
                 "delete it so that it is retrained");
   impl->token_bytes.resize(n);
   impl->token_text.resize(n);
@@ -173,7 +185,8 @@ std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::s
       raw.clear();
     } else if (impl->sp.IsByte(id)) {
       if (id - Tokenizer::kNumSpecial > 255)
-        throw Error("tokenizer model " + origin + " has byte pieces beyond <0xFF>; delete it so that it is retrained");
+        throw Error("tokenizer model " + origin +
+                    " has byte pieces beyond <0xFF>; delete it so that it is retrained");
       raw.assign(1, static_cast<char>(id - Tokenizer::kNumSpecial));
     } else {
       std::string p = impl->sp.IdToPiece(id);
@@ -211,10 +224,12 @@ Tokenizer Tokenizer::load(const std::string& model_path) {
 Tokenizer Tokenizer::train(const Corpus& corpus, int vocab_size, const std::string& model_path,
                            int threads) {
   if (vocab_size < kNumSpecial + 256 + 1)
-    throw Error("vocab_size " + std::to_string(vocab_size) + " is too small: byte fallback needs at least " +
-                std::to_string(kNumSpecial + 257) + " (4 specials + 256 bytes + 1)");
+    throw Error("vocab_size " + std::to_string(vocab_size) +
+                " is too small: byte fallback needs at least " + std::to_string(kNumSpecial + 257) +
+                " (4 specials + 256 bytes + 1)");
   if (vocab_size > 65535)
-    throw Error("vocab_size " + std::to_string(vocab_size) + " does not fit the uint16 token cache; use at most 65535");
+    throw Error("vocab_size " + std::to_string(vocab_size) +
+                " does not fit the uint16 token cache; use at most 65535");
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::unordered_map<std::string, std::string> args = {
       {"model_type", "bpe"},
@@ -246,7 +261,8 @@ Tokenizer Tokenizer::train(const Corpus& corpus, int vocab_size, const std::stri
   auto st = spm_library().train(args, &lines, &model);
   if (!st.ok())
     throw Error("tokenizer training failed: " + st.ToString() +
-                "; check that the corpus has enough text for vocab_size " + std::to_string(vocab_size));
+                "; check that the corpus has enough text for vocab_size " +
+                std::to_string(vocab_size));
   Tokenizer t;
   t.impl_ = make_impl(model, "(just trained)");
   write_file_atomic(model_path, t.impl_->model);
@@ -262,7 +278,8 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
   size_t start = 0;
   while (start <= text.size()) {
     size_t hit = text.find(kSpace, start);
-    std::string_view part = text.substr(start, hit == std::string_view::npos ? std::string_view::npos : hit - start);
+    std::string_view part =
+        text.substr(start, hit == std::string_view::npos ? std::string_view::npos : hit - start);
     if (!part.empty()) {
       auto st = impl_->sp.Encode(part, &ids);
       if (!st.ok()) throw Error("tokenizer encode failed: " + st.ToString());
@@ -277,18 +294,25 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   if (!impl_) throw Error("tokenizer used before it was loaded or trained");
-  // Concatenates each token's raw bytes (the same table token_bytes() measures); specials are empty.
+  // Concatenates each token's raw bytes (the same table token_bytes() measures); specials are
+  // empty.
   std::string out;
   int n = vocab_size();
   for (int32_t id : ids) {
-    if (id < 0 || id >= n) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(n) + ")");
+    if (id < 0 || id >= n)
+      throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                  std::to_string(n) + ")");
     out += impl_->token_text[id];
   }
   return out;
 }
 
-int Tokenizer::vocab_size() const { return impl_ ? impl_->sp.GetPieceSize() : 0; }
-std::string Tokenizer::piece(int32_t id) const { return impl_ ? impl_->sp.IdToPiece(id) : std::string(); }
+int Tokenizer::vocab_size() const {
+  return impl_ ? impl_->sp.GetPieceSize() : 0;
+}
+std::string Tokenizer::piece(int32_t id) const {
+  return impl_ ? impl_->sp.IdToPiece(id) : std::string();
+}
 const std::vector<int32_t>& Tokenizer::token_bytes() const {
   static const std::vector<int32_t> empty;
   return impl_ ? impl_->token_bytes : empty;

@@ -40,7 +40,8 @@ c10::ScalarType autocast_dtype(c10::DeviceType type) {
 #ifdef GLLM_AUTOCAST_PER_DEVICE
   return at::autocast::get_autocast_dtype(type);
 #else
-  return type == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype() : at::autocast::get_autocast_gpu_dtype();
+  return type == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
+                                      : at::autocast::get_autocast_gpu_dtype();
 #endif
 }
 
@@ -67,7 +68,9 @@ bool wants_autocast(const torch::Device& device, const std::string& dtype) {
 
 }  // namespace
 
-bool cuda_available() { return torch::cuda::is_available() && torch::cuda::device_count() > 0; }
+bool cuda_available() {
+  return torch::cuda::is_available() && torch::cuda::device_count() > 0;
+}
 
 torch::Device select_device(const std::string& requested, int local_rank) {
   if (requested == "cpu") return torch::Device(torch::kCPU);
@@ -75,13 +78,15 @@ torch::Device select_device(const std::string& requested, int local_rank) {
     throw Error("train.device is \"" + requested + "\"; use \"auto\", \"cpu\" or \"cuda\"");
   if (!cuda_available()) {
     if (requested == "auto") return torch::Device(torch::kCPU);
-    throw Error(std::string("train.device is \"cuda\" but this LibTorch (") + TORCH_VERSION +
-                (torch_build().cuda_build ? ", built with CUDA" : ", a CPU-only build") +
-                ") sees no CUDA device; set train.device to \"cpu\" or \"auto\", or run on a GPU machine "
-                "with a CUDA LibTorch (scripts/device-check.sh)");
+    throw Error(
+        std::string("train.device is \"cuda\" but this LibTorch (") + TORCH_VERSION +
+        (torch_build().cuda_build ? ", built with CUDA" : ", a CPU-only build") +
+        ") sees no CUDA device; set train.device to \"cpu\" or \"auto\", or run on a GPU machine "
+        "with a CUDA LibTorch (scripts/device-check.sh)");
   }
   const int n = static_cast<int>(torch::cuda::device_count());
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank < 0 ? 0 : local_rank % n));
+  return torch::Device(torch::kCUDA,
+                       static_cast<c10::DeviceIndex>(local_rank < 0 ? 0 : local_rank % n));
 }
 
 AutocastScope::AutocastScope(const torch::Device& device, const std::string& dtype) {
@@ -124,7 +129,8 @@ CudaMemory cuda_memory([[maybe_unused]] int device_index) {
   if (cuda_available()) {
     auto s = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index);
     // StatType::AGGREGATE (all pools) is index 0 in every release; the enum itself moved from
-    // c10::cuda::CUDACachingAllocator (1.13) to c10::CachingAllocator (2.x), so it is not named here.
+    // c10::cuda::CUDACachingAllocator (1.13) to c10::CachingAllocator (2.x), so it is not named
+    // here.
     const size_t all = 0;
     m.available = true;
     m.allocated = s.allocated_bytes[all].current;

@@ -12,8 +12,8 @@ namespace gllm::dist {
 bool cuda_available();
 
 // Resolves TrainConfig.device: "cpu", "cuda" (throws gllm::Error naming the fix when no CUDA device
-// is visible), "auto" (CUDA when available, else CPU). `local_rank` picks the GPU of a data-parallel
-// rank (cuda:local_rank modulo the device count).
+// is visible), "auto" (CUDA when available, else CPU). `local_rank` picks the GPU of a
+// data-parallel rank (cuda:local_rank modulo the device count).
 torch::Device select_device(const std::string& requested, int local_rank = 0);
 
 // An autocast region of the calling thread: matmuls and attention compute in the low precision
@@ -67,7 +67,7 @@ struct TorchBuild {
   bool cuda_build = false;  // compiled with GLLM_WITH_CUDA (CUDA allocator stats available)
   bool gloo = false;        // c10d Gloo process groups
   bool nccl = false;        // c10d NCCL process groups
-  bool sdpa = false;        // an attention operator for gllm::sdpa (engine/ops/sdpa.h), found at run time
+  bool sdpa = false;  // an attention operator for gllm::sdpa (engine/ops/sdpa.h), found at run time
 };
 TorchBuild torch_build();
 

@@ -153,18 +153,24 @@ bool launched_child() {
   }
 }
 
-std::string Launcher::log_path(int rank) const { return dir_ + "/rank" + std::to_string(rank) + ".log"; }
-std::string Launcher::store_path() const { return dir_ + "/store"; }
+std::string Launcher::log_path(int rank) const {
+  return dir_ + "/rank" + std::to_string(rank) + ".log";
+}
+std::string Launcher::store_path() const {
+  return dir_ + "/store";
+}
 
 Launcher::Launcher(int nproc, const std::vector<std::string>& child_args,
                    const std::vector<std::pair<std::string, std::string>>& files)
     : nproc_(nproc) {
-  if (nproc < 1 || nproc > 1024) throw Error("--nproc " + std::to_string(nproc) + " is outside [1, 1024]");
+  if (nproc < 1 || nproc > 1024)
+    throw Error("--nproc " + std::to_string(nproc) + " is outside [1, 1024]");
   if (nproc == 1) return;
   std::string tmpl = (std::filesystem::temp_directory_path() / "gllm-dist-XXXXXX").string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) throw Error("could not create a temporary folder for the process store in " + tmpl);
+  if (!::mkdtemp(buf.data()))
+    throw Error("could not create a temporary folder for the process store in " + tmpl);
   dir_ = buf.data();
   for (const auto& [name, content] : files) write_file_atomic(dir_ + "/" + name, content);
   const std::string world = std::to_string(nproc);
@@ -176,11 +182,13 @@ Launcher::Launcher(int nproc, const std::vector<std::string>& child_args,
   // Everything the children need is prepared before fork (only async-signal-safe calls after it).
   char exe[4096];
   ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) throw Error("cannot find this program's path (/proc/self/exe) to start the other ranks");
+  if (n <= 0)
+    throw Error("cannot find this program's path (/proc/self/exe) to start the other ranks");
   exe[n] = '\0';
   std::vector<std::string> args{exe};
   for (std::string a : child_args) {
-    for (auto at = a.find("@DIR@"); at != std::string::npos; at = a.find("@DIR@")) a.replace(at, 5, dir_);
+    for (auto at = a.find("@DIR@"); at != std::string::npos; at = a.find("@DIR@"))
+      a.replace(at, 5, dir_);
     args.push_back(a);
   }
   std::vector<char*> argv;
@@ -188,7 +196,8 @@ Launcher::Launcher(int nproc, const std::vector<std::string>& child_args,
   argv.push_back(nullptr);
   std::vector<std::string> base_env;
   for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "GLLM_DIST_RANK=", 15) != 0 && std::strncmp(*e, "GLLM_DIST_LOCAL_RANK=", 21) != 0)
+    if (std::strncmp(*e, "GLLM_DIST_RANK=", 15) != 0 &&
+        std::strncmp(*e, "GLLM_DIST_LOCAL_RANK=", 21) != 0)
       base_env.emplace_back(*e);
   const pid_t parent = ::getpid();
   pids_.assign(nproc - 1, 0);
@@ -204,7 +213,8 @@ Launcher::Launcher(int nproc, const std::vector<std::string>& child_args,
     pid_t pid = ::fork();
     if (pid < 0) {
       stop_children();
-      throw Error("could not start rank " + std::to_string(rank) + " (fork failed: " + std::strerror(errno) + ")");
+      throw Error("could not start rank " + std::to_string(rank) +
+                  " (fork failed: " + std::strerror(errno) + ")");
     }
     if (pid == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -266,7 +276,8 @@ std::string Launcher::wait_children(double timeout_s) {
   done_ = true;
   if (monitor_.joinable()) monitor_.join();
   std::string report;
-  auto t_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  auto t_end = std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   std::lock_guard<std::mutex> lk(g_mu);
   for (size_t i = 0; i < pids_.size(); ++i) {
     if (pids_[i] > 0) {
@@ -283,7 +294,8 @@ std::string Launcher::wait_children(double timeout_s) {
       statuses_[i] = st;
     }
     int st = statuses_[i];
-    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) report += (report.empty() ? "" : "\n") + describe(static_cast<int>(i) + 1, st);
+    if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+      report += (report.empty() ? "" : "\n") + describe(static_cast<int>(i) + 1, st);
   }
   return report;
 }

@@ -70,7 +70,7 @@ class Launcher {
  private:
   int nproc_ = 1;
   std::string dir_;
-  std::vector<int> pids_;        // index rank-1; 0 once reaped
+  std::vector<int> pids_;  // index rank-1; 0 once reaped
   std::vector<int> statuses_;
   std::atomic<bool> done_{false};
   std::thread monitor_;

@@ -1,5 +1,6 @@
 // c10d process groups for data parallel: store set-up (FileStore or TCPStore), Gloo / NCCL groups,
-// bucketed fp32 gradient all-reduce, visit-count sums, broadcast, and failure messages via the store.
+// bucketed fp32 gradient all-reduce, visit-count sums, broadcast, and failure messages via the
+// store.
 #include "engine/dist/process_group.h"
 
 #include <torch/version.h>
@@ -7,7 +8,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
-
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -81,8 +81,8 @@ double env_number(const char* name, double fallback, double lo, double hi) {
   char* end = nullptr;
   double d = std::strtod(v.c_str(), &end);
   if (end == v.c_str() || *end != '\0' || !(d >= lo && d <= hi))
-    throw Error(std::string(name) + "=\"" + v + "\" is not a number in [" + std::to_string(lo) + ", " +
-                std::to_string(hi) + "]; fix or unset it");
+    throw Error(std::string(name) + "=\"" + v + "\" is not a number in [" + std::to_string(lo) +
+                ", " + std::to_string(hi) + "]; fix or unset it");
   return d;
 }
 
@@ -118,18 +118,23 @@ DistOptions options_from_env() {
 void VisitCounts::add(const std::string& table, const torch::Tensor& rows, int64_t table_rows) {
   auto it = counts_.find(table);
   if (it == counts_.end())
-    it = counts_.emplace(table, torch::zeros({table_rows}, torch::TensorOptions().dtype(torch::kFloat32).device(rows.device())))
+    it = counts_
+             .emplace(
+                 table,
+                 torch::zeros({table_rows},
+                              torch::TensorOptions().dtype(torch::kFloat32).device(rows.device())))
              .first;
   auto r = rows.reshape({-1}).to(torch::kLong);  // (B·T,)
   if (r.numel() == 0) return;
   if (r.min().item<int64_t>() < 0 || r.max().item<int64_t>() >= table_rows)
-    throw Error("visit counts: a row index of table '" + table + "' is outside [0, " + std::to_string(table_rows) + ")");
+    throw Error("visit counts: a row index of table '" + table + "' is outside [0, " +
+                std::to_string(table_rows) + ")");
   it->second.index_add_(0, r, torch::ones({r.numel()}, it->second.options()));
 }
 
 void VisitCounts::apply(optim::MuonAdamW& opt) {
   for (auto& [table, c] : counts_) {
-    auto n = c.round().to(torch::kLong);                                                   // (rows,)
+    auto n = c.round().to(torch::kLong);                                             // (rows,)
     auto rows = torch::repeat_interleave(torch::arange(n.size(0), n.options()), n);  // (Σ counts,)
     if (rows.numel() > 0) opt.accumulate_visits(table, rows);
   }
@@ -150,7 +155,8 @@ Context::Context() : impl_(std::make_unique<Impl>()) {}
 
 Context::~Context() = default;
 
-Context::Context(const DistOptions& o, const torch::Device& device) : impl_(std::make_unique<Impl>()) {
+Context::Context(const DistOptions& o, const torch::Device& device)
+    : impl_(std::make_unique<Impl>()) {
   rank_ = o.rank;
   world_ = o.world_size;
   impl_->options = o;
@@ -194,29 +200,37 @@ Context::Context(const DistOptions& o, const torch::Device& device) : impl_(std:
       impl_->group = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank_, world_, opts);
       impl_->scalar_device = device;
 #else
-      throw Error("GLLM_DIST_BACKEND=nccl but this build has no NCCL process group (needs a CUDA LibTorch and nccl.h "
-                  "at build time); use gloo");
+      throw Error(
+          "GLLM_DIST_BACKEND=nccl but this build has no NCCL process group (needs a CUDA LibTorch "
+          "and nccl.h "
+          "at build time); use gloo");
 #endif
     } else {
 #ifdef GLLM_DIST_GLOO
       auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
       const std::string ifname = env_str("GLLM_DIST_IFNAME");
-      if (!ifname.empty()) opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+      if (!ifname.empty())
+        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
       else if (o.store_file.empty() && o.master_addr != "127.0.0.1" && o.master_addr != "localhost")
         opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-      else opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      else
+        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
       opts->threads = 2;
       impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank_, world_, opts);
 #else
-      throw Error("this build has no Gloo process group (torch/csrc/distributed/c10d/ProcessGroupGloo.hpp and gloo "
-                  "headers were not found at build time); install libgloo-dev and rebuild, or train with one process");
+      throw Error(
+          "this build has no Gloo process group (torch/csrc/distributed/c10d/ProcessGroupGloo.hpp "
+          "and gloo "
+          "headers were not found at build time); install libgloo-dev and rebuild, or train with "
+          "one process");
 #endif
     }
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw Error("data parallel rank " + std::to_string(rank_) + ": the " + want + " process group did not form (" +
-                first_line(e.what()) + "); a rank may have failed to start — see its log");
+    throw Error("data parallel rank " + std::to_string(rank_) + ": the " + want +
+                " process group did not form (" + first_line(e.what()) +
+                "); a rank may have failed to start — see its log");
   }
   backend_ = want;
 }
@@ -235,8 +249,9 @@ void Context::run_work(const char* what, const std::function<void()>& fn) {
     std::string other = abort_message();
     if (!other.empty())
       throw Error("data parallel: stopping rank " + std::to_string(rank_) + " because " + other);
-    std::string msg = "data parallel: rank " + std::to_string(rank_) + " lost the other ranks during " + what + " (" +
-                      first_line(e.what()) + "); another rank has probably stopped — see its log";
+    std::string msg = "data parallel: rank " + std::to_string(rank_) +
+                      " lost the other ranks during " + what + " (" + first_line(e.what()) +
+                      "); another rank has probably stopped — see its log";
     abort("rank " + std::to_string(rank_) + " failed: " + msg);
     throw Error(msg);
   }
@@ -247,7 +262,8 @@ void Context::all_reduce_gradients(const std::vector<torch::Tensor>& params) {
   torch::NoGradGuard ng;
   const int64_t n = static_cast<int64_t>(params.size());
   // Agree on which gradients exist: defined on any rank → zeros where missing.
-  auto mask = torch::zeros({n}, torch::TensorOptions().dtype(torch::kFloat32).device(impl_->scalar_device));
+  auto mask =
+      torch::zeros({n}, torch::TensorOptions().dtype(torch::kFloat32).device(impl_->scalar_device));
   {
     auto cpu = torch::zeros({n}, torch::kFloat32);
     for (int64_t i = 0; i < n; ++i) cpu[i] = params[i].grad().defined() ? 1.0f : 0.0f;
@@ -266,7 +282,8 @@ void Context::all_reduce_gradients(const std::vector<torch::Tensor>& params) {
     grads.push_back(p.grad());
   }
   // Buckets of ≈ bucket_mb MiB of fp32, one dtype and device per bucket.
-  const int64_t cap = std::max<int64_t>(1, static_cast<int64_t>(impl_->options.bucket_mb * 1024 * 1024 / 4));
+  const int64_t cap =
+      std::max<int64_t>(1, static_cast<int64_t>(impl_->options.bucket_mb * 1024 * 1024 / 4));
   struct Bucket {
     std::vector<torch::Tensor> grads;
     int64_t numel = 0;
@@ -315,8 +332,10 @@ void Context::all_reduce_counts(VisitCounts& visits) {
   auto& counts = visits.counts();
   auto check = all_reduce_sum({static_cast<double>(counts.size())});
   if (check[0] != static_cast<double>(counts.size()) * world_)
-    throw Error("data parallel: ranks disagree on the hashed tables with visits this step; the ranks run different "
-                "configurations — start them from the same config");
+    throw Error(
+        "data parallel: ranks disagree on the hashed tables with visits this step; the ranks run "
+        "different "
+        "configurations — start them from the same config");
   run_work("the visit-count all-reduce", [&] {
     std::vector<c10::intrusive_ptr<c10d::Work>> works;
     std::vector<std::vector<at::Tensor>> keep;

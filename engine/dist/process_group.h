@@ -49,8 +49,8 @@ struct DistOptions {
 // values.
 DistOptions options_from_env();
 
-// Per-table visit counts of hashed n-gram rows for one optimizer step, kept apart from the optimizer
-// so ranks can sum them before the moment-free update.
+// Per-table visit counts of hashed n-gram rows for one optimizer step, kept apart from the
+// optimizer so ranks can sum them before the moment-free update.
 class VisitCounts {
  public:
   // Adds this micro-batch's looked-up rows (any shape, integer) of a table with `table_rows` rows.
@@ -69,8 +69,9 @@ class Context {
  public:
   // A single-process context: every collective is the identity.
   Context();
-  // Joins the group described by `options` on `device` (CUDA picks NCCL when available). Blocks until
-  // every rank has joined or the timeout passes (then throws gllm::Error naming the missing ranks).
+  // Joins the group described by `options` on `device` (CUDA picks NCCL when available). Blocks
+  // until every rank has joined or the timeout passes (then throws gllm::Error naming the missing
+  // ranks).
   Context(const DistOptions& options, const torch::Device& device);
   ~Context();
   Context(const Context&) = delete;

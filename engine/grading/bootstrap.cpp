@@ -30,10 +30,13 @@ struct SplitMix64 {
   }
 };
 
-int sign_of(double x, double tol) { return x > tol ? 1 : (x < -tol ? -1 : 0); }
+int sign_of(double x, double tol) {
+  return x > tol ? 1 : (x < -tol ? -1 : 0);
+}
 
 void check_level(double level) {
-  if (!(level > 0 && level < 1)) throw Error("bootstrap interval level must be in (0, 1), e.g. 0.95");
+  if (!(level > 0 && level < 1))
+    throw Error("bootstrap interval level must be in (0, 1), e.g. 0.95");
 }
 
 void finish(BootstrapResult& r, double zero_tol) {
@@ -51,7 +54,8 @@ void finish(BootstrapResult& r, double zero_tol) {
 }  // namespace
 
 double percentile(std::vector<double> samples, double p) {
-  if (samples.empty()) throw Error("percentile of no samples; give at least one bootstrap resample");
+  if (samples.empty())
+    throw Error("percentile of no samples; give at least one bootstrap resample");
   if (!(p >= 0 && p <= 1)) throw Error("percentile probability must be in [0, 1]");
   std::sort(samples.begin(), samples.end());
   double pos = p * (samples.size() - 1);
@@ -61,13 +65,17 @@ double percentile(std::vector<double> samples, double p) {
   return samples[i] + frac * (samples[i + 1] - samples[i]);
 }
 
-BootstrapResult bootstrap_from_resamples(const Profiles& full, const std::vector<Profiles>& resamples,
-                                         const std::vector<double>& q, double level, double zero_tol) {
+BootstrapResult bootstrap_from_resamples(const Profiles& full,
+                                         const std::vector<Profiles>& resamples,
+                                         const std::vector<double>& q, double level,
+                                         double zero_tol) {
   validate(full);
   check_level(level);
-  if (resamples.empty()) throw Error("no bootstrap resamples; write them with `gllm profiles --bootstrap N`");
+  if (resamples.empty())
+    throw Error("no bootstrap resamples; write them with `gllm profiles --bootstrap N`");
   if (q.size() != full.alpha.size())
-    throw Error("grades have " + std::to_string(q.size()) + " entries for d = " + std::to_string(full.d()));
+    throw Error("grades have " + std::to_string(q.size()) +
+                " entries for d = " + std::to_string(full.d()));
   BootstrapResult r;
   r.level = level;
   r.certificate = certificate(full.alpha, full.tau, q);
@@ -85,18 +93,21 @@ BootstrapResult bootstrap_from_resamples(const Profiles& full, const std::vector
 }
 
 BootstrapResult bootstrap_from_contributions(const Eigen::MatrixXd& A, const Eigen::MatrixXd& T,
-                                             const std::vector<double>& q, int resamples, uint64_t seed,
-                                             double level, double zero_tol) {
+                                             const std::vector<double>& q, int resamples,
+                                             uint64_t seed, double level, double zero_tol) {
   check_level(level);
-  if (A.rows() < 1 || A.cols() < 1) throw Error("per-sample contributions are empty; give at least one sample and coordinate");
+  if (A.rows() < 1 || A.cols() < 1)
+    throw Error("per-sample contributions are empty; give at least one sample and coordinate");
   if (A.rows() != T.rows() || A.cols() != T.cols())
     throw Error("α contributions are " + std::to_string(A.rows()) + "×" + std::to_string(A.cols()) +
-                " but τ contributions are " + std::to_string(T.rows()) + "×" + std::to_string(T.cols()) +
-                "; both must be samples × coordinates");
+                " but τ contributions are " + std::to_string(T.rows()) + "×" +
+                std::to_string(T.cols()) + "; both must be samples × coordinates");
   if (!A.allFinite() || !T.allFinite() || (A.array() < 0).any() || (T.array() < 0).any())
-    throw Error("per-sample contributions must be finite and ≥ 0 (energies and squared deviations)");
+    throw Error(
+        "per-sample contributions must be finite and ≥ 0 (energies and squared deviations)");
   if (static_cast<Eigen::Index>(q.size()) != A.cols())
-    throw Error("grades have " + std::to_string(q.size()) + " entries for " + std::to_string(A.cols()) + " coordinates");
+    throw Error("grades have " + std::to_string(q.size()) + " entries for " +
+                std::to_string(A.cols()) + " coordinates");
   if (resamples < 1) throw Error("resamples must be ≥ 1 (e.g. 1000)");
   const Eigen::Index n = A.rows(), d = A.cols();
   auto profiles_of = [&](const Eigen::VectorXd& sa, const Eigen::VectorXd& st, Profiles& out) {
@@ -133,7 +144,8 @@ BootstrapResult bootstrap_from_contributions(const Eigen::MatrixXd& A, const Eig
       }
       ok = profiles_of(sa, st, p);
     }
-    if (!ok) throw Error("100 resamples in a row had zero α or τ mass; too few samples carry energy");
+    if (!ok)
+      throw Error("100 resamples in a row had zero α or τ mass; too few samples carry energy");
     r.certificate_samples.push_back(certificate(p.alpha, p.tau, q));
     r.bc_samples.push_back(bhattacharyya(p.alpha, p.tau));
   }

@@ -1,10 +1,9 @@
 // Bootstrap for the certificate (seed 000 §7.2): the fraction of resamples preserving the sign of
 // ⟨q, α̂−τ̂⟩ and percentile intervals for BC(α̂, τ̂) and the certificate.
 #pragma once
+#include <Eigen/Dense>
 #include <cstdint>
 #include <vector>
-
-#include <Eigen/Dense>
 
 #include "engine/grading/profiles.h"
 
@@ -12,15 +11,15 @@ namespace gllm::grading {
 
 struct BootstrapResult {
   int resamples = 0;
-  double certificate = 0;        // on the full-sample profiles
-  int sign = 0;                  // its sign (0 when |·| ≤ zero_tol)
-  double sign_fraction = 0;      // fraction of resamples whose certificate has the same sign
-  double bc = 0;                 // BC on the full-sample profiles
-  double bc_low = 0, bc_high = 0;            // percentile interval of BC
+  double certificate = 0;          // on the full-sample profiles
+  int sign = 0;                    // its sign (0 when |·| ≤ zero_tol)
+  double sign_fraction = 0;        // fraction of resamples whose certificate has the same sign
+  double bc = 0;                   // BC on the full-sample profiles
+  double bc_low = 0, bc_high = 0;  // percentile interval of BC
   double certificate_low = 0, certificate_high = 0;  // percentile interval of the certificate
   double level = 0.95;
-  std::vector<double> bc_samples;            // per resample
-  std::vector<double> certificate_samples;   // per resample
+  std::vector<double> bc_samples;           // per resample
+  std::vector<double> certificate_samples;  // per resample
 };
 
 // Percentile of sorted-or-not samples at probability p ∈ [0, 1], linear interpolation between
@@ -28,7 +27,8 @@ struct BootstrapResult {
 double percentile(std::vector<double> samples, double p);
 
 // From resampled profiles already refit by the data side (ProfilesFile::bootstrap).
-BootstrapResult bootstrap_from_resamples(const Profiles& full, const std::vector<Profiles>& resamples,
+BootstrapResult bootstrap_from_resamples(const Profiles& full,
+                                         const std::vector<Profiles>& resamples,
                                          const std::vector<double>& q, double level = 0.95,
                                          double zero_tol = 1e-12);
 

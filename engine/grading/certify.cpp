@@ -28,12 +28,14 @@ std::vector<double> doubles(const nlohmann::json& j, const std::string& what) {
 }
 
 int positive_int(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_number_integer() || j[key].get<int64_t>() < 1 || j[key].get<int64_t>() > 1 << 20)
+  if (!j.contains(key) || !j[key].is_number_integer() || j[key].get<int64_t>() < 1 ||
+      j[key].get<int64_t>() > 1 << 20)
     throw Error(std::string("head profiles file: \"") + key + "\" must be a positive integer");
   return j[key].get<int>();
 }
 
-ComponentCertificate not_certified(const std::string& component, const std::string& source, const std::string& why) {
+ComponentCertificate not_certified(const std::string& component, const std::string& source,
+                                   const std::string& why) {
   ComponentCertificate c;
   c.component = component;
   c.grades_source = source;
@@ -51,16 +53,27 @@ nlohmann::json head_profiles_to_json(const HeadProfiles& h) {
       validate(f.profiles);
       nlohmann::json boots = nlohmann::json::array();
       for (const auto& b : f.bootstrap) boots.push_back({{"alpha", b.alpha}, {"tau", b.tau}});
-      list.push_back({{"layer", l}, {"head", k}, {"alpha", f.profiles.alpha}, {"tau", f.profiles.tau},
-                      {"bc", bhattacharyya(f.profiles.alpha, f.profiles.tau)}, {"bootstrap", boots}});
+      list.push_back({{"layer", l},
+                      {"head", k},
+                      {"alpha", f.profiles.alpha},
+                      {"tau", f.profiles.tau},
+                      {"bc", bhattacharyya(f.profiles.alpha, f.profiles.tau)},
+                      {"bootstrap", boots}});
     }
-  return {{"format", "gllm-head-profiles/1"}, {"layers", h.layers}, {"heads", h.heads}, {"planes", h.planes},
-          {"features", h.features}, {"heads_profiles", list}, {"meta", h.meta}};
+  return {{"format", "gllm-head-profiles/1"},
+          {"layers", h.layers},
+          {"heads", h.heads},
+          {"planes", h.planes},
+          {"features", h.features},
+          {"heads_profiles", list},
+          {"meta", h.meta}};
 }
 
 HeadProfiles head_profiles_from_json(const nlohmann::json& j) {
   if (!j.is_object() || j.value("format", std::string()) != "gllm-head-profiles/1")
-    throw Error("not a head profiles file (format \"gllm-head-profiles/1\"); write one with `gllm profiles --checkpoint CKPT`");
+    throw Error(
+        "not a head profiles file (format \"gllm-head-profiles/1\"); write one with `gllm profiles "
+        "--checkpoint CKPT`");
   HeadProfiles h;
   h.layers = positive_int(j, "layers");
   h.heads = positive_int(j, "heads");
@@ -74,15 +87,20 @@ HeadProfiles head_profiles_from_json(const nlohmann::json& j) {
   h.per_head.resize(static_cast<size_t>(h.layers) * h.heads);
   std::vector<bool> seen(h.per_head.size(), false);
   for (const auto& e : j["heads_profiles"]) {
-    if (!e.is_object()) throw Error("head profiles file: every entry of heads_profiles must be an object");
+    if (!e.is_object())
+      throw Error("head profiles file: every entry of heads_profiles must be an object");
     const int l = e.value("layer", -1), k = e.value("head", -1);
     if (l < 0 || l >= h.layers || k < 0 || k >= h.heads)
-      throw Error("head profiles file: an entry names layer " + std::to_string(l) + ", head " + std::to_string(k) +
-                  " outside " + std::to_string(h.layers) + " × " + std::to_string(h.heads));
+      throw Error("head profiles file: an entry names layer " + std::to_string(l) + ", head " +
+                  std::to_string(k) + " outside " + std::to_string(h.layers) + " × " +
+                  std::to_string(h.heads));
     const size_t i = static_cast<size_t>(l) * h.heads + k;
-    if (seen[i]) throw Error("head profiles file: layer " + std::to_string(l) + ", head " + std::to_string(k) + " appears twice");
+    if (seen[i])
+      throw Error("head profiles file: layer " + std::to_string(l) + ", head " + std::to_string(k) +
+                  " appears twice");
     seen[i] = true;
-    const std::string where = "head profiles file, layer " + std::to_string(l) + " head " + std::to_string(k);
+    const std::string where =
+        "head profiles file, layer " + std::to_string(l) + " head " + std::to_string(k);
     ProfilesFile& f = h.per_head[i];
     f.profiles.alpha = doubles(e.value("alpha", nlohmann::json()), where + ": alpha");
     f.profiles.tau = doubles(e.value("tau", nlohmann::json()), where + ": tau");
@@ -100,7 +118,8 @@ HeadProfiles head_profiles_from_json(const nlohmann::json& j) {
         p.alpha = doubles(b.value("alpha", nlohmann::json()), where + ": bootstrap alpha");
         p.tau = doubles(b.value("tau", nlohmann::json()), where + ": bootstrap tau");
         if (static_cast<int>(p.alpha.size()) != h.planes || p.tau.size() != p.alpha.size())
-          throw Error(where + ": bootstrap resamples must have planes = " + std::to_string(h.planes) + " entries");
+          throw Error(where + ": bootstrap resamples must have planes = " +
+                      std::to_string(h.planes) + " entries");
         f.bootstrap.push_back(std::move(p));
       }
     }
@@ -109,7 +128,8 @@ HeadProfiles head_profiles_from_json(const nlohmann::json& j) {
 }
 
 AnyProfiles load_any_profiles(const std::string& path) {
-  const nlohmann::json j = read_json_file(path, "regenerate it with `gllm profiles`", large_json_limits());
+  const nlohmann::json j =
+      read_json_file(path, "regenerate it with `gllm profiles`", large_json_limits());
   AnyProfiles a;
   a.path = path;
   try {
@@ -130,7 +150,8 @@ void save_head_profiles(const std::string& path, const HeadProfiles& h) {
   write_file_atomic(path, head_profiles_to_json(h).dump(1) + "\n");
 }
 
-ComponentCertificate certify_grades(const std::vector<double>& q, const ProfilesFile& f, double lambda, double clip) {
+ComponentCertificate certify_grades(const std::vector<double>& q, const ProfilesFile& f,
+                                    double lambda, double clip) {
   ComponentCertificate c;
   const Profiles& p = f.profiles;
   c.d = p.d();
@@ -144,7 +165,9 @@ ComponentCertificate certify_grades(const std::vector<double>& q, const Profiles
   c.bc = r.bc;
   if (!f.bootstrap.empty()) {
     // A zero certificate (uniform grades) keeps its sign only where resamples also give zero.
-    const double tol = 1e-12 * (1.0 + std::accumulate(q.begin(), q.end(), 0.0, [](double s, double x) { return s + std::abs(x); }));
+    const double tol =
+        1e-12 * (1.0 + std::accumulate(q.begin(), q.end(), 0.0,
+                                       [](double s, double x) { return s + std::abs(x); }));
     BootstrapResult b = bootstrap_from_resamples(p, f.bootstrap, q, 0.95, tol);
     c.sign_fraction = b.sign_fraction;
     c.resamples = b.resamples;
@@ -152,7 +175,8 @@ ComponentCertificate certify_grades(const std::vector<double>& q, const Profiles
   return c;
 }
 
-std::vector<ComponentCertificate> certify(const ModelGrades& m, const std::vector<AnyProfiles>& profiles) {
+std::vector<ComponentCertificate> certify(const ModelGrades& m,
+                                          const std::vector<AnyProfiles>& profiles) {
   std::vector<ComponentCertificate> out;
   const AnyProfiles* emb = nullptr;
   const AnyProfiles* heads = nullptr;
@@ -164,27 +188,31 @@ std::vector<ComponentCertificate> certify(const ModelGrades& m, const std::vecto
   if (!m.level_grades.empty()) {
     const std::string comp = "mlge.level_grades";
     if (!emb) {
-      out.push_back(not_certified(comp, src, "no embedding profiles loaded: give a `gllm profiles` file estimated at d = " +
-                                                 std::to_string(m.width)));
+      out.push_back(not_certified(
+          comp, src,
+          "no embedding profiles loaded: give a `gllm profiles` file estimated at d = " +
+              std::to_string(m.width)));
     } else if (emb->embedding.profiles.d() != static_cast<int>(m.level_grades.size())) {
-      out.push_back(not_certified(comp, src, "the profiles have d = " + std::to_string(emb->embedding.profiles.d()) +
-                                                 " but the model's MLGE grades have " +
-                                                 std::to_string(m.level_grades.size()) +
-                                                 "; estimate profiles at the model's width"));
+      out.push_back(not_certified(
+          comp, src,
+          "the profiles have d = " + std::to_string(emb->embedding.profiles.d()) +
+              " but the model's MLGE grades have " + std::to_string(m.level_grades.size()) +
+              "; estimate profiles at the model's width"));
     } else {
       ComponentCertificate c = certify_grades(m.level_grades, emb->embedding, m.lambda, m.clip);
       c.component = comp;
       c.grades_source = src;
       c.profiles = emb->path;
-      // The grades act in the model's basis P; the certificate is computed in the profiles' basis B.
-      // Their distance says how far the two coordinate systems have drifted apart.
+      // The grades act in the model's basis P; the certificate is computed in the profiles' basis
+      // B. Their distance says how far the two coordinate systems have drifted apart.
       const auto& B = emb->embedding.basis;  // row j = direction j
       const int d = static_cast<int>(m.level_grades.size());
       if (!B.empty() && m.level_basis.size() == static_cast<size_t>(d) * d) {
         double dev = 0;
         for (int j = 0; j < d; ++j)
           for (int i = 0; i < d; ++i)
-            dev = std::max(dev, std::abs(m.level_basis[static_cast<size_t>(i) * d + j] - B[static_cast<size_t>(j) * d + i]));
+            dev = std::max(dev, std::abs(m.level_basis[static_cast<size_t>(i) * d + j] -
+                                         B[static_cast<size_t>(j) * d + i]));
         c.basis_deviation = dev;
       }
       out.push_back(c);
@@ -193,19 +221,25 @@ std::vector<ComponentCertificate> certify(const ModelGrades& m, const std::vecto
   if (!m.attn_grades.empty()) {
     for (int l = 0; l < m.layers; ++l)
       for (int h = 0; h < m.heads; ++h) {
-        const std::string comp = "attn_grades[" + std::to_string(l) + "][" + std::to_string(h) + "]";
-        std::vector<double> q(m.attn_grades.begin() + (static_cast<int64_t>(l) * m.heads + h) * m.planes,
-                              m.attn_grades.begin() + (static_cast<int64_t>(l) * m.heads + h + 1) * m.planes);
+        const std::string comp =
+            "attn_grades[" + std::to_string(l) + "][" + std::to_string(h) + "]";
+        std::vector<double> q(
+            m.attn_grades.begin() + (static_cast<int64_t>(l) * m.heads + h) * m.planes,
+            m.attn_grades.begin() + (static_cast<int64_t>(l) * m.heads + h + 1) * m.planes);
         if (!heads) {
-          out.push_back(not_certified(comp, src, "no head profiles loaded: head grades act in the head's own "
-                                                 "coordinates; estimate them with `gllm profiles --checkpoint CKPT`"));
+          out.push_back(
+              not_certified(comp, src,
+                            "no head profiles loaded: head grades act in the head's own "
+                            "coordinates; estimate them with `gllm profiles --checkpoint CKPT`"));
           continue;
         }
         const HeadProfiles& hp = heads->heads;
         if (hp.layers != m.layers || hp.heads != m.heads || hp.planes != m.planes) {
-          out.push_back(not_certified(comp, src, "the head profiles are for " + std::to_string(hp.layers) + " × " +
-                                                     std::to_string(hp.heads) + " heads of " + std::to_string(hp.planes) +
-                                                     " planes, not this model's shape"));
+          out.push_back(not_certified(comp, src,
+                                      "the head profiles are for " + std::to_string(hp.layers) +
+                                          " × " + std::to_string(hp.heads) + " heads of " +
+                                          std::to_string(hp.planes) +
+                                          " planes, not this model's shape"));
           continue;
         }
         ComponentCertificate c = certify_grades(q, hp.at(l, h), m.lambda, m.clip);
@@ -216,14 +250,16 @@ std::vector<ComponentCertificate> certify(const ModelGrades& m, const std::vecto
       }
   }
   if (m.has_output_grades)
-    out.push_back(not_certified("output_grades", src,
-                                "the graded loss's per-type grades have no Eq. 15 certificate: evaluation applies the "
-                                "matched tilt (Prop. 9), so they reweight the objective without changing its minimiser"));
+    out.push_back(not_certified(
+        "output_grades", src,
+        "the graded loss's per-type grades have no Eq. 15 certificate: evaluation applies the "
+        "matched tilt (Prop. 9), so they reweight the objective without changing its minimiser"));
   return out;
 }
 
 nlohmann::json to_json(const ComponentCertificate& c) {
-  nlohmann::json j = {{"component", c.component}, {"grades_source", c.grades_source}, {"certified", c.certified}};
+  nlohmann::json j = {
+      {"component", c.component}, {"grades_source", c.grades_source}, {"certified", c.certified}};
   if (!c.certified) {
     j["reason"] = c.reason;
     return j;
@@ -236,7 +272,8 @@ nlohmann::json to_json(const ComponentCertificate& c) {
   j["lambda_q"] = c.lambda_q;
   j["gain"] = c.gain;
   j["bc"] = c.bc;
-  j["bootstrap_sign_fraction"] = c.sign_fraction >= 0 ? nlohmann::json(c.sign_fraction) : nlohmann::json(nullptr);
+  j["bootstrap_sign_fraction"] =
+      c.sign_fraction >= 0 ? nlohmann::json(c.sign_fraction) : nlohmann::json(nullptr);
   j["bootstrap_resamples"] = c.resamples;
   if (c.basis_deviation >= 0) j["basis_deviation"] = c.basis_deviation;
   return j;

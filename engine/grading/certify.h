@@ -2,10 +2,9 @@
 // the coordinates where it acts: MLGE grades against embedding profiles, head grades against
 // profiles estimated in that head's own coordinates (`gllm profiles --checkpoint`).
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/grading/profiles.h"
 
@@ -13,16 +12,16 @@ namespace gllm::grading {
 
 // The grade tensors of one model, as plain arrays (engine/model/model_grades.h reads them).
 struct ModelGrades {
-  std::string source;                // "model built from preset X", "checkpoint FILE (step N)"
+  std::string source;  // "model built from preset X", "checkpoint FILE (step N)"
   double lambda = 0, clip = 0, q_max = 0;
   int width = 0;                     // d
   std::vector<double> level_grades;  // mlge.level_grades (d); empty without MLGE grades
   std::vector<double> level_basis;   // mlge.proj (d, d) row-major as the model holds it: column j
                                      // is the direction grade j scales; empty without levels
   int layers = 0, heads = 0, planes = 0;
-  std::vector<double> attn_grades;   // attn_grades (layers, heads, planes); empty without EG-MHSA
-  bool has_output_grades = false;    // graded loss (its grades have no Eq. 15 certificate)
-  nlohmann::json sources;            // provenance of each array (grading::ResolvedGrades::sources)
+  std::vector<double> attn_grades;  // attn_grades (layers, heads, planes); empty without EG-MHSA
+  bool has_output_grades = false;   // graded loss (its grades have no Eq. 15 certificate)
+  nlohmann::json sources;           // provenance of each array (grading::ResolvedGrades::sources)
 };
 
 // Profiles of every head of a checkpoint, estimated in the head's own coordinates (after RoPE and
@@ -36,7 +35,9 @@ struct HeadProfiles {
   std::string features = "keys";
   std::vector<ProfilesFile> per_head;  // index layer·heads + head; profiles + bootstrap
   nlohmann::json meta = nlohmann::json::object();
-  const ProfilesFile& at(int layer, int head) const { return per_head.at(static_cast<size_t>(layer * heads + head)); }
+  const ProfilesFile& at(int layer, int head) const {
+    return per_head.at(static_cast<size_t>(layer * heads + head));
+  }
 };
 nlohmann::json head_profiles_to_json(const HeadProfiles& h);
 HeadProfiles head_profiles_from_json(const nlohmann::json& j);
@@ -52,28 +53,30 @@ void save_head_profiles(const std::string& path, const HeadProfiles& h);
 // One graded component's certificate (Eq. 15 and Prop. 7): the sign of ⟨q, α̂−τ̂⟩ decides
 // admissibility; Λ(q) and its gain are a separate figure.
 struct ComponentCertificate {
-  std::string component;       // "mlge.level_grades", "attn_grades[l][h]", "output_grades"
-  std::string grades_source;   // where the grades were read
-  std::string profiles;        // the profiles file used ("" when none)
-  bool certified = false;      // false: `reason` says why there is no number
+  std::string component;      // "mlge.level_grades", "attn_grades[l][h]", "output_grades"
+  std::string grades_source;  // where the grades were read
+  std::string profiles;       // the profiles file used ("" when none)
+  bool certified = false;     // false: `reason` says why there is no number
   std::string reason;
-  int d = 0;                   // coordinates certified
-  double certificate = 0;      // ⟨q, α̂−τ̂⟩
+  int d = 0;               // coordinates certified
+  double certificate = 0;  // ⟨q, α̂−τ̂⟩
   int sign = 0;
-  bool admissible = false;     // certificate > 0 (Eq. 15: q enters the cone to first order)
+  bool admissible = false;  // certificate > 0 (Eq. 15: q enters the cone to first order)
   double lambda_q = 1, gain = 1, bc = 1;
-  double sign_fraction = -1;   // bootstrap resamples keeping the sign; < 0 without resamples
+  double sign_fraction = -1;  // bootstrap resamples keeping the sign; < 0 without resamples
   int resamples = 0;
-  double basis_deviation = -1; // MLGE: max |P − B| between the model's basis and the profiles'
+  double basis_deviation = -1;  // MLGE: max |P − B| between the model's basis and the profiles'
 };
 
 // Certifies every graded component of `m` against the profiles given (any number, either kind).
 // Components without matching profiles are listed with certified = false and the reason.
-std::vector<ComponentCertificate> certify(const ModelGrades& m, const std::vector<AnyProfiles>& profiles);
+std::vector<ComponentCertificate> certify(const ModelGrades& m,
+                                          const std::vector<AnyProfiles>& profiles);
 nlohmann::json to_json(const ComponentCertificate& c);
 
 // The certificate of grades q (size d) against a profiles file with its bootstrap, as the ladder
 // and the certify command compute it.
-ComponentCertificate certify_grades(const std::vector<double>& q, const ProfilesFile& f, double lambda, double clip);
+ComponentCertificate certify_grades(const std::vector<double>& q, const ProfilesFile& f,
+                                    double lambda, double clip);
 
 }  // namespace gllm::grading

@@ -14,14 +14,15 @@ namespace gllm::grading {
 
 namespace {
 
-
 void check_grades(const std::vector<double>& q, size_t n, const char* what) {
   if (q.size() != n)
-    throw Error(std::string(what) + " has " + std::to_string(q.size()) + " entries but " + std::to_string(n) +
-                " are needed (one per " + (std::string(what) == "level grades" ? "level" : "coordinate") + ")");
+    throw Error(std::string(what) + " has " + std::to_string(q.size()) + " entries but " +
+                std::to_string(n) + " are needed (one per " +
+                (std::string(what) == "level grades" ? "level" : "coordinate") + ")");
   for (size_t j = 0; j < q.size(); ++j)
     if (!std::isfinite(q[j]))
-      throw Error(std::string(what) + "[" + std::to_string(j) + "] is not finite; grades must be finite numbers");
+      throw Error(std::string(what) + "[" + std::to_string(j) +
+                  "] is not finite; grades must be finite numbers");
 }
 
 // Tolerance under which a certificate counts as zero (rounding of Σ q_j(α_j − τ_j)).
@@ -64,9 +65,11 @@ ConeReport evaluate_raw(const std::vector<double>& alpha, const std::vector<doub
 
 void validate_base_and_clip(double lambda, double clip) {
   if (!std::isfinite(lambda) || lambda <= 1)
-    throw Error("grading base λ = " + number_text(lambda) + " must be a finite number > 1 (the paper uses e^{1/d_k})");
+    throw Error("grading base λ = " + number_text(lambda) +
+                " must be a finite number > 1 (the paper uses e^{1/d_k})");
   if (!std::isfinite(clip) || clip <= 1)
-    throw Error("clip C = " + number_text(clip) + " must be a finite number > 1 (the paper uses C = 2; sweep 1.5, 2, 4)");
+    throw Error("clip C = " + number_text(clip) +
+                " must be a finite number > 1 (the paper uses C = 2; sweep 1.5, 2, 4)");
 }
 
 double q_max_for(double lambda, double clip) {
@@ -119,18 +122,22 @@ double certificate(const std::vector<double>& alpha, const std::vector<double>& 
   return c;
 }
 
-ConeReport evaluate_cone(const Profiles& p, const std::vector<double>& q, double lambda, double clip) {
+ConeReport evaluate_cone(const Profiles& p, const std::vector<double>& q, double lambda,
+                         double clip) {
   validate(p);
   validate_base_and_clip(lambda, clip);
   check_grades(q, p.alpha.size(), "grades");
   return evaluate_raw(p.alpha, p.tau, q, lambda, clip);
 }
 
-ConeReport evaluate_cone_levels(const Profiles& p, const std::vector<double>& v, double lambda, double clip) {
+ConeReport evaluate_cone_levels(const Profiles& p, const std::vector<double>& v, double lambda,
+                                double clip) {
   validate(p);
   validate_base_and_clip(lambda, clip);
   if (!p.has_levels())
-    throw Error("level-constant grades need profiles with level structure (level_dims); use per-coordinate grades instead");
+    throw Error(
+        "level-constant grades need profiles with level structure (level_dims); use per-coordinate "
+        "grades instead");
   check_grades(v, p.level_dims.size(), "level grades");
   return evaluate_raw(p.level_alpha(), p.level_tau(), v, lambda, clip);
 }

@@ -9,21 +9,22 @@ namespace gllm::grading {
 
 // Everything the cone panel shows for one grade vector.
 struct ConeReport {
-  double lambda_q = 1;      // Λ(q) = (Σ α_j λ^{−2q_j}) (Σ τ_j λ^{2q_j})
-  double log_lambda = 0;    // log Λ(q)
-  double gain = 1;          // token gain 1/Λ(q)
-  double bc = 1;            // BC(α, τ) = Σ √(α_j τ_j)
-  double lambda_star = 1;   // Λ* = BC² = min_q Λ (unclipped, Prop. 7(iii))
-  double certificate = 0;   // ⟨q, α − τ⟩ (Eq. 15, first-order admissibility)
-  int certificate_sign = 0; // sign; 0 when |·| ≤ 1e-12·(1 + Σ|q_j|(α_j+τ_j))·√(d+1) (rounding)
-  std::vector<double> gradient;  // ∇_q log Λ = 2 log λ (τ^{(u)} − α^{(u)}), per coordinate (or level)
-  double clip_bound = 1;    // C⁻², the floor of Λ on the clip box (Prop. 10(iii))
-  double clipped_floor = 1; // max(BC², C⁻²): the Prop. 10(iii) lower bound on Λ*_C
-  bool in_cone = false;     // Λ(q) < 1 (q ∈ Q₊)
-  bool within_clip = true;  // 0 ≤ q_j ≤ q_max for all j
-  double q_max = 0;         // log C / log λ
-  double lambda = 0;        // λ used
-  double clip = 0;          // C used
+  double lambda_q = 1;     // Λ(q) = (Σ α_j λ^{−2q_j}) (Σ τ_j λ^{2q_j})
+  double log_lambda = 0;   // log Λ(q)
+  double gain = 1;         // token gain 1/Λ(q)
+  double bc = 1;           // BC(α, τ) = Σ √(α_j τ_j)
+  double lambda_star = 1;  // Λ* = BC² = min_q Λ (unclipped, Prop. 7(iii))
+  double certificate = 0;  // ⟨q, α − τ⟩ (Eq. 15, first-order admissibility)
+  int certificate_sign = 0;  // sign; 0 when |·| ≤ 1e-12·(1 + Σ|q_j|(α_j+τ_j))·√(d+1) (rounding)
+  std::vector<double>
+      gradient;  // ∇_q log Λ = 2 log λ (τ^{(u)} − α^{(u)}), per coordinate (or level)
+  double clip_bound = 1;     // C⁻², the floor of Λ on the clip box (Prop. 10(iii))
+  double clipped_floor = 1;  // max(BC², C⁻²): the Prop. 10(iii) lower bound on Λ*_C
+  bool in_cone = false;      // Λ(q) < 1 (q ∈ Q₊)
+  bool within_clip = true;   // 0 ≤ q_j ≤ q_max for all j
+  double q_max = 0;          // log C / log λ
+  double lambda = 0;         // λ used
+  double clip = 0;           // C used
 };
 
 // Checks λ > 1 and C > 1 (finite); throws gllm::Error saying what to pass instead.
@@ -33,7 +34,8 @@ double q_max_for(double lambda, double clip);
 
 // Per-coordinate grades q (size d). Profiles are validated; zeros in α or τ are allowed here
 // (Λ is defined), only the optimiser needs Def. 2's deletion.
-ConeReport evaluate_cone(const Profiles& p, const std::vector<double>& q, double lambda, double clip);
+ConeReport evaluate_cone(const Profiles& p, const std::vector<double>& q, double lambda,
+                         double clip);
 
 // Level-constant grades (Rem. 9): v has one entry per level, q_j = v_l on V_l. Uses the level
 // aggregates (a_l, s_l), so Λ, the certificate Σ v_l (a_l − s_l) and the gradient are per level.

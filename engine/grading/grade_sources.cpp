@@ -18,29 +18,35 @@ namespace {
 
 nlohmann::json read_json(const std::string& path, const std::string& key) {
   if (!file_exists(path))
-    throw ConfigError(key, "file '" + path + "' does not exist; fix the path (relative paths are read beside the "
-                           "preset) or regenerate the file");
+    throw ConfigError(key, "file '" + path +
+                               "' does not exist; fix the path (relative paths are read beside the "
+                               "preset) or regenerate the file");
   try {
-    return read_json_file(path, "fix or regenerate it", large_json_limits());  // bounded size and depth
+    return read_json_file(path, "fix or regenerate it",
+                          large_json_limits());  // bounded size and depth
   } catch (const Error& e) {
     throw ConfigError(key, e.what());
   }
 }
 
-void check_range(const std::vector<double>& q, double q_max, const std::string& key, const std::string& what) {
+void check_range(const std::vector<double>& q, double q_max, const std::string& key,
+                 const std::string& what) {
   for (double v : q)
     if (!std::isfinite(v) || v < 0 || v > q_max * (1 + 1e-9))
-      throw ConfigError(key, what + " has a grade " + std::to_string(v) + " outside the clip box [0, " +
-                                 std::to_string(q_max) + "]; regenerate it for this clip and base");
+      throw ConfigError(key, what + " has a grade " + std::to_string(v) +
+                                 " outside the clip box [0, " + std::to_string(q_max) +
+                                 "]; regenerate it for this clip and base");
 }
 
 std::vector<double> head_grades_from_file(const RunConfig& c) {
   const auto& g = c.grading;
   const int L = c.model.layers(), H = c.model.heads(), planes = c.model.head_dim() / 2;
   auto j = read_json(g.grades_file, "grading.grades_file");
-  const std::string shape = "[" + std::to_string(L) + "][" + std::to_string(H) + "][" + std::to_string(planes) + "]";
+  const std::string shape =
+      "[" + std::to_string(L) + "][" + std::to_string(H) + "][" + std::to_string(planes) + "]";
   if (!j.is_object() || !j.contains("attn_grades") || !j["attn_grades"].is_array())
-    throw ConfigError("grading.grades_file", "'" + g.grades_file + "' has no \"attn_grades\" array; it must hold " +
+    throw ConfigError("grading.grades_file", "'" + g.grades_file +
+                                                 "' has no \"attn_grades\" array; it must hold " +
                                                  shape + " numbers (layers × heads × RoPE planes)");
   std::vector<double> flat;
   const auto& layers = j["attn_grades"];
@@ -57,55 +63,71 @@ std::vector<double> head_grades_from_file(const RunConfig& c) {
     }
   }
   if (!ok)
-    throw ConfigError("grading.grades_file", "attn_grades in '" + g.grades_file + "' must be " + shape +
-                                                 " numbers (layers × heads × RoPE planes) for this model");
+    throw ConfigError("grading.grades_file",
+                      "attn_grades in '" + g.grades_file + "' must be " + shape +
+                          " numbers (layers × heads × RoPE planes) for this model");
   return flat;
 }
 
-std::vector<double> output_grades(const RunConfig& c, int64_t vocab, const std::string& tokenizer_hash,
-                                  double q_max_out, nlohmann::json& source) {
+std::vector<double> output_grades(const RunConfig& c, int64_t vocab,
+                                  const std::string& tokenizer_hash, double q_max_out,
+                                  nlohmann::json& source) {
   const auto& g = c.grading;
   std::vector<double> q;
   if (g.output_grades == "file") {
     auto j = read_json(g.output_grades_file, "grading.output_grades_file");
     if (!j.is_object() || !j.contains("output_grades") || !j["output_grades"].is_array())
-      throw ConfigError("grading.output_grades_file", "no \"output_grades\" array in '" + g.output_grades_file + "'");
+      throw ConfigError("grading.output_grades_file",
+                        "no \"output_grades\" array in '" + g.output_grades_file + "'");
     for (const auto& v : j["output_grades"]) {
       if (!v.is_number())
-        throw ConfigError("grading.output_grades_file", "output_grades in '" + g.output_grades_file + "' must be numbers");
+        throw ConfigError("grading.output_grades_file",
+                          "output_grades in '" + g.output_grades_file + "' must be numbers");
       q.push_back(v.get<double>());
     }
     source = {{"kind", "file"}, {"file", g.output_grades_file}};
   } else {  // pos: the share of open-class occurrences of each token, spread over [0, q_max_out]
     if (g.profiles_file.empty())
-      throw ConfigError("grading.output_grades", "\"pos\" output grades come from the part-of-speech statistics of "
-                                                 "a profiles file; set grading.profiles_file (`gllm profiles` writes one)");
+      throw ConfigError("grading.output_grades",
+                        "\"pos\" output grades come from the part-of-speech statistics of "
+                        "a profiles file; set grading.profiles_file (`gllm profiles` writes one)");
     auto j = read_json(g.profiles_file, "grading.profiles_file");
-    const auto meta = j.is_object() ? j.value("meta", nlohmann::json::object()) : nlohmann::json::object();
+    const auto meta =
+        j.is_object() ? j.value("meta", nlohmann::json::object()) : nlohmann::json::object();
     const auto og = meta.value("output_grades", nlohmann::json::object());
     const char* key = og.contains("open_share") ? "open_share" : "grades";
     if (!og.is_object() || !og.contains(key) || !og[key].is_array())
-      throw ConfigError("grading.profiles_file", "'" + g.profiles_file + "' has no per-token part-of-speech statistics "
-                                                 "(meta.output_grades); rerun `gllm profiles` without --no-output-grades");
+      throw ConfigError(
+          "grading.profiles_file",
+          "'" + g.profiles_file +
+              "' has no per-token part-of-speech statistics "
+              "(meta.output_grades); rerun `gllm profiles` without --no-output-grades");
     const std::string their_hash = og.value("tokenizer_hash", std::string());
     if (!tokenizer_hash.empty() && !their_hash.empty() && their_hash != tokenizer_hash)
-      throw ConfigError("grading.profiles_file", "its per-token statistics were counted with another tokenizer (" +
-                                                 their_hash.substr(0, 12) + "…, this run's is " +
-                                                 tokenizer_hash.substr(0, 12) +
-                                                 "…); rerun `gllm profiles` with this run's data settings");
+      throw ConfigError("grading.profiles_file",
+                        "its per-token statistics were counted with another tokenizer (" +
+                            their_hash.substr(0, 12) + "…, this run's is " +
+                            tokenizer_hash.substr(0, 12) +
+                            "…); rerun `gllm profiles` with this run's data settings");
     for (const auto& v : og[key]) {
       if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 1)
-        throw ConfigError("grading.profiles_file", "meta.output_grades." + std::string(key) + " in '" + g.profiles_file +
-                                                   "' must be shares in [0, 1]; regenerate the file");
-      q.push_back(q_max_out * v.get<double>());  // an always-open-class token gets q_max_out: weight C
+        throw ConfigError("grading.profiles_file",
+                          "meta.output_grades." + std::string(key) + " in '" + g.profiles_file +
+                              "' must be shares in [0, 1]; regenerate the file");
+      q.push_back(q_max_out *
+                  v.get<double>());  // an always-open-class token gets q_max_out: weight C
     }
-    source = {{"kind", "pos"}, {"file", g.profiles_file}, {"rule", "q_out[y] = q_max_out · open-class share of y"},
+    source = {{"kind", "pos"},
+              {"file", g.profiles_file},
+              {"rule", "q_out[y] = q_max_out · open-class share of y"},
               {"q_max_out", q_max_out}};
   }
   if (static_cast<int64_t>(q.size()) != vocab)
-    throw ConfigError("grading.output_grades", std::to_string(q.size()) + " output grades for a vocabulary of " +
-                                                   std::to_string(vocab) + "; give one per token type");
-  if (g.output_grades == "file") check_range(q, q_max_out, "grading.output_grades_file", "'" + g.output_grades_file + "'");
+    throw ConfigError("grading.output_grades",
+                      std::to_string(q.size()) + " output grades for a vocabulary of " +
+                          std::to_string(vocab) + "; give one per token type");
+  if (g.output_grades == "file")
+    check_range(q, q_max_out, "grading.output_grades_file", "'" + g.output_grades_file + "'");
   for (double& v : q) v = std::clamp(v, 0.0, q_max_out);  // the clip λ_out^{q} ≤ C holds exactly
   return q;
 }
@@ -123,13 +145,16 @@ GradeBounds grade_bounds(const RunConfig& c) {
 }
 
 std::string profiles_digest(const ProfilesFile& f) {
-  nlohmann::json j = {{"alpha", f.profiles.alpha}, {"tau", f.profiles.tau},
-                      {"level_dims", f.profiles.level_dims}, {"basis", f.basis}};
+  nlohmann::json j = {{"alpha", f.profiles.alpha},
+                      {"tau", f.profiles.tau},
+                      {"level_dims", f.profiles.level_dims},
+                      {"basis", f.basis}};
   const auto d = sha512(j.dump());
   return to_hex(d.data(), 16);
 }
 
-ResolvedGrades resolve_grade_sources(const RunConfig& c, int64_t vocab, const std::string& tokenizer_hash) {
+ResolvedGrades resolve_grade_sources(const RunConfig& c, int64_t vocab,
+                                     const std::string& tokenizer_hash) {
   ResolvedGrades r;
   const auto& g = c.grading;
   const GradeBounds b = grade_bounds(c);
@@ -145,7 +170,8 @@ ResolvedGrades resolve_grade_sources(const RunConfig& c, int64_t vocab, const st
   // in that basis, so the two must come from the same profiles.
   ProfilesFile profiles;
   std::string digest;
-  const bool levels = g.mlge || c.model.positional == "graded_sinusoidal" || c.model.mlp == "geglu_levels";
+  const bool levels =
+      g.mlge || c.model.positional == "graded_sinusoidal" || c.model.mlp == "geglu_levels";
   if (levels && !g.profiles_file.empty()) {
     try {
       profiles = load_profiles_file(g.profiles_file);
@@ -153,21 +179,28 @@ ResolvedGrades resolve_grade_sources(const RunConfig& c, int64_t vocab, const st
       throw ConfigError("grading.profiles_file", e.what());
     }
     if (profiles.basis.empty())
-      throw ConfigError("grading.profiles_file", "'" + g.profiles_file + "' has no graded basis (\"basis\"); write it "
-                                                 "with `gllm profiles --d " + std::to_string(d) + "`");
+      throw ConfigError("grading.profiles_file", "'" + g.profiles_file +
+                                                     "' has no graded basis (\"basis\"); write it "
+                                                     "with `gllm profiles --d " +
+                                                     std::to_string(d) + "`");
     if (profiles.profiles.d() != d)
-      throw ConfigError("grading.profiles_file", "'" + g.profiles_file + "' has d = " +
-                                                     std::to_string(profiles.profiles.d()) + " but the model width is " +
-                                                     std::to_string(d) + "; estimate the profiles at the model's width "
-                                                     "(`gllm profiles --d " + std::to_string(d) + "`)");
+      throw ConfigError("grading.profiles_file",
+                        "'" + g.profiles_file +
+                            "' has d = " + std::to_string(profiles.profiles.d()) +
+                            " but the model width is " + std::to_string(d) +
+                            "; estimate the profiles at the model's width "
+                            "(`gllm profiles --d " +
+                            std::to_string(d) + "`)");
     r.level_basis = profiles.basis;
     digest = profiles_digest(profiles);
-    r.sources["level_basis"] = {{"kind", "profiles"}, {"file", g.profiles_file}, {"profiles_digest", digest}};
+    r.sources["level_basis"] = {
+        {"kind", "profiles"}, {"file", g.profiles_file}, {"profiles_digest", digest}};
   }
   if (g.mlge && g.level_grades_source == "ladder") {
     if (g.profiles_file.empty())
-      throw ConfigError("grading.profiles_file", "ladder grades act in the graded basis of the profiles they were "
-                                                 "certified against; set grading.profiles_file to the ladder's profiles");
+      throw ConfigError("grading.profiles_file",
+                        "ladder grades act in the graded basis of the profiles they were "
+                        "certified against; set grading.profiles_file to the ladder's profiles");
     Ladder lad;
     try {
       lad = load_ladder_file(g.ladder_file);
@@ -175,27 +208,32 @@ ResolvedGrades resolve_grade_sources(const RunConfig& c, int64_t vocab, const st
       throw ConfigError("grading.ladder_file", e.what());
     }
     if (lad.d != d)
-      throw ConfigError("grading.ladder_file", "'" + g.ladder_file + "' has grades for d = " + std::to_string(lad.d) +
-                                                   " but the model width is " + std::to_string(d) +
-                                                   "; rebuild the ladder from profiles at the model's width");
-    if (std::abs(lad.lambda - b.lambda) > 1e-12 * b.lambda || std::abs(lad.clip - g.clip) > 1e-12 * g.clip)
-      throw ConfigError("grading.ladder_file", "'" + g.ladder_file + "' was built for λ = " + std::to_string(lad.lambda) +
-                                                   ", C = " + std::to_string(lad.clip) + " but the model uses λ = " +
-                                                   std::to_string(b.lambda) + ", C = " + std::to_string(g.clip) +
-                                                   "; rebuild it with `gllm ladder --lambda … --clip …` or match the config");
+      throw ConfigError("grading.ladder_file",
+                        "'" + g.ladder_file + "' has grades for d = " + std::to_string(lad.d) +
+                            " but the model width is " + std::to_string(d) +
+                            "; rebuild the ladder from profiles at the model's width");
+    if (std::abs(lad.lambda - b.lambda) > 1e-12 * b.lambda ||
+        std::abs(lad.clip - g.clip) > 1e-12 * g.clip)
+      throw ConfigError(
+          "grading.ladder_file",
+          "'" + g.ladder_file + "' was built for λ = " + std::to_string(lad.lambda) + ", C = " +
+              std::to_string(lad.clip) + " but the model uses λ = " + std::to_string(b.lambda) +
+              ", C = " + std::to_string(g.clip) +
+              "; rebuild it with `gllm ladder --lambda … --clip …` or match the config");
     if (!lad.profiles_digest.empty() && lad.profiles_digest != digest)
-      throw ConfigError("grading.profiles_file", "'" + g.profiles_file + "' is not the profiles file '" + g.ladder_file +
-                                                     "' was certified against (digest " + digest + " ≠ " +
-                                                     lad.profiles_digest + "); use the ladder's own profiles");
+      throw ConfigError("grading.profiles_file",
+                        "'" + g.profiles_file + "' is not the profiles file '" + g.ladder_file +
+                            "' was certified against (digest " + digest + " ≠ " +
+                            lad.profiles_digest + "); use the ladder's own profiles");
     const LadderArm& arm = lad.arm(g.ladder_arm);
     if (!arm.available)
-      throw ConfigError("grading.ladder_arm", "arm '" + g.ladder_arm + "' is unavailable in '" + g.ladder_file +
-                                                  "': " + arm.reason);
+      throw ConfigError("grading.ladder_arm", "arm '" + g.ladder_arm + "' is unavailable in '" +
+                                                  g.ladder_file + "': " + arm.reason);
     r.level_grades = arm.grades;
     check_range(r.level_grades, b.q_max, "grading.ladder_file", "arm '" + arm.name + "'");
-    r.sources["level_grades"] = {{"kind", "ladder"}, {"file", g.ladder_file}, {"arm", arm.name},
-                                 {"program", arm.program}, {"certificate", arm.certificate},
-                                 {"profiles_digest", digest}};
+    r.sources["level_grades"] = {
+        {"kind", "ladder"},       {"file", g.ladder_file},          {"arm", arm.name},
+        {"program", arm.program}, {"certificate", arm.certificate}, {"profiles_digest", digest}};
   }
 
   if (g.graded_loss && g.output_grades != "uniform") {

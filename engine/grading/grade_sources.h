@@ -1,11 +1,11 @@
 // Resolves the files a RunConfig's grading section names (grades file, ladder, profiles basis,
-// output grades) into plain arrays before the model is built, so weight initialisation reads no file.
+// output grades) into plain arrays before the model is built, so weight initialisation reads no
+// file.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/config/run_config.h"
 #include "engine/grading/profiles.h"
@@ -28,7 +28,8 @@ struct ResolvedGrades {
 // C against the config's, the ladder's profiles against grading.profiles_file, the output grades'
 // tokenizer against `tokenizer_hash` (empty = not checked) and `vocab`. Throws ConfigError naming
 // the key, the file and the fix.
-ResolvedGrades resolve_grade_sources(const RunConfig& config, int64_t vocab, const std::string& tokenizer_hash = "");
+ResolvedGrades resolve_grade_sources(const RunConfig& config, int64_t vocab,
+                                     const std::string& tokenizer_hash = "");
 
 // A digest of the profiles a certificate is computed against (α, τ, level dims and basis), so a
 // ladder can name the profiles it was built from and a model the basis it was given.

@@ -43,7 +43,8 @@ std::vector<double> random_grades(int d, double q_max, uint64_t seed) {
   if (!(q_max > 0) || !std::isfinite(q_max)) throw Error("random grades need a finite q_max > 0");
   std::vector<double> q(d);
   uint64_t state = seed;
-  for (int j = 0; j < d; ++j) q[j] = q_max * (static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53);
+  for (int j = 0; j < d; ++j)
+    q[j] = q_max * (static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53);
   return q;
 }
 
@@ -61,19 +62,22 @@ std::vector<double> taxonomic_grades(const Profiles& p, double q_max) {
 }
 
 std::vector<double> pos_arm_grades(const std::vector<double>& shares, double q_max) {
-  if (shares.empty()) throw Error("the POS arm needs per-coordinate shares (pos_grades in the profiles file)");
+  if (shares.empty())
+    throw Error("the POS arm needs per-coordinate shares (pos_grades in the profiles file)");
   const auto [lo, hi] = std::minmax_element(shares.begin(), shares.end());
   std::vector<double> q(shares.size(), 0.0);
   const double span = *hi - *lo;
   if (!(span > 0)) return q;
-  for (size_t j = 0; j < q.size(); ++j) q[j] = std::clamp(q_max * (shares[j] - *lo) / span, 0.0, q_max);
+  for (size_t j = 0; j < q.size(); ++j)
+    q[j] = std::clamp(q_max * (shares[j] - *lo) / span, 0.0, q_max);
   return q;
 }
 
 const LadderArm& Ladder::arm(const std::string& name) const {
   for (auto& a : arms)
     if (a.name == name) return a;
-  throw Error("ladder has no arm \"" + name + "\"; arms are uniform, random, taxonomic, pos, educated, oracle");
+  throw Error("ladder has no arm \"" + name +
+              "\"; arms are uniform, random, taxonomic, pos, educated, oracle");
 }
 
 Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
@@ -100,7 +104,8 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
   for (const auto& name : ladder_arm_names()) {
     LadderArm a;
     a.name = name;
-    const std::string optimum = opt.level_program ? "L-level program (Prop. 11)" : "d-variable program (Prop. 10)";
+    const std::string optimum =
+        opt.level_program ? "L-level program (Prop. 11)" : "d-variable program (Prop. 10)";
     auto solve = [&](const Profiles& prof) {
       return opt.level_program ? select_levels(prof, so).q : select_educated(prof, so).q;
     };
@@ -124,7 +129,8 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
         a.reason = "the profiles file has no pos_grades; regenerate it with `gllm profiles`";
       } else {
         a.grades = pos_arm_grades(f.pos_grades, lad.q_max);
-        a.program = "part-of-speech statistics (§8.1.2): open-class energy share spread over [0, q_max]";
+        a.program =
+            "part-of-speech statistics (§8.1.2): open-class energy share spread over [0, q_max]";
       }
     } else if (name == "educated") {
       a.grades = solve(p);
@@ -153,8 +159,11 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
       }
       if (!f.bootstrap.empty()) {
         // A zero certificate (uniform arm) keeps its sign only where resamples also give zero.
-        double tol = 1e-12 * (1.0 + std::accumulate(a.grades.begin(), a.grades.end(), 0.0, [](double s, double x) { return s + std::abs(x); }));
-        a.bootstrap_sign_fraction = bootstrap_from_resamples(p, f.bootstrap, a.grades, 0.95, tol).sign_fraction;
+        double tol =
+            1e-12 * (1.0 + std::accumulate(a.grades.begin(), a.grades.end(), 0.0,
+                                           [](double s, double x) { return s + std::abs(x); }));
+        a.bootstrap_sign_fraction =
+            bootstrap_from_resamples(p, f.bootstrap, a.grades, 0.95, tol).sign_fraction;
       }
     }
     lad.arms.push_back(a);
@@ -162,8 +171,9 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
   std::vector<const LadderArm*> avail;
   for (auto& a : lad.arms)
     if (a.available) avail.push_back(&a);
-  std::stable_sort(avail.begin(), avail.end(),
-                   [](const LadderArm* x, const LadderArm* y) { return x->certificate > y->certificate; });
+  std::stable_sort(avail.begin(), avail.end(), [](const LadderArm* x, const LadderArm* y) {
+    return x->certificate > y->certificate;
+  });
   for (size_t i = 0; i < avail.size(); ++i) {
     lad.order.push_back(avail[i]->name);
     const_cast<LadderArm*>(avail[i])->rank = static_cast<int>(i + 1);
@@ -217,7 +227,9 @@ nlohmann::json ladder_to_json(const Ladder& l) {
 Ladder ladder_from_json(const nlohmann::json& j) {
   try {
     if (!j.is_object() || j.value("format", std::string()) != "gllm-ladder/1")
-      throw Error("not a ladder file (format \"gllm-ladder/1\"); write one with `gllm ladder --profiles FILE --out ladder.json`");
+      throw Error(
+          "not a ladder file (format \"gllm-ladder/1\"); write one with `gllm ladder --profiles "
+          "FILE --out ladder.json`");
     Ladder l;
     l.lambda = j.at("lambda").get<double>();
     l.clip = j.at("clip").get<double>();
@@ -230,14 +242,16 @@ Ladder ladder_from_json(const nlohmann::json& j) {
     validate_base_and_clip(l.lambda, l.clip);
     if (j.contains("alpha")) l.alpha = j.at("alpha").get<std::vector<double>>();
     if (j.contains("tau")) l.tau = j.at("tau").get<std::vector<double>>();
-    if ((!l.alpha.empty() && static_cast<int>(l.alpha.size()) != l.d) || l.alpha.size() != l.tau.size())
+    if ((!l.alpha.empty() && static_cast<int>(l.alpha.size()) != l.d) ||
+        l.alpha.size() != l.tau.size())
       throw Error("alpha and tau must both have d = " + std::to_string(l.d) + " entries");
     l.profiles_digest = j.value("profiles_digest", std::string());
     l.profiles_file = j.value("profiles_file", std::string());
     for (auto& x : j.at("arms")) {
       LadderArm a;
       a.name = x.at("name").get<std::string>();
-      if (std::find(ladder_arm_names().begin(), ladder_arm_names().end(), a.name) == ladder_arm_names().end())
+      if (std::find(ladder_arm_names().begin(), ladder_arm_names().end(), a.name) ==
+          ladder_arm_names().end())
         throw Error("unknown arm \"" + a.name + "\"");
       a.available = x.at("available").get<bool>();
       a.reason = x.value("reason", std::string());
@@ -245,7 +259,8 @@ Ladder ladder_from_json(const nlohmann::json& j) {
       if (a.available) {
         a.grades = x.at("grades").get<std::vector<double>>();
         if (static_cast<int>(a.grades.size()) != l.d)
-          throw Error("arm \"" + a.name + "\" has " + std::to_string(a.grades.size()) + " grades for d = " + std::to_string(l.d));
+          throw Error("arm \"" + a.name + "\" has " + std::to_string(a.grades.size()) +
+                      " grades for d = " + std::to_string(l.d));
         for (double g : a.grades)
           if (!std::isfinite(g) || g < 0 || g > l.q_max * (1 + 1e-9))
             throw Error("arm \"" + a.name + "\" has a grade outside [0, q_max]");
@@ -268,7 +283,8 @@ Ladder ladder_from_json(const nlohmann::json& j) {
     l.order = j.at("order").get<std::vector<std::string>>();
     return l;
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("ladder file is malformed (") + e.what() + "); regenerate it with `gllm ladder`");
+    throw Error(std::string("ladder file is malformed (") + e.what() +
+                "); regenerate it with `gllm ladder`");
   }
 }
 

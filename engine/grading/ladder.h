@@ -2,10 +2,9 @@
 // taxonomic, part-of-speech, educated q*_C, oracle) with their certificates ⟨q, α̂−τ̂⟩, ordered.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/grading/profiles.h"
 
@@ -31,16 +30,18 @@ namespace gllm::grading {
 //                 "bootstrap_sign_fraction" (when bootstrap resamples exist), "rank": 1… } … ],
 //     "order": [arm names by certificate, largest first; unavailable arms omitted] }
 inline const std::vector<std::string>& ladder_arm_names() {
-  static const std::vector<std::string> names{"uniform", "random", "taxonomic", "pos", "educated", "oracle"};
+  static const std::vector<std::string> names{"uniform", "random",   "taxonomic",
+                                              "pos",     "educated", "oracle"};
   return names;
 }
 
 struct LadderOptions {
-  double lambda = 0;      // base λ > 1
-  double clip = 2;        // C > 1
-  uint64_t seed = 0;      // random arm
+  double lambda = 0;            // base λ > 1
+  double clip = 2;              // C > 1
+  uint64_t seed = 0;            // random arm
   double magnitude_weight = 0;  // for the educated/oracle optimum
-  bool level_program = false;   // educated/oracle from the L-level program (Prop. 11), not the d-variable one
+  bool level_program =
+      false;  // educated/oracle from the L-level program (Prop. 11), not the d-variable one
 };
 
 struct LadderArm {
@@ -59,7 +60,7 @@ struct LadderArm {
   double certificate_heldout = 0;
   double lambda_q_heldout = 1;
   double bootstrap_sign_fraction = -1;  // < 0: no resamples
-  int rank = 0;  // 1 = largest certificate; 0 = unavailable
+  int rank = 0;                         // 1 = largest certificate; 0 = unavailable
 };
 
 struct Ladder {
@@ -67,11 +68,11 @@ struct Ladder {
   uint64_t seed = 0;
   int d = 0;
   std::vector<int> level_dims;
-  std::vector<double> alpha, tau;   // the profiles the certificates are computed against
-  std::string profiles_digest;      // profiles_digest() of the profiles file (empty in old files)
-  std::string profiles_file;        // the profiles file as `gllm ladder` read it (may be empty)
-  std::vector<LadderArm> arms;      // in ladder_arm_names() order
-  std::vector<std::string> order;   // available arms, certificate descending
+  std::vector<double> alpha, tau;  // the profiles the certificates are computed against
+  std::string profiles_digest;     // profiles_digest() of the profiles file (empty in old files)
+  std::string profiles_file;       // the profiles file as `gllm ladder` read it (may be empty)
+  std::vector<LadderArm> arms;     // in ladder_arm_names() order
+  std::vector<std::string> order;  // available arms, certificate descending
 
   const LadderArm& arm(const std::string& name) const;  // throws on unknown names
 };
@@ -82,7 +83,8 @@ std::vector<double> random_grades(int d, double q_max, uint64_t seed);
 std::vector<double> taxonomic_grades(const Profiles& p, double q_max);
 // Part-of-speech arm (§8.1.2): per-coordinate open-class energy shares s_j (profiles "pos_grades")
 // spread over the clip box, q_j = q_max · (s_j − min s)/(max s − min s): the coordinates carrying
-// open-class types get high grades, those carrying function words low ones. All zero when s is flat.
+// open-class types get high grades, those carrying function words low ones. All zero when s is
+// flat.
 std::vector<double> pos_arm_grades(const std::vector<double>& shares, double q_max);
 
 Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt);

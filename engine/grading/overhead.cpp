@@ -18,17 +18,19 @@ int64_t round_significant(int64_t x, int digits) {
 
 Overhead compute_overhead(const OverheadInput& in) {
   auto need = [](int64_t v, const char* name, const char* hint) {
-    if (v < 1) throw Error(std::string(name) + " = " + std::to_string(v) + " must be ≥ 1 (" + hint + ")");
+    if (v < 1)
+      throw Error(std::string(name) + " = " + std::to_string(v) + " must be ≥ 1 (" + hint + ")");
   };
   need(in.d, "d", "the model width, e.g. --d 1024");
   need(in.layers, "layers", "the number of blocks K, e.g. --layers 24");
   need(in.heads, "heads", "attention heads per block H, e.g. --heads 16");
   need(in.levels, "levels", "MLGE levels L, e.g. --levels 4");
   need(in.vocab, "vocab", "the vocabulary size |V|, e.g. --vocab 50257");
-  need(in.total_params, "total_params", "the model's parameter count N, e.g. --total-params 345000000");
+  need(in.total_params, "total_params",
+       "the model's parameter count N, e.g. --total-params 345000000");
   if (in.d % in.heads != 0)
-    throw Error("d = " + std::to_string(in.d) + " is not divisible by heads = " + std::to_string(in.heads) +
-                "; choose H dividing d so that d_k = d/H is an integer");
+    throw Error("d = " + std::to_string(in.d) + " is not divisible by heads = " +
+                std::to_string(in.heads) + "; choose H dividing d so that d_k = d/H is an integer");
   if (in.levels > in.d)
     throw Error("levels = " + std::to_string(in.levels) + " exceeds d = " + std::to_string(in.d) +
                 "; every level needs at least one coordinate");
@@ -40,8 +42,9 @@ Overhead compute_overhead(const OverheadInput& in) {
   o.output_grades = in.vocab;
   o.total = o.projections + o.head_grades + o.level_grades + o.output_grades;
   o.fraction = static_cast<double>(o.total) / static_cast<double>(in.total_params);
-  o.total_rounded_components = round_significant(o.projections, 3) + round_significant(o.head_grades, 3) +
-                               round_significant(o.level_grades, 3) + round_significant(o.output_grades, 3);
+  o.total_rounded_components =
+      round_significant(o.projections, 3) + round_significant(o.head_grades, 3) +
+      round_significant(o.level_grades, 3) + round_significant(o.output_grades, 3);
   return o;
 }
 

@@ -6,12 +6,12 @@
 namespace gllm::grading {
 
 struct OverheadInput {
-  int64_t d = 0;            // model width
-  int64_t layers = 0;       // K
-  int64_t heads = 0;        // H (d_k = d / H)
-  int64_t levels = 4;       // L (the count does not change d² since Σ d_l = d; validated ≥ 1)
-  int64_t vocab = 0;        // |V|
-  int64_t total_params = 0; // N
+  int64_t d = 0;             // model width
+  int64_t layers = 0;        // K
+  int64_t heads = 0;         // H (d_k = d / H)
+  int64_t levels = 4;        // L (the count does not change d² since Σ d_l = d; validated ≥ 1)
+  int64_t vocab = 0;         // |V|
+  int64_t total_params = 0;  // N
 };
 
 struct Overhead {
@@ -20,8 +20,8 @@ struct Overhead {
   int64_t level_grades = 0;   // d
   int64_t output_grades = 0;  // |V|
   int64_t total = 0;
-  int64_t head_dim = 0;       // d_k
-  double fraction = 0;        // total / N
+  int64_t head_dim = 0;  // d_k
+  double fraction = 0;   // total / N
   // The paper's way of summing (§8.1.3): each component rounded to 3 significant digits first
   // (1.05M + 24.6K + 1.02K + 50.3K). The exact totals are 1,124,433 (1.12M) at GLLM-Medium and
   // 16,944,384 (16.9M) at GLLM-7B; the printed 1.13M and 17.0M are these rounded sums.

@@ -16,7 +16,6 @@ namespace gllm::grading {
 
 namespace {
 
-
 std::string list_indices(const std::vector<int>& v, size_t max_shown = 12) {
   std::ostringstream os;
   for (size_t i = 0; i < v.size() && i < max_shown; ++i) os << (i ? "," : "") << v[i];
@@ -34,7 +33,9 @@ std::vector<int> Profiles::level_offsets() const {
 
 std::vector<int> Profiles::level_of_coordinate() const {
   if (level_dims.empty())
-    throw Error("these profiles have no level structure; give level_dims (e.g. `\"level_dims\": [32,32,32,32]`)");
+    throw Error(
+        "these profiles have no level structure; give level_dims (e.g. `\"level_dims\": "
+        "[32,32,32,32]`)");
   std::vector<int> out;
   out.reserve(alpha.size());
   for (size_t l = 0; l < level_dims.size(); ++l)
@@ -74,23 +75,25 @@ Profiles Profiles::level_profiles() const {
   return r;
 }
 
-void validate_distribution(const std::vector<double>& p, const std::string& what, size_t expected_size,
-                           double tol) {
+void validate_distribution(const std::vector<double>& p, const std::string& what,
+                           size_t expected_size, double tol) {
   if (p.empty()) throw Error(what + " is empty; give a probability vector with at least one entry");
   if (expected_size > 0 && p.size() != expected_size)
-    throw Error(what + " has " + std::to_string(p.size()) + " entries but " + std::to_string(expected_size) +
-                " are expected; give one entry per coordinate");
+    throw Error(what + " has " + std::to_string(p.size()) + " entries but " +
+                std::to_string(expected_size) + " are expected; give one entry per coordinate");
   double sum = 0;
   for (size_t j = 0; j < p.size(); ++j) {
     if (!std::isfinite(p[j]))
-      throw Error(what + "[" + std::to_string(j) + "] is not finite; profiles must be finite numbers ≥ 0");
+      throw Error(what + "[" + std::to_string(j) +
+                  "] is not finite; profiles must be finite numbers ≥ 0");
     if (p[j] < 0)
       throw Error(what + "[" + std::to_string(j) + "] = " + number_text(p[j]) +
                   " is negative; profiles are energies/variances and must be ≥ 0");
     sum += p[j];
   }
   if (std::abs(sum - 1.0) > tol)
-    throw Error(what + " sums to " + number_text(sum) + ", not 1; normalise it (divide by its sum) before use");
+    throw Error(what + " sums to " + number_text(sum) +
+                ", not 1; normalise it (divide by its sum) before use");
 }
 
 void validate(const Profiles& p) {
@@ -105,8 +108,8 @@ void validate(const Profiles& p) {
       sum += p.level_dims[l];
     }
     if (sum != static_cast<long>(p.alpha.size()))
-      throw Error("level_dims sum to " + std::to_string(sum) + " but d = " + std::to_string(p.alpha.size()) +
-                  "; make Σ d_l = d");
+      throw Error("level_dims sum to " + std::to_string(sum) +
+                  " but d = " + std::to_string(p.alpha.size()) + "; make Σ d_l = d");
   }
 }
 
@@ -114,10 +117,12 @@ std::vector<double> normalized(const std::vector<double>& v, const std::string& 
   double sum = 0;
   for (size_t j = 0; j < v.size(); ++j) {
     if (!std::isfinite(v[j]) || v[j] < 0)
-      throw Error(what + "[" + std::to_string(j) + "] = " + number_text(v[j]) + " is not a finite number ≥ 0");
+      throw Error(what + "[" + std::to_string(j) + "] = " + number_text(v[j]) +
+                  " is not a finite number ≥ 0");
     sum += v[j];
   }
-  if (!(sum > 0)) throw Error(what + " has no positive entry; it cannot be normalised to a probability vector");
+  if (!(sum > 0))
+    throw Error(what + " has no positive entry; it cannot be normalised to a probability vector");
   std::vector<double> out(v);
   for (double& x : out) x /= sum;
   return out;
@@ -129,7 +134,8 @@ std::string Deletion::summary() const {
   os << "deleted " << deleted.size() << " coordinate(s) (Def. 2): ";
   if (!deleted_alpha_zero.empty()) os << "α = 0 at [" << list_indices(deleted_alpha_zero) << "] ";
   if (!deleted_tau_zero.empty()) os << "τ = 0 at [" << list_indices(deleted_tau_zero) << "] ";
-  if (!dropped_levels.empty()) os << "; levels left empty: [" << list_indices(dropped_levels) << "]";
+  if (!dropped_levels.empty())
+    os << "; levels left empty: [" << list_indices(dropped_levels) << "]";
   os << "; kept " << kept.size();
   return os.str();
 }
@@ -155,8 +161,9 @@ Deletion delete_degenerate(const Profiles& p, double zero_tol) {
     if (p.has_levels()) new_dims[level_of[j]]++;
   }
   if (del.kept.empty())
-    throw Error("α and τ share no coordinate where both are positive (BC = 0): nothing is left after "
-                "Def. 2's deletion; check that the two profiles are over the same basis");
+    throw Error(
+        "α and τ share no coordinate where both are positive (BC = 0): nothing is left after "
+        "Def. 2's deletion; check that the two profiles are over the same basis");
   del.kept_profiles.alpha = normalized(a, "alpha");
   del.kept_profiles.tau = normalized(t, "tau");
   for (size_t l = 0; l < new_dims.size(); ++l) {
@@ -170,7 +177,8 @@ Deletion delete_degenerate(const Profiles& p, double zero_tol) {
 
 static void check_geometric(double x, const char* name, int levels) {
   if (!std::isfinite(x) || x <= 0)
-    throw Error(std::string(name) + " = " + number_text(x) + " must be a finite number > 0 (Cor. 3 ratio; the paper uses values in (0, 1))");
+    throw Error(std::string(name) + " = " + number_text(x) +
+                " must be a finite number > 0 (Cor. 3 ratio; the paper uses values in (0, 1))");
   if (levels < 1) throw Error("levels = " + std::to_string(levels) + "; give L ≥ 1");
 }
 
@@ -214,8 +222,8 @@ Profiles geometric_profiles(double nu, double mu, int levels, const std::vector<
 
 double bhattacharyya(const std::vector<double>& alpha, const std::vector<double>& tau) {
   if (alpha.size() != tau.size())
-    throw Error("BC needs α and τ of the same length (got " + std::to_string(alpha.size()) + " and " +
-                std::to_string(tau.size()) + ")");
+    throw Error("BC needs α and τ of the same length (got " + std::to_string(alpha.size()) +
+                " and " + std::to_string(tau.size()) + ")");
   double s = 0;
   for (size_t j = 0; j < alpha.size(); ++j) s += std::sqrt(alpha[j] * tau[j]);
   return s;
@@ -226,9 +234,9 @@ double bhattacharyya(const std::vector<double>& alpha, const std::vector<double>
 // ---------------------------------------------------------------------------------------------
 namespace {
 
-const std::set<std::string> kKnownKeys{"format", "d", "levels", "level_dims", "alpha", "tau",
-                                       "level_alpha", "level_tau", "bc", "targets", "heldout",
-                                       "pos_grades", "bootstrap", "basis", "meta"};
+const std::set<std::string> kKnownKeys{
+    "format", "d",       "levels",  "level_dims", "alpha",     "tau",   "level_alpha", "level_tau",
+    "bc",     "targets", "heldout", "pos_grades", "bootstrap", "basis", "meta"};
 
 std::vector<double> real_list(const nlohmann::json& j, const std::string& key) {
   if (!j.is_array()) throw Error("profiles file: \"" + key + "\" must be an array of numbers");
@@ -243,7 +251,8 @@ std::vector<double> real_list(const nlohmann::json& j, const std::string& key) {
   return out;
 }
 
-void check_only(const nlohmann::json& j, const std::set<std::string>& keys, const std::string& where) {
+void check_only(const nlohmann::json& j, const std::set<std::string>& keys,
+                const std::string& where) {
   if (!j.is_object()) throw Error("profiles file: " + where + " must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!keys.count(it.key()))
@@ -270,10 +279,13 @@ Profiles alpha_tau(const nlohmann::json& j, const std::string& where, size_t d,
 ProfilesFile profiles_from_json(const nlohmann::json& j) {
   check_only(j, kKnownKeys, "the top level");
   if (j.contains("format") && j["format"] != "gllm-profiles/1")
-    throw Error("profiles file: format " + j["format"].dump() + " is not \"gllm-profiles/1\"; regenerate it with `gllm profiles`");
+    throw Error("profiles file: format " + j["format"].dump() +
+                " is not \"gllm-profiles/1\"; regenerate it with `gllm profiles`");
   ProfilesFile f;
   if (!j.contains("alpha") || !j.contains("tau"))
-    throw Error("profiles file: needs \"alpha\" and \"tau\" (probability vectors over d coordinates); write it with `gllm profiles`");
+    throw Error(
+        "profiles file: needs \"alpha\" and \"tau\" (probability vectors over d coordinates); "
+        "write it with `gllm profiles`");
   f.profiles.alpha = real_list(j["alpha"], "alpha");
   f.profiles.tau = real_list(j["tau"], "tau");
   size_t d = f.profiles.alpha.size();
@@ -281,12 +293,15 @@ ProfilesFile profiles_from_json(const nlohmann::json& j) {
     if (!j["d"].is_number_integer() || j["d"].get<long>() < 1)
       throw Error("profiles file: \"d\" must be an integer ≥ 1");
     if (static_cast<size_t>(j["d"].get<long>()) != d)
-      throw Error("profiles file: \"d\" = " + j["d"].dump() + " but alpha has " + std::to_string(d) + " entries");
+      throw Error("profiles file: \"d\" = " + j["d"].dump() + " but alpha has " +
+                  std::to_string(d) + " entries");
   }
   if (j.contains("level_dims")) {
-    if (!j["level_dims"].is_array()) throw Error("profiles file: \"level_dims\" must be an array of integers");
+    if (!j["level_dims"].is_array())
+      throw Error("profiles file: \"level_dims\" must be an array of integers");
     for (auto& x : j["level_dims"]) {
-      if (!x.is_number_integer()) throw Error("profiles file: \"level_dims\" entries must be integers");
+      if (!x.is_number_integer())
+        throw Error("profiles file: \"level_dims\" entries must be integers");
       f.profiles.level_dims.push_back(x.get<int>());
     }
   }
@@ -295,7 +310,8 @@ ProfilesFile profiles_from_json(const nlohmann::json& j) {
       throw Error("profiles file: \"levels\" must be an integer ≥ 0");
     int L = j["levels"].get<int>();
     if (L > 0 && f.profiles.level_dims.empty())
-      throw Error("profiles file: \"levels\" = " + std::to_string(L) + " needs \"level_dims\" (one size per level)");
+      throw Error("profiles file: \"levels\" = " + std::to_string(L) +
+                  " needs \"level_dims\" (one size per level)");
     if (L > 0 && static_cast<int>(f.profiles.level_dims.size()) != L)
       throw Error("profiles file: \"levels\" = " + std::to_string(L) + " but \"level_dims\" has " +
                   std::to_string(f.profiles.level_dims.size()) + " entries");
@@ -303,16 +319,17 @@ ProfilesFile profiles_from_json(const nlohmann::json& j) {
   validate(f.profiles);
   auto check_levels = [&](const char* key, const std::vector<double>& expect) {
     if (!j.contains(key)) return;
-    if (!f.profiles.has_levels()) throw Error(std::string("profiles file: \"") + key + "\" given without \"level_dims\"");
+    if (!f.profiles.has_levels())
+      throw Error(std::string("profiles file: \"") + key + "\" given without \"level_dims\"");
     auto got = real_list(j[key], key);
     if (got.size() != expect.size())
       throw Error(std::string("profiles file: \"") + key + "\" has " + std::to_string(got.size()) +
                   " entries for " + std::to_string(expect.size()) + " levels");
     for (size_t l = 0; l < got.size(); ++l)
       if (std::abs(got[l] - expect[l]) > 1e-6)
-        throw Error(std::string("profiles file: \"") + key + "\"[" + std::to_string(l) + "] = " + number_text(got[l]) +
-                    " disagrees with the sum over the level's coordinates (" + number_text(expect[l]) +
-                    "); regenerate the file");
+        throw Error(std::string("profiles file: \"") + key + "\"[" + std::to_string(l) + "] = " +
+                    number_text(got[l]) + " disagrees with the sum over the level's coordinates (" +
+                    number_text(expect[l]) + "); regenerate the file");
   };
   if (f.profiles.has_levels()) {
     check_levels("level_alpha", f.profiles.level_alpha());
@@ -324,37 +341,43 @@ ProfilesFile profiles_from_json(const nlohmann::json& j) {
     if (!j["bc"].is_number()) throw Error("profiles file: \"bc\" must be a number");
     double bc = bhattacharyya(f.profiles.alpha, f.profiles.tau);
     if (std::abs(j["bc"].get<double>() - bc) > 1e-6)
-      throw Error("profiles file: \"bc\" = " + number_text(j["bc"].get<double>()) + " disagrees with BC(alpha, tau) = " +
-                  number_text(bc) + "; regenerate the file");
+      throw Error("profiles file: \"bc\" = " + number_text(j["bc"].get<double>()) +
+                  " disagrees with BC(alpha, tau) = " + number_text(bc) + "; regenerate the file");
   }
   if (j.contains("targets")) {
-    if (!j["targets"].is_object()) throw Error("profiles file: \"targets\" must be an object name → {alpha, bc}");
+    if (!j["targets"].is_object())
+      throw Error("profiles file: \"targets\" must be an object name → {alpha, bc}");
     for (auto it = j["targets"].begin(); it != j["targets"].end(); ++it) {
       std::string where = "targets." + it.key();
       check_only(it.value(), {"alpha", "bc"}, where);
-      if (!it.value().contains("alpha")) throw Error("profiles file: " + where + " needs \"alpha\"");
+      if (!it.value().contains("alpha"))
+        throw Error("profiles file: " + where + " needs \"alpha\"");
       ProfilesFile::Target t;
       t.alpha = real_list(it.value()["alpha"], where + ".alpha");
       validate_distribution(t.alpha, where + ".alpha", d);
       if (it.value().contains("bc")) {
-        if (!it.value()["bc"].is_number()) throw Error("profiles file: " + where + ".bc must be a number");
+        if (!it.value()["bc"].is_number())
+          throw Error("profiles file: " + where + ".bc must be a number");
         t.bc = it.value()["bc"].get<double>();
       }
       f.targets[it.key()] = t;
     }
   }
-  if (j.contains("heldout")) f.heldout = alpha_tau(j["heldout"], "heldout", d, f.profiles.level_dims);
+  if (j.contains("heldout"))
+    f.heldout = alpha_tau(j["heldout"], "heldout", d, f.profiles.level_dims);
   if (j.contains("pos_grades")) {
     f.pos_grades = real_list(j["pos_grades"], "pos_grades");
     if (f.pos_grades.size() != d)
-      throw Error("profiles file: \"pos_grades\" has " + std::to_string(f.pos_grades.size()) + " entries, d = " +
-                  std::to_string(d));
+      throw Error("profiles file: \"pos_grades\" has " + std::to_string(f.pos_grades.size()) +
+                  " entries, d = " + std::to_string(d));
     for (size_t i = 0; i < d; ++i)
       if (!std::isfinite(f.pos_grades[i]) || f.pos_grades[i] < 0)
-        throw Error("profiles file: pos_grades[" + std::to_string(i) + "] must be a finite grade ≥ 0");
+        throw Error("profiles file: pos_grades[" + std::to_string(i) +
+                    "] must be a finite grade ≥ 0");
   }
   if (j.contains("bootstrap")) {
-    if (!j["bootstrap"].is_array()) throw Error("profiles file: \"bootstrap\" must be an array of {alpha, tau}");
+    if (!j["bootstrap"].is_array())
+      throw Error("profiles file: \"bootstrap\" must be an array of {alpha, tau}");
     for (size_t b = 0; b < j["bootstrap"].size(); ++b)
       f.bootstrap.push_back(alpha_tau(j["bootstrap"][b], "bootstrap[" + std::to_string(b) + "]", d,
                                       f.profiles.level_dims));
@@ -362,8 +385,8 @@ ProfilesFile profiles_from_json(const nlohmann::json& j) {
   if (j.contains("basis")) {
     f.basis = real_list(j["basis"], "basis");
     if (f.basis.size() != d * d)
-      throw Error("profiles file: \"basis\" has " + std::to_string(f.basis.size()) + " entries; a d×d row-major matrix needs " +
-                  std::to_string(d * d));
+      throw Error("profiles file: \"basis\" has " + std::to_string(f.basis.size()) +
+                  " entries; a d×d row-major matrix needs " + std::to_string(d * d));
   }
   if (j.contains("meta")) {
     if (!j["meta"].is_object()) throw Error("profiles file: \"meta\" must be an object");

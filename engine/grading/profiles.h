@@ -3,10 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gllm::grading {
 
@@ -19,13 +18,13 @@ namespace gllm::grading {
 //   "format"       "gllm-profiles/1" (optional on read; always written)
 //   "d"            integer ≥ 1: number of coordinates
 //   "levels"       integer L ≥ 1 (optional; 0 or absent = no level structure)
-//   "level_dims"   [d_0, …, d_{L−1}], Σ d_l = d; coordinates of level l are contiguous, level 0 first
-//   "alpha"        [d] α̂_j ≥ 0, Σ = 1: target energy (§7.2, α̂_j = ŵ_j² / ‖ŵ‖²)
-//   "tau"          [d] τ̂_j ≥ 0, Σ = 1: data variance (§7.2, τ̂_j = σ̂_j² / Σ σ̂_k²)
-//   "level_alpha"  [L] a_l = Σ_{j∈V_l} α_j (optional; checked against alpha when both present)
-//   "level_tau"    [L] s_l = Σ_{j∈V_l} τ_j (optional; checked likewise)
-//   "bc"           BC(α, τ) (optional; checked against alpha/tau to 1e-6 when present)
-//   "targets"      { name: {"alpha": [d], "bc": number (optional)} } further probe targets
+//   "level_dims"   [d_0, …, d_{L−1}], Σ d_l = d; coordinates of level l are contiguous, level 0
+//   first "alpha"        [d] α̂_j ≥ 0, Σ = 1: target energy (§7.2, α̂_j = ŵ_j² / ‖ŵ‖²) "tau" [d] τ̂_j
+//   ≥ 0, Σ = 1: data variance (§7.2, τ̂_j = σ̂_j² / Σ σ̂_k²) "level_alpha"  [L] a_l = Σ_{j∈V_l} α_j
+//   (optional; checked against alpha when both present) "level_tau"    [L] s_l = Σ_{j∈V_l} τ_j
+//   (optional; checked likewise) "bc"           BC(α, τ) (optional; checked against alpha/tau to
+//   1e-6 when present) "targets"      { name: {"alpha": [d], "bc": number (optional)} } further
+//   probe targets
 //                  (e.g. one per level); each alpha a probability vector over the same coordinates
 //   "heldout"      {"alpha": [d], "tau": [d]} profiles re-estimated on held-out data (oracle arm)
 //   "pos_grades"   [d] per-coordinate grades ≥ 0 from part-of-speech statistics (POS ladder arm)
@@ -37,9 +36,9 @@ namespace gllm::grading {
 
 // α and τ over d coordinates with an optional level structure (contiguous blocks of level_dims).
 struct Profiles {
-  std::vector<double> alpha;   // target energy, probability vector
-  std::vector<double> tau;     // data variance, probability vector
-  std::vector<int> level_dims; // empty = no levels; else Σ = d
+  std::vector<double> alpha;    // target energy, probability vector
+  std::vector<double> tau;      // data variance, probability vector
+  std::vector<int> level_dims;  // empty = no levels; else Σ = d
 
   int d() const { return static_cast<int>(alpha.size()); }
   int levels() const { return static_cast<int>(level_dims.size()); }
@@ -68,13 +67,13 @@ std::vector<double> normalized(const std::vector<double>& v, const std::string& 
 // the kept ones. level_dims shrink accordingly (a level left empty is dropped and reported).
 struct Deletion {
   Profiles kept_profiles;
-  std::vector<int> kept;            // original indices kept, increasing
-  std::vector<int> deleted;         // original indices deleted, increasing
+  std::vector<int> kept;                // original indices kept, increasing
+  std::vector<int> deleted;             // original indices deleted, increasing
   std::vector<int> deleted_alpha_zero;  // subset of deleted with α_j = 0
   std::vector<int> deleted_tau_zero;    // subset of deleted with τ_j = 0
-  std::vector<int> dropped_levels;  // levels with no coordinate left
+  std::vector<int> dropped_levels;      // levels with no coordinate left
   bool any() const { return !deleted.empty(); }
-  std::string summary() const;      // one line for logs and the GUI
+  std::string summary() const;  // one line for logs and the GUI
 };
 Deletion delete_degenerate(const Profiles& p, double zero_tol = 0.0);
 
@@ -83,7 +82,8 @@ std::vector<double> geometric_level_alpha(double nu, int levels);
 std::vector<double> geometric_level_tau(double mu, int levels);
 // Level-stratified profiles over coordinates: α_j = a_l / d_l, τ_j = s_l / d_l on V_l.
 // With level_dims empty, one coordinate per level (d = L).
-Profiles geometric_profiles(double nu, double mu, int levels, const std::vector<int>& level_dims = {});
+Profiles geometric_profiles(double nu, double mu, int levels,
+                            const std::vector<int>& level_dims = {});
 
 // BC(α, τ) = Σ √(α_j τ_j) (§7.3). Lengths must agree.
 double bhattacharyya(const std::vector<double>& alpha, const std::vector<double>& tau);
@@ -96,10 +96,10 @@ struct ProfilesFile {
     double bc = -1;  // < 0: not given (recompute with bhattacharyya)
   };
   std::map<std::string, Target> targets;
-  Profiles heldout;                    // alpha/tau empty when absent
-  std::vector<double> pos_grades;      // empty when absent
-  std::vector<Profiles> bootstrap;     // resampled profiles (level_dims copied from profiles)
-  std::vector<double> basis;           // d·d row-major or empty
+  Profiles heldout;                 // alpha/tau empty when absent
+  std::vector<double> pos_grades;   // empty when absent
+  std::vector<Profiles> bootstrap;  // resampled profiles (level_dims copied from profiles)
+  std::vector<double> basis;        // d·d row-major or empty
   nlohmann::json meta = nlohmann::json::object();
 
   bool has_heldout() const { return !heldout.alpha.empty(); }

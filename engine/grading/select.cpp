@@ -40,9 +40,11 @@ double objective(const Problem& pb, const std::vector<double>& u, std::vector<do
 }
 
 // ‖u − Π(u − ∇F)‖_∞: zero exactly at KKT points of the box program.
-double projected_gradient_norm(const std::vector<double>& u, const std::vector<double>& g, double U) {
+double projected_gradient_norm(const std::vector<double>& u, const std::vector<double>& g,
+                               double U) {
   double r = 0;
-  for (size_t j = 0; j < u.size(); ++j) r = std::max(r, std::abs(u[j] - std::clamp(u[j] - g[j], 0.0, U)));
+  for (size_t j = 0; j < u.size(); ++j)
+    r = std::max(r, std::abs(u[j] - std::clamp(u[j] - g[j], 0.0, U)));
   return r;
 }
 
@@ -63,7 +65,9 @@ CoreResult solve_kkt_bisection(const Problem& pb, int max_iter) {
       r[j] = -inf;
       continue;
     }
-    r[j] = pb.alpha[j] <= 0 ? -inf : (pb.tau[j] <= 0 ? inf : 0.5 * (std::log(pb.alpha[j]) - std::log(pb.tau[j])));
+    r[j] = pb.alpha[j] <= 0
+               ? -inf
+               : (pb.tau[j] <= 0 ? inf : 0.5 * (std::log(pb.alpha[j]) - std::log(pb.tau[j])));
     if (std::isfinite(r[j])) {
       r_min = std::min(r_min, r[j]);
       r_max = std::max(r_max, r[j]);
@@ -126,7 +130,8 @@ CoreResult solve_kkt_bisection(const Problem& pb, int max_iter) {
 }
 
 // Projected Newton (Bertsekas 1982) for the strictly convex penalised program.
-CoreResult solve_projected_newton(const Problem& pb, std::vector<double> u, double tol, int max_iter) {
+CoreResult solve_projected_newton(const Problem& pb, std::vector<double> u, double tol,
+                                  int max_iter) {
   const size_t d = u.size();
   CoreResult res;
   res.method = "projected-newton";
@@ -207,7 +212,7 @@ CoreResult solve_projected_newton(const Problem& pb, std::vector<double> u, doub
       // Armijo, or (near the optimum, where F changes below its rounding) a step that halves the
       // projected gradient: Newton's quadratic convergence shows in ∇F long after it leaves F.
       if (f_new <= f + 1e-4 * lin || (f_new <= f + 1e-13 * (1 + std::abs(f)) &&
-                                       projected_gradient_norm(trial, gt, pb.U) <= 0.5 * pg)) {
+                                      projected_gradient_norm(trial, gt, pb.U) <= 0.5 * pg)) {
         accepted = true;
         break;
       }
@@ -235,22 +240,23 @@ void check_options(const SelectOptions& opt) {
 }
 
 // Solves on (α, τ) of size n; returns a filled Selection in coordinates of that size.
-Selection solve(const std::vector<double>& alpha, const std::vector<double>& tau, const SelectOptions& opt,
-                const std::vector<double>& weights) {
+Selection solve(const std::vector<double>& alpha, const std::vector<double>& tau,
+                const SelectOptions& opt, const std::vector<double>& weights) {
   check_options(opt);
   const size_t n = alpha.size();
   const double log_l = std::log(opt.lambda);
   const double U = 2.0 * std::log(opt.clip);
   if (!weights.empty() && weights.size() != n)
-    throw Error("penalty weights have " + std::to_string(weights.size()) + " entries for " + std::to_string(n) +
-                " coordinates");
+    throw Error("penalty weights have " + std::to_string(weights.size()) + " entries for " +
+                std::to_string(n) + " coordinates");
   Problem pb{alpha, tau, U, {}};
   CoreResult core = solve_kkt_bisection(pb, opt.max_iter);
   if (opt.magnitude_weight > 0) {
     // ν‖q‖² = ν Σ w_j u_j² / (2 log λ)².
     pb.kappa.assign(n, 0.0);
     for (size_t j = 0; j < n; ++j)
-      pb.kappa[j] = opt.magnitude_weight * (weights.empty() ? 1.0 : weights[j]) / (4 * log_l * log_l);
+      pb.kappa[j] =
+          opt.magnitude_weight * (weights.empty() ? 1.0 : weights[j]) / (4 * log_l * log_l);
     // Start from the unpenalised optimum shifted to min u = 0.
     std::vector<double> u0 = core.u;
     CoreResult pn = solve_projected_newton(pb, u0, opt.tol, opt.max_iter);
@@ -297,7 +303,8 @@ Selection solve(const std::vector<double>& alpha, const std::vector<double>& tau
 
 }  // namespace
 
-Selection select_educated(const Profiles& p, const SelectOptions& opt, const std::vector<double>& penalty_weights) {
+Selection select_educated(const Profiles& p, const SelectOptions& opt,
+                          const std::vector<double>& penalty_weights) {
   validate(p);
   Selection s = solve(p.alpha, p.tau, opt, penalty_weights);
   if (p.has_levels()) {
@@ -314,7 +321,9 @@ Selection select_educated(const Profiles& p, const SelectOptions& opt, const std
 Selection select_levels(const Profiles& p, const SelectOptions& opt) {
   validate(p);
   if (!p.has_levels())
-    throw Error("the level-reduced program (Prop. 11) needs level structure; give level_dims or use the per-coordinate program");
+    throw Error(
+        "the level-reduced program (Prop. 11) needs level structure; give level_dims or use the "
+        "per-coordinate program");
   std::vector<double> w(p.level_dims.begin(), p.level_dims.end());
   Selection lv = solve(p.level_alpha(), p.level_tau(), opt, w);
   Selection s = lv;

@@ -1,5 +1,6 @@
 // The educated grading q*_C (seed 000 Cor. 4, Prop. 10, Prop. 11): minimise log Λ(q) (+ ν_mag‖q‖²)
-// on the box [0, q_max]^d or on the L-level reduced box, returning the gauge representative min q = 0.
+// on the box [0, q_max]^d or on the L-level reduced box, returning the gauge representative min q =
+// 0.
 #pragma once
 #include <string>
 #include <vector>
@@ -9,30 +10,30 @@
 namespace gllm::grading {
 
 struct SelectOptions {
-  double lambda = 0;             // base λ > 1 (required)
-  double clip = 2;               // C > 1; use a huge C (e.g. 1e12) for the "unclipped" problem
-  double magnitude_weight = 0;   // ν_mag ≥ 0 in ν_mag‖q‖² (Cor. 4)
-  double tol = 1e-12;            // KKT tolerance (on ∇_u, dimensionless)
+  double lambda = 0;            // base λ > 1 (required)
+  double clip = 2;              // C > 1; use a huge C (e.g. 1e12) for the "unclipped" problem
+  double magnitude_weight = 0;  // ν_mag ≥ 0 in ν_mag‖q‖² (Cor. 4)
+  double tol = 1e-12;           // KKT tolerance (on ∇_u, dimensionless)
   int max_iter = 500;
 };
 
 struct Selection {
-  std::vector<double> q;          // q*_C, size d (original coordinates, deleted ones included)
-  std::vector<double> multipliers;// g_j = λ^{q_j}
-  std::vector<double> level_grades;// per level mean of q (level-constant at the reduced optimum)
-  double lambda_c = 1;            // Λ(q*_C) (without the penalty)
+  std::vector<double> q;             // q*_C, size d (original coordinates, deleted ones included)
+  std::vector<double> multipliers;   // g_j = λ^{q_j}
+  std::vector<double> level_grades;  // per level mean of q (level-constant at the reduced optimum)
+  double lambda_c = 1;               // Λ(q*_C) (without the penalty)
   double log_lambda = 0;
-  double gain = 1;                // 1/Λ(q*_C)
-  double objective = 0;           // log Λ + ν_mag‖q‖²
-  double kkt_residual = 0;        // ‖q − Π_box(q − ∇_q objective)‖_∞
+  double gain = 1;          // 1/Λ(q*_C)
+  double objective = 0;     // log Λ + ν_mag‖q‖²
+  double kkt_residual = 0;  // ‖q − Π_box(q − ∇_q objective)‖_∞
   double q_max = 0;
   int iterations = 0;
   bool converged = false;
-  std::string method;             // "kkt-bisection" (ν_mag = 0) or "projected-newton"
-  std::vector<int> deleted;       // Def. 2 coordinates (α_j = 0 or τ_j = 0), reported. The box
-                                  // program stays well posed with them (compact feasible set), and
-                                  // is solved on the original profiles: its optimum puts q_j = 0
-                                  // where α_j = 0 and q_j = q_max where only τ_j = 0.
+  std::string method;        // "kkt-bisection" (ν_mag = 0) or "projected-newton"
+  std::vector<int> deleted;  // Def. 2 coordinates (α_j = 0 or τ_j = 0), reported. The box
+                             // program stays well posed with them (compact feasible set), and
+                             // is solved on the original profiles: its optimum puts q_j = 0
+                             // where α_j = 0 and q_j = q_max where only τ_j = 0.
 };
 
 // Per-coordinate program on [0, q_max]^d.

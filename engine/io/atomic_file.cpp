@@ -1,5 +1,5 @@
-// Crash-safe writes: temporary file in the same folder, fsync, rename over the target, fsync folder.
-// POSIX only (the workbench targets Linux); errors carry errno text and the file name.
+// Crash-safe writes: temporary file in the same folder, fsync, rename over the target, fsync
+// folder. POSIX only (the workbench targets Linux); errors carry errno text and the file name.
 #include "engine/io/atomic_file.h"
 
 #include <fcntl.h>
@@ -19,7 +19,9 @@
 namespace gllm {
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 std::string temp_name_for(const std::string& path) {
   static std::atomic<uint64_t> counter{0};

@@ -130,14 +130,16 @@ class Schema {
         throw ConfigError(path, "expected a list of integers, got " + json_brief(j));
       std::vector<I> out;
       for (size_t i = 0; i < j.size(); ++i)
-        out.push_back(static_cast<I>(check_integer(j[i], lo, hi, path + "[" + std::to_string(i) + "]")));
+        out.push_back(
+            static_cast<I>(check_integer(j[i], lo, hi, path + "[" + std::to_string(i) + "]")));
       o.*m = std::move(out);
     };
     fields_.push_back(std::move(f));
     return *this;
   }
 
-  Schema& reals(const char* key, std::vector<double> T::*m, double lo, double hi, const char* help) {
+  Schema& reals(const char* key, std::vector<double> T::*m, double lo, double hi,
+                const char* help) {
     Field f;
     f.info = make_info(key, FieldKind::RealList, help, lo, hi);
     f.get = [m](const T& o) { return nlohmann::json(o.*m); };
@@ -244,7 +246,8 @@ class Schema {
   }
   static long long check_integer(const nlohmann::json& j, double lo, double hi,
                                  const std::string& path) {
-    if (!j.is_number_integer() && !(j.is_number_float() && std::floor(j.get<double>()) == j.get<double>()))
+    if (!j.is_number_integer() &&
+        !(j.is_number_float() && std::floor(j.get<double>()) == j.get<double>()))
       throw ConfigError(path, "expected an integer, got " + json_brief(j));
     double v = j.get<double>();
     if (v < lo || v > hi)

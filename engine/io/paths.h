@@ -5,8 +5,8 @@
 
 namespace gllm {
 
-std::string data_cache_dir();   // $GLLM_DATA or $XDG_CACHE_HOME/gllm or ~/.cache/gllm
-std::string runs_dir();         // $GLLM_RUNS or ./runs
+std::string data_cache_dir();  // $GLLM_DATA or $XDG_CACHE_HOME/gllm or ~/.cache/gllm
+std::string runs_dir();        // $GLLM_RUNS or ./runs
 std::string join_path(const std::string& a, const std::string& b);
 
 }  // namespace gllm

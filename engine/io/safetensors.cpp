@@ -23,10 +23,11 @@ struct DtypeRow {
   const char* name;
   size_t size;
 };
-const DtypeRow kDtypes[] = {{StDtype::F64, "F64", 8}, {StDtype::F32, "F32", 4}, {StDtype::F16, "F16", 2},
-                            {StDtype::BF16, "BF16", 2}, {StDtype::I64, "I64", 8}, {StDtype::I32, "I32", 4},
-                            {StDtype::I16, "I16", 2}, {StDtype::I8, "I8", 1}, {StDtype::U8, "U8", 1},
-                            {StDtype::BOOL, "BOOL", 1}};
+const DtypeRow kDtypes[] = {{StDtype::F64, "F64", 8}, {StDtype::F32, "F32", 4},
+                            {StDtype::F16, "F16", 2}, {StDtype::BF16, "BF16", 2},
+                            {StDtype::I64, "I64", 8}, {StDtype::I32, "I32", 4},
+                            {StDtype::I16, "I16", 2}, {StDtype::I8, "I8", 1},
+                            {StDtype::U8, "U8", 1},   {StDtype::BOOL, "BOOL", 1}};
 
 constexpr uint64_t kMaxHeader = 100ull << 20;  // 100 MiB, as the reference implementation
 
@@ -69,12 +70,15 @@ size_t st_dtype_size(StDtype t) {
   return 0;
 }
 
-int64_t StTensorInfo::numel() const { return numel_of(shape); }
+int64_t StTensorInfo::numel() const {
+  return numel_of(shape);
+}
 
 namespace {
 
 // Validates the tensors and builds the padded header; `order` receives the tensors in name order.
-std::string build_header(const std::vector<StTensorIn>& tensors, const std::map<std::string, std::string>& metadata,
+std::string build_header(const std::vector<StTensorIn>& tensors,
+                         const std::map<std::string, std::string>& metadata,
                          std::vector<const StTensorIn*>& order) {
   order.clear();
   for (const auto& t : tensors) order.push_back(&t);
@@ -150,14 +154,18 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
   SafetensorsFile f;
   f.label_ = label;
   f.bytes_ = std::move(bytes);
-  const std::string hint = "; the file is truncated or not a safetensors file — rewrite it or restore a copy";
+  const std::string hint =
+      "; the file is truncated or not a safetensors file — rewrite it or restore a copy";
   if (f.bytes_.size() < 8) throw Error(label + ": shorter than the 8-byte header length" + hint);
   uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(f.bytes_[i])) << (8 * i);
-  if (n > kMaxHeader) throw Error(label + ": header length " + std::to_string(n) + " is implausible" + hint);
+  for (int i = 0; i < 8; ++i)
+    n |= static_cast<uint64_t>(static_cast<uint8_t>(f.bytes_[i])) << (8 * i);
+  if (n > kMaxHeader)
+    throw Error(label + ": header length " + std::to_string(n) + " is implausible" + hint);
   if (8 + n > f.bytes_.size())
-    throw Error(label + ": header length " + std::to_string(n) + " runs past the end of the file (" +
-                std::to_string(f.bytes_.size()) + " bytes)" + hint);
+    throw Error(label + ": header length " + std::to_string(n) +
+                " runs past the end of the file (" + std::to_string(f.bytes_.size()) + " bytes)" +
+                hint);
   f.data_start_ = 8 + n;
   const size_t data_size = f.bytes_.size() - f.data_start_;
   const std::string_view header_text(f.bytes_.data() + 8, n);
@@ -179,7 +187,8 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
     }
     const auto& e = *it;
     const std::string where = label + ": tensor '" + brief_text(it.key(), 120) + "'";
-    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") || !e.contains("data_offsets"))
+    if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") ||
+        !e.contains("data_offsets"))
       throw Error(where + " lacks dtype, shape or data_offsets" + hint);
     StTensorInfo info;
     info.name = it.key();
@@ -201,21 +210,23 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
       info.shape.push_back(s.get<int64_t>());
     }
     const auto& off = e["data_offsets"];
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
+        !off[1].is_number_unsigned())
       throw Error(where + ": data_offsets must be two non-negative integers" + hint);
     info.begin = off[0].get<uint64_t>();
     info.end = off[1].get<uint64_t>();
     if (info.begin > info.end) throw Error(where + ": data_offsets run backwards" + hint);
     if (info.end > data_size)
-      throw Error(where + ": data ends at byte " + std::to_string(info.end) + " but the data section holds only " +
-                  std::to_string(data_size) + " bytes" + hint);
+      throw Error(where + ": data ends at byte " + std::to_string(info.end) +
+                  " but the data section holds only " + std::to_string(data_size) + " bytes" +
+                  hint);
     size_t want = 0;
     if (!bytes_of(info.shape, info.dtype, &want))
       throw Error(where + ": shape " + json_brief(e["shape"], 80) +
                   " has more elements than a file can hold" + hint);
     if (info.end - info.begin != want)
-      throw Error(where + ": " + std::to_string(info.end - info.begin) + " bytes stored but shape and dtype need " +
-                  std::to_string(want) + hint);
+      throw Error(where + ": " + std::to_string(info.end - info.begin) +
+                  " bytes stored but shape and dtype need " + std::to_string(want) + hint);
     f.infos_.push_back(std::move(info));
   }
   std::sort(f.infos_.begin(), f.infos_.end(), [](const auto& a, const auto& b) {
@@ -258,12 +269,15 @@ std::map<std::string, std::string> read_safetensors_metadata(const std::string& 
   return meta;
 }
 
-bool SafetensorsFile::has(const std::string& name) const { return index_.count(name) > 0; }
+bool SafetensorsFile::has(const std::string& name) const {
+  return index_.count(name) > 0;
+}
 
 const StTensorInfo& SafetensorsFile::info(const std::string& name) const {
   auto it = index_.find(name);
   if (it == index_.end())
-    throw Error(label_ + ": no tensor named '" + name + "'; check that the file belongs to this model");
+    throw Error(label_ + ": no tensor named '" + name +
+                "'; check that the file belongs to this model");
   return infos_[it->second];
 }
 
@@ -328,14 +342,30 @@ std::vector<float> SafetensorsFile::to_float(const std::string& name) const {
     }
   };
   switch (in.dtype) {
-    case StDtype::F32: load(float{}); break;
-    case StDtype::F64: load(double{}); break;
-    case StDtype::I64: load(int64_t{}); break;
-    case StDtype::I32: load(int32_t{}); break;
-    case StDtype::I16: load(int16_t{}); break;
-    case StDtype::I8: load(int8_t{}); break;
-    case StDtype::U8: load(uint8_t{}); break;
-    case StDtype::BOOL: load(uint8_t{}); break;
+    case StDtype::F32:
+      load(float{});
+      break;
+    case StDtype::F64:
+      load(double{});
+      break;
+    case StDtype::I64:
+      load(int64_t{});
+      break;
+    case StDtype::I32:
+      load(int32_t{});
+      break;
+    case StDtype::I16:
+      load(int16_t{});
+      break;
+    case StDtype::I8:
+      load(int8_t{});
+      break;
+    case StDtype::U8:
+      load(uint8_t{});
+      break;
+    case StDtype::BOOL:
+      load(uint8_t{});
+      break;
     case StDtype::BF16:
     case StDtype::F16:
       for (size_t i = 0; i < n; ++i) {

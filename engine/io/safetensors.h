@@ -10,7 +10,7 @@ namespace gllm {
 
 enum class StDtype { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
 
-const char* st_dtype_name(StDtype t);            // "F32", …
+const char* st_dtype_name(StDtype t);              // "F32", …
 StDtype st_dtype_from_name(const std::string& s);  // throws gllm::Error on unknown names
 size_t st_dtype_size(StDtype t);
 
@@ -43,7 +43,7 @@ struct StTensorInfo {
 // well-formed, known dtypes, offsets within the data section, sizes matching shapes, no overlaps.
 class SafetensorsFile {
  public:
-  static SafetensorsFile open(const std::string& path);          // errors name the file
+  static SafetensorsFile open(const std::string& path);  // errors name the file
   static SafetensorsFile parse(std::string bytes, const std::string& label = "<memory>");
 
   const std::vector<StTensorInfo>& tensors() const { return infos_; }  // in offset order

@@ -33,7 +33,9 @@ constexpr uint64_t kRound[80] = {
     0x28db77f523047d84ULL, 0x32caab7b40c72493ULL, 0x3c9ebe0a15c9bebcULL, 0x431d67c49c100d4cULL,
     0x4cc5d4becb3e42b6ULL, 0x597f299cfc657e2aULL, 0x5fcb6fab3ad6faecULL, 0x6c44198c4a475817ULL};
 
-inline uint64_t rotr(uint64_t x, int n) { return (x >> n) | (x << (64 - n)); }
+inline uint64_t rotr(uint64_t x, int n) {
+  return (x >> n) | (x << (64 - n));
+}
 
 }  // namespace
 
@@ -65,10 +67,23 @@ void Sha512::compress(const uint8_t* block) {
     uint64_t S0 = rotr(a, 28) ^ rotr(a, 34) ^ rotr(a, 39);
     uint64_t maj = (a & b) ^ (a & c) ^ (b & c);
     uint64_t t2 = S0 + maj;
-    h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
   }
-  state_[0] += a; state_[1] += b; state_[2] += c; state_[3] += d;
-  state_[4] += e; state_[5] += f; state_[6] += g; state_[7] += h;
+  state_[0] += a;
+  state_[1] += b;
+  state_[2] += c;
+  state_[3] += d;
+  state_[4] += e;
+  state_[5] += f;
+  state_[6] += g;
+  state_[7] += h;
 }
 
 void Sha512::update(const void* data, size_t bytes) {
@@ -137,15 +152,21 @@ std::string base64_encode(const uint8_t* data, size_t bytes) {
   size_t i = 0;
   for (; i + 2 < bytes; i += 3) {
     uint32_t v = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
-    out += table[(v >> 18) & 63]; out += table[(v >> 12) & 63];
-    out += table[(v >> 6) & 63];  out += table[v & 63];
+    out += table[(v >> 18) & 63];
+    out += table[(v >> 12) & 63];
+    out += table[(v >> 6) & 63];
+    out += table[v & 63];
   }
   if (i + 1 == bytes) {
     uint32_t v = data[i] << 16;
-    out += table[(v >> 18) & 63]; out += table[(v >> 12) & 63]; out += "==";
+    out += table[(v >> 18) & 63];
+    out += table[(v >> 12) & 63];
+    out += "==";
   } else if (i + 2 == bytes) {
     uint32_t v = (data[i] << 16) | (data[i + 1] << 8);
-    out += table[(v >> 18) & 63]; out += table[(v >> 12) & 63]; out += table[(v >> 6) & 63];
+    out += table[(v >> 18) & 63];
+    out += table[(v >> 12) & 63];
+    out += table[(v >> 6) & 63];
     out += '=';
   }
   return out;

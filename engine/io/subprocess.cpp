@@ -75,8 +75,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) break;
   }
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  else result.exit_code = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (WIFEXITED(status))
+    result.exit_code = WEXITSTATUS(status);
+  else
+    result.exit_code = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return result;
 }
 

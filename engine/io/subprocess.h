@@ -7,8 +7,8 @@
 namespace gllm {
 
 struct ProcessResult {
-  int exit_code = -1;     // -1 when the program could not be started
-  std::string output;     // stdout and stderr together
+  int exit_code = -1;  // -1 when the program could not be started
+  std::string output;  // stdout and stderr together
 };
 
 // Runs argv[0] (searched on PATH) with the given arguments in `workdir` (empty = current).

@@ -13,16 +13,26 @@ namespace {
 
 StDtype to_st(torch::ScalarType t, const std::string& name) {
   switch (t) {
-    case torch::kFloat: return StDtype::F32;
-    case torch::kDouble: return StDtype::F64;
-    case torch::kBFloat16: return StDtype::BF16;
-    case torch::kHalf: return StDtype::F16;
-    case torch::kLong: return StDtype::I64;
-    case torch::kInt: return StDtype::I32;
-    case torch::kShort: return StDtype::I16;
-    case torch::kChar: return StDtype::I8;
-    case torch::kByte: return StDtype::U8;
-    case torch::kBool: return StDtype::BOOL;
+    case torch::kFloat:
+      return StDtype::F32;
+    case torch::kDouble:
+      return StDtype::F64;
+    case torch::kBFloat16:
+      return StDtype::BF16;
+    case torch::kHalf:
+      return StDtype::F16;
+    case torch::kLong:
+      return StDtype::I64;
+    case torch::kInt:
+      return StDtype::I32;
+    case torch::kShort:
+      return StDtype::I16;
+    case torch::kChar:
+      return StDtype::I8;
+    case torch::kByte:
+      return StDtype::U8;
+    case torch::kBool:
+      return StDtype::BOOL;
     default:
       throw Error("tensor '" + name + "' has dtype " + std::string(c10::toString(t)) +
                   ", which safetensors cannot hold; convert it to float32 first");
@@ -31,16 +41,26 @@ StDtype to_st(torch::ScalarType t, const std::string& name) {
 
 torch::ScalarType from_st(StDtype t) {
   switch (t) {
-    case StDtype::F32: return torch::kFloat;
-    case StDtype::F64: return torch::kDouble;
-    case StDtype::BF16: return torch::kBFloat16;
-    case StDtype::F16: return torch::kHalf;
-    case StDtype::I64: return torch::kLong;
-    case StDtype::I32: return torch::kInt;
-    case StDtype::I16: return torch::kShort;
-    case StDtype::I8: return torch::kChar;
-    case StDtype::U8: return torch::kByte;
-    case StDtype::BOOL: return torch::kBool;
+    case StDtype::F32:
+      return torch::kFloat;
+    case StDtype::F64:
+      return torch::kDouble;
+    case StDtype::BF16:
+      return torch::kBFloat16;
+    case StDtype::F16:
+      return torch::kHalf;
+    case StDtype::I64:
+      return torch::kLong;
+    case StDtype::I32:
+      return torch::kInt;
+    case StDtype::I16:
+      return torch::kShort;
+    case StDtype::I8:
+      return torch::kChar;
+    case StDtype::U8:
+      return torch::kByte;
+    case StDtype::BOOL:
+      return torch::kBool;
   }
   return torch::kFloat;
 }

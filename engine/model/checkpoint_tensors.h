@@ -14,6 +14,7 @@ using TensorMap = std::map<std::string, torch::Tensor>;
 void write_tensor_file(const std::string& path, const TensorMap& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 // Reads every tensor as a CPU tensor of its stored dtype; metadata into *metadata when given.
-TensorMap read_tensor_file(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
+TensorMap read_tensor_file(const std::string& path,
+                           std::map<std::string, std::string>* metadata = nullptr);
 
 }  // namespace gllm

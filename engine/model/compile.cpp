@@ -1,5 +1,5 @@
-// Compile-to-standard (seed 000 Cor. 1 as docs/design.md fixes it): every grade folded into ordinary
-// weights so the exported model has no grade tensors and computes the same eval logits.
+// Compile-to-standard (seed 000 Cor. 1 as docs/design.md fixes it): every grade folded into
+// ordinary weights so the exported model has no grade tensors and computes the same eval logits.
 #include <cmath>
 
 #include "engine/io/error.h"
@@ -53,7 +53,8 @@ GPT compile_to_standard(GPT& graded) {
 
   // MLGE: W̃_e = W_e G.
   if (src.config().grading.mlge) {
-    auto G = torch::matmul(S.level_proj * torch::pow(src.grade_base(), S.level_grades).unsqueeze(0), S.level_proj.t());
+    auto G = torch::matmul(S.level_proj * torch::pow(src.grade_base(), S.level_grades).unsqueeze(0),
+                           S.level_proj.t());
     D.wte->weight.copy_(torch::matmul(S.wte->weight.to(G.scalar_type()), G));
   }
   // Graded sinusoidal PE: the table λ^{q} PE in model coordinates becomes wpe.
@@ -65,11 +66,13 @@ GPT compile_to_standard(GPT& graded) {
   if (S.q_tau.defined()) D.q_tau.copy_(S.q_tau * S.q_tau_mask);
   if (had_attn) {
     for (int l = 0; l < L; ++l) {
-      auto g = S.attn_grades[l];                                             // (H, Dh/2)
-      auto m = torch::pow(src.grade_base(), torch::cat({g, g}, -1)).reshape({H * Dh, 1});  // rows of (d, d)
+      auto g = S.attn_grades[l];  // (H, Dh/2)
+      auto m = torch::pow(src.grade_base(), torch::cat({g, g}, -1))
+                   .reshape({H * Dh, 1});  // rows of (d, d)
       auto& b = D.blocks[l];
       b.c_v->weight.mul_(m);  // V grade → W_v (rows are output coordinates)
-      if (D.value_embeds.count(l)) D.value_embeds.at(l)->weight.mul_(m.view({1, H * Dh}));  // and the value embedding
+      if (D.value_embeds.count(l))
+        D.value_embeds.at(l)->weight.mul_(m.view({1, H * Dh}));  // and the value embedding
       if (qk_norm) {
         // norm(q)·M · norm(k)·M = norm(q)·M² · norm(k): both grades land in the query scale.
         D.q_tau[l].add_(2.0 * g * log_lambda);

@@ -43,11 +43,12 @@ CostEstimate estimate_cost(const RunConfig& c, int64_t vocab) {
   e.flops_per_token = 6.0 * static_cast<double>(e.matmul_params) + attn;
   e.tokens_per_step = static_cast<int64_t>(c.train.device_batch) * c.train.grad_accum * T;
   e.flops_per_step = e.flops_per_token * static_cast<double>(e.tokens_per_step);
-  // Persistent state as the engine allocates it (engine/model/gpt.cpp, engine/optim/muon_adamw.cpp):
-  // the lookup tables (wte, value_embeds, hashed tables) in model.storage's dtype, everything else
-  // fp32; a gradient like each weight; AdamW two moments in the weight's dtype, or fp32 moments plus
-  // an fp32 master for bf16 embedding tables with optim.embedding_state "fp32"; Muon one fp32
-  // momentum per matrix (and the NorMuon vector, small); the moment-free tables one fp32 count per row.
+  // Persistent state as the engine allocates it (engine/model/gpt.cpp,
+  // engine/optim/muon_adamw.cpp): the lookup tables (wte, value_embeds, hashed tables) in
+  // model.storage's dtype, everything else fp32; a gradient like each weight; AdamW two moments in
+  // the weight's dtype, or fp32 moments plus an fp32 master for bf16 embedding tables with
+  // optim.embedding_state "fp32"; Muon one fp32 momentum per matrix (and the NorMuon vector,
+  // small); the moment-free tables one fp32 count per row.
   const bool bf16_tables = c.model.storage == "bf16";
   const double table_bytes = bf16_tables ? 2 : 4;
   const bool fp32_master = bf16_tables && c.optim.embedding_state == "fp32";
@@ -59,7 +60,8 @@ CostEstimate estimate_cost(const RunConfig& c, int64_t vocab) {
   e.weights_mib = (other * 4 + tables * table_bytes) / kMiB;
   e.grads_mib = e.weights_mib;
   const double embedding_like = embeddings + (moment_free ? 0.0 : oe);  // AdamW tables
-  const double table_state = fp32_master ? 2 * 4 + 4 : 2 * table_bytes;   // moments (+ master) per element
+  const double table_state =
+      fp32_master ? 2 * 4 + 4 : 2 * table_bytes;  // moments (+ master) per element
   const double adam_other = static_cast<double>(pc.total_params - pc.transformer_matrices) - tables;
   double optimizer = embedding_like * table_state + adam_other * 2 * 4 +
                      static_cast<double>(pc.transformer_matrices) * 4;
@@ -71,7 +73,8 @@ CostEstimate estimate_cost(const RunConfig& c, int64_t vocab) {
   double per_token = 0;
   for (int64_t window : windows) {
     // A short window sees itself and w keys before it; a full one, the whole sequence.
-    const double w = window < T ? static_cast<double>(std::min<int64_t>(window + 1, T)) : static_cast<double>(T);
+    const double w =
+        window < T ? static_cast<double>(std::min<int64_t>(window + 1, T)) : static_cast<double>(T);
     per_token += (12.0 + 2.0 * c.model.mlp_ratio) * d + c.model.heads() * w * 2.0;
   }
   per_token += 3.0 * static_cast<double>(vocab > 0 ? vocab : c.data.vocab_size);
@@ -111,19 +114,22 @@ Accounting account(const RunConfig& c, int64_t vocab_size, int64_t tokens_per_st
   // Memory.
   const bool oe = m.oe_m > 0;
   const double table_bytes = m.storage == "bf16" ? 2 : 4;  // weight and gradient each
-  const double oe_bytes =
-      static_cast<double>(a.params.oe_params) * 2 * table_bytes + static_cast<double>(a.params.oe_rows) * 4;
+  const double oe_bytes = static_cast<double>(a.params.oe_params) * 2 * table_bytes +
+                          static_cast<double>(a.params.oe_rows) * 4;
   a.memory.oe_tables = oe_bytes / kMiB;
-  a.memory.fp32_embedding_state = static_cast<double>(a.params.wte + a.params.value_embeds) * 8 / kMiB;
+  a.memory.fp32_embedding_state =
+      static_cast<double>(a.params.wte + a.params.value_embeds) * 8 / kMiB;
   a.memory.query_scale = static_cast<double>(L * H * (Dh / 2)) * 16 / kMiB;
   const bool fp32_state = o.embedding_state == "fp32";
-  a.memory.delta = (oe ? a.memory.oe_tables : 0) + (fp32_state ? a.memory.fp32_embedding_state : 0) +
+  a.memory.delta = (oe ? a.memory.oe_tables : 0) +
+                   (fp32_state ? a.memory.fp32_embedding_state : 0) +
                    (m.query_scale ? a.memory.query_scale : 0);
 
   // FLOPs.
   auto& f = a.flops;
   f.tokens_per_step = tokens_per_step > 0 ? tokens_per_step
-                                          : static_cast<int64_t>(c.train.device_batch) * m.sequence_len * c.train.grad_accum;
+                                          : static_cast<int64_t>(c.train.device_batch) *
+                                                m.sequence_len * c.train.grad_accum;
   const double tok = static_cast<double>(f.tokens_per_step);
   double attn = 0;
   for (int64_t w : layer_windows(m)) attn += 12.0 * H * Dh * static_cast<double>(w);

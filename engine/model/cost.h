@@ -14,41 +14,44 @@ namespace gllm {
 // ----- the run's cost: FLOPs per token and the analytic memory of training -----
 
 struct CostEstimate {
-  int64_t params = 0;              // every parameter
-  int64_t matmul_params = 0;       // parameters used as matmul weights per token (not lookups)
-  double flops_per_token = 0;      // forward + backward: 6·matmul_params + 12·Σ_l d·w_l
-  int64_t tokens_per_step = 0;     // device_batch · grad_accum · sequence_len
+  int64_t params = 0;           // every parameter
+  int64_t matmul_params = 0;    // parameters used as matmul weights per token (not lookups)
+  double flops_per_token = 0;   // forward + backward: 6·matmul_params + 12·Σ_l d·w_l
+  int64_t tokens_per_step = 0;  // device_batch · grad_accum · sequence_len
   double flops_per_step = 0;
   double weights_mib = 0, grads_mib = 0, optimizer_mib = 0, activations_mib = 0;
-  double total_mib = 0;            // the analytic peak estimate reported beside the measured one
+  double total_mib = 0;  // the analytic peak estimate reported beside the measured one
 };
 
 CostEstimate estimate_cost(const RunConfig& config, int64_t vocab_size);
 nlohmann::json to_json(const CostEstimate& c);
 
-// ----- seed 001 Table 1b: parameters, persistent memory deltas and FLOPs per step per component -----
+// ----- seed 001 Table 1b: parameters, persistent memory deltas and FLOPs per step per component
+// -----
 
 // Persistent memory that a component adds over the dense baseline, in MiB (2^20 bytes).
 struct MemoryMiB {
-  double oe_tables = 0;             // rows·(d/4)·(weight + grad: 2 + 2 B in bf16 storage, 4 + 4 B in
-                                    // fp32) + rows·4 B fp32 counts
-  double fp32_embedding_state = 0;  // (wte + value_embeds)·8 B: fp32 master (4 B) + widening both moments bf16→fp32 (2+2 B)
-  double query_scale = 0;           // q_τ·16 B: fp32 weight, grad and two Adam moments
-  double delta = 0;                 // the sum over the components this config enables
+  double oe_tables = 0;  // rows·(d/4)·(weight + grad: 2 + 2 B in bf16 storage, 4 + 4 B in
+                         // fp32) + rows·4 B fp32 counts
+  double fp32_embedding_state =
+      0;  // (wte + value_embeds)·8 B: fp32 master (4 B) + widening both moments bf16→fp32 (2+2 B)
+  double query_scale = 0;  // q_τ·16 B: fp32 weight, grad and two Adam moments
+  double delta = 0;        // the sum over the components this config enables
 };
 
 // FLOPs per optimizer step. Each component's cost is given for the model shape whether or not it
 // is enabled; `extra` sums those the config enables.
 struct StepFlops {
   int64_t tokens_per_step = 0;
-  double model = 0;          // AR estimate_flops per token × tokens (6·N_dense + attention)
-  double oe_lookup = 0;      // 8·d per token: hash arithmetic, 4-table gather/scatter-add, x0 add
-  double oe_update = 0;      // 5·rows·d/4: count division, squares, RMS, scale, subtract
-  double bieq = 0;           // 16 per matrix element (2 passes × row + column RMS and scaling)
-  double neumann_gram = 0;   // Σ over wte, lm_head, VE tables: 4Vd² + 14Vd + 3d² + 3d
-  double table_neumann = 0;  // the same formula on each hashed table (m+2j, d/4), all rows (upper bound)
-  double query_scale = 0;    // 4·L·d per token (scale q in forward and backward)
-  double extra = 0;          // enabled components beyond the dense baseline
+  double model = 0;         // AR estimate_flops per token × tokens (6·N_dense + attention)
+  double oe_lookup = 0;     // 8·d per token: hash arithmetic, 4-table gather/scatter-add, x0 add
+  double oe_update = 0;     // 5·rows·d/4: count division, squares, RMS, scale, subtract
+  double bieq = 0;          // 16 per matrix element (2 passes × row + column RMS and scaling)
+  double neumann_gram = 0;  // Σ over wte, lm_head, VE tables: 4Vd² + 14Vd + 3d² + 3d
+  double table_neumann =
+      0;  // the same formula on each hashed table (m+2j, d/4), all rows (upper bound)
+  double query_scale = 0;  // 4·L·d per token (scale q in forward and backward)
+  double extra = 0;        // enabled components beyond the dense baseline
   std::vector<std::string> enabled;
 };
 

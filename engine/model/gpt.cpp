@@ -1,5 +1,6 @@
 // The GPT forward pass, initialisation, graded parts, losses, checkpoints and compile-to-standard.
-// Shapes and names follow reference/baseline.md §1; graded parts follow seed 000 and docs/design.md.
+// Shapes and names follow reference/baseline.md §1; graded parts follow seed 000 and
+// docs/design.md.
 #include "engine/model/gpt.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -35,9 +36,13 @@ torch::Tensor widen_lookup(const torch::Tensor& rows) {
 }
 
 // Per-plane values (…, Dh/2) → per-coordinate (…, Dh) in the half-split layout.
-torch::Tensor planes_to_coords(const torch::Tensor& p) { return torch::cat({p, p}, -1); }
+torch::Tensor planes_to_coords(const torch::Tensor& p) {
+  return torch::cat({p, p}, -1);
+}
 
-at::Generator make_gen(int64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)); }
+at::Generator make_gen(int64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+}
 
 }  // namespace
 
@@ -46,12 +51,15 @@ bool GPTImpl::has_value_embed(int layer) const {
 }
 
 GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
-    : config_(config), parts_(std::make_shared<Parts>()), logit_workspace_(std::make_shared<ops::LogitWorkspace>()) {
+    : config_(config),
+      parts_(std::make_shared<Parts>()),
+      logit_workspace_(std::make_shared<ops::LogitWorkspace>()) {
   const auto& m = config_.model;
   const auto& g = config_.grading;
   vocab_ = options.vocab_size > 0 ? options.vocab_size : m.vocab_size;
   if (vocab_ <= 0)
-    throw ConfigError("model.vocab_size", "is 0 (take it from the tokenizer); pass the tokenizer's size");
+    throw ConfigError("model.vocab_size",
+                      "is 0 (take it from the tokenizer); pass the tokenizer's size");
   n_layer_ = m.layers();
   d_ = m.width();
   n_head_ = m.heads();
@@ -81,7 +89,9 @@ GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
     auto attn = block->register_module("attn", std::make_shared<torch::nn::Module>());
     auto mlp = block->register_module("mlp", std::make_shared<torch::nn::Module>());
     Parts::Block b;
-    auto lin = [](int64_t in, int64_t out) { return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)); };
+    auto lin = [](int64_t in, int64_t out) {
+      return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+    };
     b.c_q = attn->register_module("c_q", lin(d, d));
     b.c_k = attn->register_module("c_k", lin(d, d));
     b.c_v = attn->register_module("c_v", lin(d, d));
@@ -104,13 +114,16 @@ GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
     h->push_back(block);
     P.blocks.push_back(b);
   }
-  P.lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(d, V).bias(false)));
+  P.lm_head =
+      register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(d, V).bias(false)));
   P.resid_lambdas = register_parameter("resid_lambdas", torch::ones({L}));
   P.x0_lambdas = register_parameter("x0_lambdas", torch::full({L}, 0.1));
   if (m.value_embeds) {
     auto ve = register_module("value_embeds", std::make_shared<torch::nn::Module>());
     for (int i = 0; i < n_layer_; ++i)
-      if (has_value_embed(i)) P.value_embeds.emplace(i, ve->register_module(std::to_string(i), torch::nn::Embedding(V, d)));
+      if (has_value_embed(i))
+        P.value_embeds.emplace(i,
+                               ve->register_module(std::to_string(i), torch::nn::Embedding(V, d)));
   }
   if (m.oe_m > 0) {
     auto oe = register_module("oe_tables", torch::nn::ModuleList());
@@ -127,14 +140,17 @@ GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
     P.q_tau_mask = register_buffer("q_tau_mask", mask);
   }
   if (g.attention)
-    P.attn_grades = register_parameter("attn_grades", torch::zeros({L, H, Dh / 2}), g.grades_trainable);
+    P.attn_grades =
+        register_parameter("attn_grades", torch::zeros({L, H, Dh / 2}), g.grades_trainable);
   if (uses_levels(config_)) {
     auto mlge = register_module("mlge", std::make_shared<torch::nn::Module>());
     P.level_proj = mlge->register_parameter("proj", torch::eye(d), g.basis_trainable);
     if (g.mlge || m.positional == "graded_sinusoidal")
-      P.level_grades = mlge->register_parameter("level_grades", torch::zeros({d}), g.grades_trainable);
+      P.level_grades =
+          mlge->register_parameter("level_grades", torch::zeros({d}), g.grades_trainable);
   }
-  if (m.positional == "absolute") P.wpe = register_parameter("wpe", torch::zeros({(int64_t)m.sequence_len, d}));
+  if (m.positional == "absolute")
+    P.wpe = register_parameter("wpe", torch::zeros({(int64_t)m.sequence_len, d}));
   if (g.graded_loss) P.output_grades = register_buffer("output_grades", torch::zeros({V}));
   if (compiled_) P.logit_bias = register_buffer("logit_bias", torch::zeros({V}));
   init_weights(options);
@@ -178,16 +194,20 @@ void GPTImpl::init_weights(const GPTOptions& options) {
   // Grade files are read by grading::resolve_grade_sources before the model is built; a model
   // whose config names one but whose options lack its array was built without resolving.
   auto unresolved = [](const std::string& key, const std::string& file) {
-    return ConfigError(key, "'" + file + "' was not read: resolve the config's grade sources "
-                            "(grading::resolve_grade_sources) before building the model");
+    return ConfigError(key, "'" + file +
+                                "' was not read: resolve the config's grade sources "
+                                "(grading::resolve_grade_sources) before building the model");
   };
   if (P.attn_grades.defined()) {
     torch::Tensor q;
     if (!options.attn_grades.empty()) {
       if (static_cast<int64_t>(options.attn_grades.size()) != L * H * planes)
-        throw Error("attention grades have " + std::to_string(options.attn_grades.size()) + " values but the model needs " +
-                    std::to_string(L * H * planes) + " (layers × heads × RoPE planes); regenerate them for this model");
-      q = torch::tensor(options.attn_grades, torch::kDouble).to(torch::kFloat).view({L, H, planes});  // (L, H, Dh/2)
+        throw Error("attention grades have " + std::to_string(options.attn_grades.size()) +
+                    " values but the model needs " + std::to_string(L * H * planes) +
+                    " (layers × heads × RoPE planes); regenerate them for this model");
+      q = torch::tensor(options.attn_grades, torch::kDouble)
+              .to(torch::kFloat)
+              .view({L, H, planes});  // (L, H, Dh/2)
     } else if (options.from_checkpoint) {
       q = torch::zeros({L, H, planes});
     } else if (g.head_grades == "random") {
@@ -198,13 +218,13 @@ void GPTImpl::init_weights(const GPTOptions& options) {
     } else {
       q = torch::zeros({L, H, planes});  // uniform: every plane at grade 0 (the ungraded head)
     }
-    // Eq. 20's repulsion Σ exp(−‖q_h − q_h'‖²) has zero gradient where two heads share a grading, so
-    // refined grades with a diversity weight start apart: each (head, plane) moves by ε(r − ½),
+    // Eq. 20's repulsion Σ exp(−‖q_h − q_h'‖²) has zero gradient where two heads share a grading,
+    // so refined grades with a diversity weight start apart: each (head, plane) moves by ε(r − ½),
     // r ~ U[0, 1) from the grades' seed, ε = 2 % of q_max (symmetric around the given grades,
     // before the clip), far below the grades' own scale.
     if (g.grades_trainable && g.diversity_weight > 0 && H > 1 && !options.from_checkpoint) {
       auto rg = make_gen(static_cast<int64_t>(g.random_seed) + 104729);
-      auto r = torch::rand({L, H, planes}, rg);                 // (L, H, Dh/2)
+      auto r = torch::rand({L, H, planes}, rg);  // (L, H, Dh/2)
       q = q + 0.02 * q_max_ * (r - 0.5);
     }
     P.attn_grades.copy_(q.clamp(0.0, q_max_));
@@ -213,11 +233,16 @@ void GPTImpl::init_weights(const GPTOptions& options) {
     torch::Tensor basis;
     if (!options.level_basis.empty()) {
       if (static_cast<int64_t>(options.level_basis.size()) != static_cast<int64_t>(d_) * d_)
-        throw ConfigError("grading.profiles_file", "the graded basis has " + std::to_string(options.level_basis.size()) +
-                                                       " entries; the model width needs d·d = " +
-                                                       std::to_string(static_cast<int64_t>(d_) * d_));
+        throw ConfigError("grading.profiles_file",
+                          "the graded basis has " + std::to_string(options.level_basis.size()) +
+                              " entries; the model width needs d·d = " +
+                              std::to_string(static_cast<int64_t>(d_) * d_));
       // Row j of the file is coordinate j's unit vector: P's column j.
-      basis = torch::tensor(options.level_basis, torch::kDouble).to(torch::kFloat).view({d_, d_}).t().contiguous();  // (d, d)
+      basis = torch::tensor(options.level_basis, torch::kDouble)
+                  .to(torch::kFloat)
+                  .view({d_, d_})
+                  .t()
+                  .contiguous();  // (d, d)
     } else if (!g.profiles_file.empty() && !options.from_checkpoint) {
       throw unresolved("grading.profiles_file", g.profiles_file);
     } else {  // seeded orthonormal basis: Q of a Gaussian matrix
@@ -234,8 +259,9 @@ void GPTImpl::init_weights(const GPTOptions& options) {
     auto v = torch::zeros({d_});
     if (!options.level_grades.empty()) {
       if (static_cast<int64_t>(options.level_grades.size()) != d_)
-        throw ConfigError("grading.ladder_file", "the ladder arm has " + std::to_string(options.level_grades.size()) +
-                                                     " grades but the model width is " + std::to_string(d_));
+        throw ConfigError("grading.ladder_file",
+                          "the ladder arm has " + std::to_string(options.level_grades.size()) +
+                              " grades but the model width is " + std::to_string(d_));
       v = torch::tensor(options.level_grades, torch::kDouble).to(torch::kFloat);  // (d)
     } else if (g.mlge && g.level_grades_source == "ladder" && !options.from_checkpoint) {
       throw unresolved("grading.ladder_file", g.ladder_file);
@@ -251,14 +277,17 @@ void GPTImpl::init_weights(const GPTOptions& options) {
   if (P.output_grades.defined() && !options.from_checkpoint) {
     const std::vector<double>& q = options.output_grades;
     if (q.empty() && g.output_grades != "uniform")
-      throw unresolved("grading.output_grades", g.output_grades == "file" ? g.output_grades_file : g.profiles_file);
+      throw unresolved("grading.output_grades",
+                       g.output_grades == "file" ? g.output_grades_file : g.profiles_file);
     if (!q.empty()) {
       if (static_cast<int64_t>(q.size()) != vocab_)
-        throw ConfigError("grading.output_grades", std::to_string(q.size()) + " output grades for a vocabulary of " +
-                                                       std::to_string(vocab_) + "; give one per token type");
+        throw ConfigError("grading.output_grades",
+                          std::to_string(q.size()) + " output grades for a vocabulary of " +
+                              std::to_string(vocab_) + "; give one per token type");
       // The clip holds for the loss weights too: λ_out^{q_out} ≤ C.
       const double q_out_max = std::log(g.clip) / std::log(out_lambda_);
-      P.output_grades.copy_(torch::tensor(q, torch::kDouble).clamp(0.0, q_out_max).to(torch::kFloat));
+      P.output_grades.copy_(
+          torch::tensor(q, torch::kDouble).clamp(0.0, q_out_max).to(torch::kFloat));
     }
   }
 }
@@ -296,11 +325,12 @@ std::vector<torch::Tensor> GPTImpl::oe_rows(const torch::Tensor& idx) const {
   auto x = idx.to(torch::kLong);
   // prev shifted by r with sentinel V at the left boundary: F.pad(idx, (r, 0), value=V)[:, :T]
   auto shifted = [&](int64_t r) {
-    return F::pad(x, F::PadFuncOptions({r, 0}).value(static_cast<double>(vocab_))).narrow(1, 0, T);  // (B, T)
+    return F::pad(x, F::PadFuncOptions({r, 0}).value(static_cast<double>(vocab_)))
+        .narrow(1, 0, T);  // (B, T)
   };
   const int64_t base = vocab_ + 1;
-  auto id2 = x + base * shifted(1);             // (B, T)
-  auto id3 = id2 + base * base * shifted(2);    // (B, T)
+  auto id2 = x + base * shifted(1);           // (B, T)
+  auto id3 = id2 + base * base * shifted(2);  // (B, T)
   for (int j = 0; j < 4; ++j) rows.push_back(torch::remainder(j < 2 ? id2 : id3, m + 2 * j));
   return rows;
 }
@@ -308,36 +338,41 @@ std::vector<torch::Tensor> GPTImpl::oe_rows(const torch::Tensor& idx) const {
 torch::Tensor GPTImpl::embed(const torch::Tensor& idx) {
   auto& P = *parts_;
   const auto& m = config_.model;
-  auto x = widen_lookup(P.wte(idx));  // (B, T, d)
+  auto x = widen_lookup(P.wte(idx));                                 // (B, T, d)
   if (config_.grading.mlge) x = torch::matmul(x, grading_matrix());  // E' = W_e G (G symmetric)
   if (!P.oe_tables.empty()) {
     auto rows = oe_rows(idx);
     std::vector<torch::Tensor> parts;
-    for (int j = 0; j < 4; ++j) parts.push_back(P.oe_tables[j](rows[j]).to(x.scalar_type()));  // (B, T, d/4)
-    x = x + torch::cat(parts, -1);  // (B, T, d)
+    for (int j = 0; j < 4; ++j)
+      parts.push_back(P.oe_tables[j](rows[j]).to(x.scalar_type()));  // (B, T, d/4)
+    x = x + torch::cat(parts, -1);                                   // (B, T, d)
   }
   const int64_t T = idx.size(1);
   if (m.positional == "graded_sinusoidal") x = x + positional_table(T).unsqueeze(0);
   if (m.positional == "absolute") {
     if (T > P.wpe.size(0))
-      throw Error("sequence of " + std::to_string(T) + " tokens is longer than the position table (" +
-                  std::to_string(P.wpe.size(0)) + "); evaluate with sequences of at most sequence_len");
+      throw Error("sequence of " + std::to_string(T) +
+                  " tokens is longer than the position table (" + std::to_string(P.wpe.size(0)) +
+                  "); evaluate with sequences of at most sequence_len");
     x = x + P.wpe.narrow(0, 0, T).unsqueeze(0);
   }
   return ops::rms_norm(x);
 }
 
-const std::pair<torch::Tensor, torch::Tensor>& GPTImpl::rope_tables(int64_t T, const torch::Device& dev) {
+const std::pair<torch::Tensor, torch::Tensor>& GPTImpl::rope_tables(int64_t T,
+                                                                    const torch::Device& dev) {
   auto it = rope_cache_.find(T);
   if (it != rope_cache_.end() && it->second.first.device() == dev) return it->second;
   const int64_t Dh = head_dim_;
   auto opts = torch::TensorOptions().dtype(torch::kFloat).device(dev);
-  auto inv_freq = 1.0 / torch::pow(config_.model.rope_base, torch::arange(0, Dh, 2, opts) / static_cast<double>(Dh));
+  auto inv_freq = 1.0 / torch::pow(config_.model.rope_base,
+                                   torch::arange(0, Dh, 2, opts) / static_cast<double>(Dh));
   auto freqs = torch::outer(torch::arange(T, opts), inv_freq);  // (T, Dh/2)
   return rope_cache_[T] = {freqs.cos().contiguous(), freqs.sin().contiguous()};
 }
 
-GPTImpl::AttentionKernel GPTImpl::attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k,
+GPTImpl::AttentionKernel GPTImpl::attention_kernel_for(const torch::Tensor& q,
+                                                       const torch::Tensor& k,
                                                        const torch::Tensor& v) const {
   return ops::attention_kernel_for(q, k, v, attention_kernel_);
 }
@@ -351,8 +386,10 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   auto k = ops::linear(x, b.c_k->weight).view({B, T, H, Dh});
   auto v = ops::linear(x, b.c_v->weight).view({B, T, H, Dh});
   if (b.ve_gate) {
-    auto gate = 2.0 * torch::sigmoid(b.ve_gate(x.narrow(-1, 0, b.ve_gate->weight.size(1))));  // (B, T, H)
-    auto ve = P.value_embeds.at(layer)(idx).to(v.scalar_type()).view({B, T, H, Dh});       // (B, T, H, Dh)
+    auto gate =
+        2.0 * torch::sigmoid(b.ve_gate(x.narrow(-1, 0, b.ve_gate->weight.size(1))));  // (B, T, H)
+    auto ve =
+        P.value_embeds.at(layer)(idx).to(v.scalar_type()).view({B, T, H, Dh});  // (B, T, H, Dh)
     v = v + gate.unsqueeze(-1) * ve;
   }
   if (m.positional == "rope") {
@@ -372,16 +409,20 @@ torch::Tensor GPTImpl::attention(int layer, const torch::Tensor& x, const torch:
   torch::Tensor q_coef;       // (H, Dh)
   torch::Tensor value_grade;  // (H·Dh), undefined without graded attention
   auto fold = [&](const torch::Tensor& f) { q_coef = q_coef.defined() ? q_coef * f : f; };
-  if (P.q_tau.defined()) fold(planes_to_coords(torch::exp(P.q_tau[layer] * P.q_tau_mask[layer])).to(q.scalar_type()));
+  if (P.q_tau.defined())
+    fold(planes_to_coords(torch::exp(P.q_tau[layer] * P.q_tau_mask[layer])).to(q.scalar_type()));
   if (P.attn_grades.defined()) {
-    auto mgr = planes_to_coords(torch::pow(lambda_, P.attn_grades[layer])).to(q.scalar_type());  // (H, Dh)
+    auto mgr =
+        planes_to_coords(torch::pow(lambda_, P.attn_grades[layer])).to(q.scalar_type());  // (H, Dh)
     fold(mgr * mgr);
     value_grade = mgr.reshape({H * Dh});
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(Dh));
-  auto y = ops::attention(q, k, v, windows_[layer], scale, q_coef, attention_kernel_);  // (B, T, H, Dh)
+  auto y =
+      ops::attention(q, k, v, windows_[layer], scale, q_coef, attention_kernel_);  // (B, T, H, Dh)
   // Projection: c_proj with the value grades folded into its input columns.
-  const auto& W_o = value_grade.defined() ? b.c_proj->weight * value_grade.unsqueeze(0) : b.c_proj->weight;
+  const auto& W_o =
+      value_grade.defined() ? b.c_proj->weight * value_grade.unsqueeze(0) : b.c_proj->weight;
   return ops::linear(y.reshape({B, T, H * Dh}), W_o);  // (B, T, d)
 }
 
@@ -400,7 +441,7 @@ torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
     auto hl = b.fc_levels[l](xp.narrow(-1, off, level_dims_[l]));  // (B, T, 2 h_l)
     const int64_t half = hl.size(-1) / 2;
     auto y = torch::gelu(hl.narrow(-1, 0, half)) * hl.narrow(-1, half, half);  // (B, T, h_l)
-    outs.push_back(b.proj_levels[l](y));                                        // (B, T, d_l)
+    outs.push_back(b.proj_levels[l](y));                                       // (B, T, d_l)
     off += level_dims_[l];
   }
   return torch::matmul(torch::cat(outs, -1), Pm.t().to(x.scalar_type()));  // (B, T, d)
@@ -429,20 +470,23 @@ torch::Tensor GPTImpl::forward(const torch::Tensor& idx) {
   return ops::softcap(output_logits(final_hidden(idx)), config_.model.softcap, parts_->logit_bias);
 }
 
-torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted) {
+torch::Tensor GPTImpl::target_nats(const torch::Tensor& idx, const torch::Tensor& targets,
+                                   bool tilted) {
   auto& P = *parts_;
-  // The constant added after the cap: the compiled logit bias, minus the matched tilt q_out·log λ_out.
+  // The constant added after the cap: the compiled logit bias, minus the matched tilt q_out·log
+  // λ_out.
   torch::Tensor bias;  // (V) or undefined
   if (P.logit_bias.defined()) bias = P.logit_bias.to(torch::kFloat);
   if (tilted && P.output_grades.defined()) {
     auto tilt = (P.output_grades * std::log(out_lambda_)).to(torch::kFloat);  // (V)
     bias = bias.defined() ? bias - tilt : -tilt;
   }
-  auto hidden = final_hidden(idx);                   // (B, T, d)
+  auto hidden = final_hidden(idx);                    // (B, T, d)
   auto flat = hidden.reshape({-1, hidden.size(-1)});  // (B·T, d)
-  auto nats = ops::softcapped_nll(flat, P.lm_head->weight, targets.reshape({-1}), config_.model.softcap, bias,
+  auto nats = ops::softcapped_nll(flat, P.lm_head->weight, targets.reshape({-1}),
+                                  config_.model.softcap, bias,
                                   *logit_workspace_);  // (B·T)
-  return nats.view(targets.sizes());                  // (B, T)
+  return nats.view(targets.sizes());                   // (B, T)
 }
 
 torch::Tensor GPTImpl::orth_penalty() const {
@@ -462,17 +506,22 @@ LossParts GPTImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets) 
   auto vmask = valid.to(nll.scalar_type());
   LossParts out;
   if (P.output_grades.defined()) {
-    auto w = torch::pow(out_lambda_, P.output_grades).to(nll.scalar_type()).index_select(0, tgt.flatten()).view_as(nll) * vmask;
+    auto w = torch::pow(out_lambda_, P.output_grades)
+                 .to(nll.scalar_type())
+                 .index_select(0, tgt.flatten())
+                 .view_as(nll) *
+             vmask;
     out.data = (w * nll).sum() / w.sum().clamp_min(1e-30);
   } else {
     out.data = (nll * vmask).sum() / vmask.sum().clamp_min(1.0);
   }
   auto reg = torch::zeros({}, nll.options());
-  if (g.orth_weight > 0 && P.level_proj.defined()) reg = reg + g.orth_weight * orth_penalty().to(reg.scalar_type());
+  if (g.orth_weight > 0 && P.level_proj.defined())
+    reg = reg + g.orth_weight * orth_penalty().to(reg.scalar_type());
   if (g.diversity_weight > 0 && P.attn_grades.defined() && n_head_ > 1) {
-    auto q = P.attn_grades;                             // (L, H, Dh/2)
-    auto diff = q.unsqueeze(2) - q.unsqueeze(1);        // (L, H, H, Dh/2)
-    auto k = torch::exp(-diff.pow(2).sum(-1));          // (L, H, H)
+    auto q = P.attn_grades;                       // (L, H, Dh/2)
+    auto diff = q.unsqueeze(2) - q.unsqueeze(1);  // (L, H, H, Dh/2)
+    auto k = torch::exp(-diff.pow(2).sum(-1));    // (L, H, H)
     auto upper = torch::triu(torch::ones({n_head_, n_head_}, k.options()), 1);
     reg = reg + g.diversity_weight * (k * upper).sum().to(reg.scalar_type());
   }
@@ -504,18 +553,30 @@ std::vector<TaggedParameter> GPTImpl::tagged_parameters() const {
   for (const auto& item : named_parameters(/*recurse=*/true)) {
     const std::string& n = item.key();
     std::string group;
-    if (n == "transformer.wte.weight") group = "embedding";
-    else if (n == "lm_head.weight") group = "unembedding";
-    else if (n.rfind("value_embeds.", 0) == 0) group = "value_embeds";
-    else if (n == "resid_lambdas") group = "resid_lambdas";
-    else if (n == "x0_lambdas") group = "x0_lambdas";
-    else if (n.rfind("oe_tables.", 0) == 0) group = "oe_table";
-    else if (n == "attn_grades" || n == "mlge.level_grades") group = "grades";
-    else if (n == "q_tau") group = "query_scale";
-    else if (n == "mlge.proj") group = "level_proj";
-    else if (n == "wpe") group = "position";
-    else if (n.rfind("transformer.h.", 0) == 0) group = "matrix";
-    else throw Error("internal: parameter '" + n + "' has no optimizer group");
+    if (n == "transformer.wte.weight")
+      group = "embedding";
+    else if (n == "lm_head.weight")
+      group = "unembedding";
+    else if (n.rfind("value_embeds.", 0) == 0)
+      group = "value_embeds";
+    else if (n == "resid_lambdas")
+      group = "resid_lambdas";
+    else if (n == "x0_lambdas")
+      group = "x0_lambdas";
+    else if (n.rfind("oe_tables.", 0) == 0)
+      group = "oe_table";
+    else if (n == "attn_grades" || n == "mlge.level_grades")
+      group = "grades";
+    else if (n == "q_tau")
+      group = "query_scale";
+    else if (n == "mlge.proj")
+      group = "level_proj";
+    else if (n == "wpe")
+      group = "position";
+    else if (n.rfind("transformer.h.", 0) == 0)
+      group = "matrix";
+    else
+      throw Error("internal: parameter '" + n + "' has no optimizer group");
     out.push_back({n, item.value(), group, item.value().requires_grad()});
   }
   return out;
@@ -527,7 +588,8 @@ void GPTImpl::project_grades() {
   // The largest float32 not above q_max, so λ^q ≤ C holds exactly for float32 grades too.
   float hi = static_cast<float>(q_max_);
   if (static_cast<double>(hi) > q_max_) hi = std::nextafter(hi, 0.0f);
-  const double top = P.attn_grades.defined() && P.attn_grades.scalar_type() == torch::kDouble ? q_max_ : hi;
+  const double top =
+      P.attn_grades.defined() && P.attn_grades.scalar_type() == torch::kDouble ? q_max_ : hi;
   if (P.attn_grades.defined()) P.attn_grades.clamp_(0.0, top);
   if (P.level_grades.defined()) P.level_grades.clamp_(0.0, top);
   if (P.q_tau.defined()) P.q_tau.mul_(P.q_tau_mask);
@@ -546,13 +608,17 @@ GradeArray to_array(const torch::Tensor& t) {
 }
 }  // namespace
 
-GradeArray GPTImpl::attn_grade_array() const { return to_array(parts_->attn_grades); }
+GradeArray GPTImpl::attn_grade_array() const {
+  return to_array(parts_->attn_grades);
+}
 GradeArray GPTImpl::query_scale_array() const {
   const auto& P = *parts_;
   if (!P.q_tau.defined()) return {};
   return to_array(torch::exp(P.q_tau * P.q_tau_mask));
 }
-torch::Tensor GPTImpl::level_grade_values() const { return parts_->level_grades; }
+torch::Tensor GPTImpl::level_grade_values() const {
+  return parts_->level_grades;
+}
 
 std::map<std::string, torch::Tensor> GPTImpl::state_tensors() const {
   std::map<std::string, torch::Tensor> out;
@@ -573,20 +639,25 @@ void GPTImpl::load_state_tensors(const std::map<std::string, torch::Tensor>& ten
       continue;
     }
     if (it->second.sizes() != t.sizes())
-      throw Error("tensor '" + name + "' has shape " + c10::str(it->second.sizes()) + " but the model needs " +
-                  c10::str(t.sizes()) + "; the checkpoint was written for another configuration");
+      throw Error("tensor '" + name + "' has shape " + c10::str(it->second.sizes()) +
+                  " but the model needs " + c10::str(t.sizes()) +
+                  "; the checkpoint was written for another configuration");
     t.copy_(it->second.to(t.device(), t.scalar_type()));
   }
   if (!missing.empty())
-    throw Error("checkpoint lacks " + missing + "; it was written for another configuration (check its config)");
+    throw Error("checkpoint lacks " + missing +
+                "; it was written for another configuration (check its config)");
   for (const auto& [name, t] : tensors)
     if (!mine.count(name))
-      throw Error("checkpoint has tensor '" + name + "' that this model does not; load it with the config it was saved with");
+      throw Error("checkpoint has tensor '" + name +
+                  "' that this model does not; load it with the config it was saved with");
 }
 
-GPT build_model(const RunConfig& config, int64_t vocab, int64_t seed, const std::string& tokenizer_hash) {
+GPT build_model(const RunConfig& config, int64_t vocab, int64_t seed,
+                const std::string& tokenizer_hash) {
   GPTOptions o;
-  static_cast<grading::ResolvedGrades&>(o) = grading::resolve_grade_sources(config, vocab, tokenizer_hash);
+  static_cast<grading::ResolvedGrades&>(o) =
+      grading::resolve_grade_sources(config, vocab, tokenizer_hash);
   o.vocab_size = vocab;
   o.seed = seed;
   return GPT(config, o);
@@ -617,7 +688,8 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
     cj = parse_json(meta["config"], source, fix);
   } else {
     std::string stem = path;
-    if (stem.size() > 12 && stem.substr(stem.size() - 12) == ".safetensors") stem.resize(stem.size() - 12);
+    if (stem.size() > 12 && stem.substr(stem.size() - 12) == ".safetensors")
+      stem.resize(stem.size() - 12);
     const std::string sidecar = stem + ".json";
     const auto slash = path.find_last_of('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -633,8 +705,10 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
     }
   }
   if (cj.is_null())
-    throw Error(path + ": no model config in its metadata, in a .json sidecar or in the run folder's config.json; "
-                "open a checkpoint written by gllm");
+    throw Error(
+        path +
+        ": no model config in its metadata, in a .json sidecar or in the run folder's config.json; "
+        "open a checkpoint written by gllm");
   RunConfig cfg;
   try {
     cfg = RunConfig::from_json(cj);
@@ -656,14 +730,14 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
   o.from_checkpoint = true;  // grades and bases come from the file, not from files the config names
   GPT model(cfg, o);
   // Tensors a trainer stores next to the weights (optimizer state) are not the model's business.
-  static const std::set<std::string> kTopLevel{"resid_lambdas", "x0_lambdas", "q_tau",        "attn_grades",
-                                               "wpe",           "output_grades", "logit_bias"};
+  static const std::set<std::string> kTopLevel{
+      "resid_lambdas", "x0_lambdas", "q_tau", "attn_grades", "wpe", "output_grades", "logit_bias"};
   std::map<std::string, torch::Tensor> own;
   auto mine = model->state_tensors();
   for (auto& [n, t] : tensors)
     if (mine.count(n) || kTopLevel.count(n) || n.rfind("transformer.", 0) == 0 ||
-        n.rfind("value_embeds.", 0) == 0 || n.rfind("oe_tables.", 0) == 0 || n.rfind("mlge.", 0) == 0 ||
-        n.rfind("lm_head.", 0) == 0)
+        n.rfind("value_embeds.", 0) == 0 || n.rfind("oe_tables.", 0) == 0 ||
+        n.rfind("mlge.", 0) == 0 || n.rfind("lm_head.", 0) == 0)
       own[n] = t;
   model->load_state_tensors(own);
   return model;

@@ -1,5 +1,6 @@
 // The GPT of the workbench: the seed-001 baseline (reference/baseline.md §1) plus every graded part
-// of seed 000 (EG-MHSA, MLGE, graded sinusoidal PE, level GeGLU, graded loss) and seed 001's extras.
+// of seed 000 (EG-MHSA, MLGE, graded sinusoidal PE, level GeGLU, graded loss) and seed 001's
+// extras.
 #pragma once
 // LibTorch header: include only from engine .cpp files, model/optim/train code and tests — never
 // from widgets/ (see docs/design.md). Torch-free counting lives in engine/model/param_count.h.
@@ -54,14 +55,15 @@ namespace gllm {
 // files the config names, read and checked before the model is built, so initialisation reads no
 // file); a config naming a file whose array is missing here is refused.
 struct GPTOptions : grading::ResolvedGrades {
-  int64_t vocab_size = 0;              // overrides ModelConfig.vocab_size when > 0
-  int64_t seed = 42;                   // initialisation seed
-  bool compiled = false;               // a compile_to_standard result (has logit_bias)
-  bool from_checkpoint = false;        // weights follow: grade files are not needed
+  int64_t vocab_size = 0;        // overrides ModelConfig.vocab_size when > 0
+  int64_t seed = 42;             // initialisation seed
+  bool compiled = false;         // a compile_to_standard result (has logit_bias)
+  bool from_checkpoint = false;  // weights follow: grade files are not needed
 };
 
 // One parameter with the optimizer group it belongs to (the one mapping from model parameters to
-// MuonAdamW's groups, engine/optim/muon_adamw.h). group ∈ matrix | embedding | unembedding | value_embeds | resid_lambdas | x0_lambdas |
+// MuonAdamW's groups, engine/optim/muon_adamw.h). group ∈ matrix | embedding | unembedding |
+// value_embeds | resid_lambdas | x0_lambdas |
 //         oe_table | grades | query_scale | level_proj | position
 struct TaggedParameter {
   std::string name;
@@ -73,14 +75,16 @@ struct TaggedParameter {
 struct LossParts {
   torch::Tensor total;  // data + reg (what backward() is called on)
   torch::Tensor data;   // graded loss (plain mean CE when the graded loss is off)
-  torch::Tensor reg;    // Eq. 20 regularisers: orth·Ω_orth + diversity·Σexp(−‖q_h−q_h'‖²) + mag·‖q‖²
+  torch::Tensor reg;  // Eq. 20 regularisers: orth·Ω_orth + diversity·Σexp(−‖q_h−q_h'‖²) + mag·‖q‖²
 };
 
 // Plain float copy of a (layers, heads, planes) tensor for audits and heat maps.
 struct GradeArray {
   int layers = 0, heads = 0, planes = 0;
   std::vector<float> values;  // row-major [layer][head][plane]
-  float at(int l, int h, int c) const { return values[(static_cast<size_t>(l) * heads + h) * planes + c]; }
+  float at(int l, int h, int c) const {
+    return values[(static_cast<size_t>(l) * heads + h) * planes + c];
+  }
 };
 
 class GPTImpl : public torch::nn::Module {
@@ -106,8 +110,8 @@ class GPTImpl : public torch::nn::Module {
   void project_grades();
 
   // Audit access.
-  GradeArray attn_grade_array() const;    // empty when EG-MHSA is off
-  GradeArray query_scale_array() const;   // exp(q_τ ⊙ mask); empty when off
+  GradeArray attn_grade_array() const;       // empty when EG-MHSA is off
+  GradeArray query_scale_array() const;      // exp(q_τ ⊙ mask); empty when off
   torch::Tensor level_grade_values() const;  // (d) or undefined
 
   // The graded sinusoidal table PE' in model coordinates, (T, d) (needs level projections).
@@ -132,7 +136,8 @@ class GPTImpl : public torch::nn::Module {
   void set_attention_kernel(AttentionKernel kernel) { attention_kernel_ = kernel; }
   AttentionKernel attention_kernel() const { return attention_kernel_; }
   // The kernel attention runs for these q, k, v (B, T, H, Dh): the one set, or what Auto picks.
-  AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) const;
+  AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k,
+                                       const torch::Tensor& v) const;
 
   // Called by every attention layer with its queries and keys (B, T, H, Dh) in the coordinates
   // where the head grades act: after RoPE and QK-norm, before the grades (head profiles read them).
@@ -158,11 +163,13 @@ class GPTImpl : public torch::nn::Module {
   std::vector<int> windows_;
   std::vector<int64_t> level_dims_;
   std::shared_ptr<Parts> parts_;
-  std::shared_ptr<ops::LogitWorkspace> logit_workspace_;  // the fused loss's (B·T, V) buffer, reused across steps
+  std::shared_ptr<ops::LogitWorkspace>
+      logit_workspace_;  // the fused loss's (B·T, V) buffer, reused across steps
 
-  torch::Tensor embed(const torch::Tensor& idx);  // x0 before the first block, (B, T, d)
+  torch::Tensor embed(const torch::Tensor& idx);         // x0 before the first block, (B, T, d)
   torch::Tensor final_hidden(const torch::Tensor& idx);  // normed input of lm_head, (B, T, d)
-  torch::Tensor output_logits(const torch::Tensor& hidden);  // lm_head, before the cap: (B, T, V) fp32
+  torch::Tensor output_logits(
+      const torch::Tensor& hidden);  // lm_head, before the cap: (B, T, V) fp32
   // −log P(y) per position, (B, T), 0 where target < 0; tilted: under the matched tilt
   // (ops::softcapped_nll).
   torch::Tensor target_nats(const torch::Tensor& idx, const torch::Tensor& targets, bool tilted);
@@ -180,8 +187,8 @@ TORCH_MODULE(GPT);
 struct GPTImpl::Parts {
   struct Block {
     torch::nn::Linear c_q{nullptr}, c_k{nullptr}, c_v{nullptr}, c_proj{nullptr}, ve_gate{nullptr};
-    torch::nn::Linear c_fc{nullptr}, mlp_proj{nullptr};              // ReLU²
-    std::vector<torch::nn::Linear> fc_levels, proj_levels;           // level GeGLU
+    torch::nn::Linear c_fc{nullptr}, mlp_proj{nullptr};     // ReLU²
+    std::vector<torch::nn::Linear> fc_levels, proj_levels;  // level GeGLU
   };
   torch::nn::Embedding wte{nullptr};
   std::vector<Block> blocks;
@@ -189,20 +196,19 @@ struct GPTImpl::Parts {
   torch::nn::Linear lm_head{nullptr};
   torch::Tensor resid_lambdas, x0_lambdas;
   std::vector<torch::nn::Embedding> oe_tables;
-  torch::Tensor q_tau, q_tau_mask;        // (L, H, Dh/2)
-  torch::Tensor attn_grades;              // (L, H, Dh/2)
-  torch::Tensor level_proj, level_grades; // (d, d), (d)
-  torch::Tensor wpe;                      // (T, d)
-  torch::Tensor output_grades;            // (V)
-  torch::Tensor logit_bias;               // (V)
+  torch::Tensor q_tau, q_tau_mask;         // (L, H, Dh/2)
+  torch::Tensor attn_grades;               // (L, H, Dh/2)
+  torch::Tensor level_proj, level_grades;  // (d, d), (d)
+  torch::Tensor wpe;                       // (T, d)
+  torch::Tensor output_grades;             // (V)
+  torch::Tensor logit_bias;                // (V)
 };
-
-
 
 // A fresh model for `config`: the grade files it names are resolved first
 // (grading::resolve_grade_sources, checked against `vocab` and `tokenizer_hash`), then the weights
 // are initialised from `seed`.
-GPT build_model(const RunConfig& config, int64_t vocab, int64_t seed, const std::string& tokenizer_hash = "");
+GPT build_model(const RunConfig& config, int64_t vocab, int64_t seed,
+                const std::string& tokenizer_hash = "");
 
 // Model-weights safetensors file (format above).
 void save_model(const GPT& model, const std::string& path);

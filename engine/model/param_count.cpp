@@ -10,7 +10,8 @@
 namespace gllm {
 
 bool uses_levels(const RunConfig& c) {
-  return c.grading.mlge || c.model.positional == "graded_sinusoidal" || c.model.mlp == "geglu_levels";
+  return c.grading.mlge || c.model.positional == "graded_sinusoidal" ||
+         c.model.mlp == "geglu_levels";
 }
 
 std::vector<int64_t> resolve_level_dims(const RunConfig& c) {
@@ -24,8 +25,9 @@ std::vector<int64_t> resolve_level_dims(const RunConfig& c) {
       sum += v;
     }
     if (sum != d)
-      throw ConfigError("grading.level_dims", "sum to " + std::to_string(sum) + " but the model width is " +
-                                                  std::to_string(d) + "; make them add up to d");
+      throw ConfigError("grading.level_dims", "sum to " + std::to_string(sum) +
+                                                  " but the model width is " + std::to_string(d) +
+                                                  "; make them add up to d");
     return dims;
   }
   if (g.levels > d)
@@ -39,7 +41,8 @@ ParamCounts count_params(const RunConfig& c, int64_t vocab_size) {
   const auto& m = c.model;
   const int64_t V = vocab_size > 0 ? vocab_size : m.vocab_size;
   if (V <= 0)
-    throw ConfigError("model.vocab_size", "is 0 (taken from the tokenizer); pass a vocabulary size");
+    throw ConfigError("model.vocab_size",
+                      "is 0 (taken from the tokenizer); pass a vocabulary size");
   const int64_t L = m.layers(), d = m.width(), H = m.heads(), Dh = m.head_dim();
   ParamCounts p;
   p.wte = V * d;
@@ -66,7 +69,8 @@ ParamCounts count_params(const RunConfig& c, int64_t vocab_size) {
   if (c.grading.mlge || m.positional == "graded_sinusoidal") p.grades += d;
   if (uses_levels(c)) p.level_proj = d * d;
   if (m.positional == "absolute") p.position = static_cast<int64_t>(m.sequence_len) * d;
-  p.total_params = p.scaling_params + p.oe_params + p.query_scale + p.grades + p.level_proj + p.position;
+  p.total_params =
+      p.scaling_params + p.oe_params + p.query_scale + p.grades + p.level_proj + p.position;
   return p;
 }
 

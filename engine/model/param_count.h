@@ -18,9 +18,9 @@ struct ParamCounts {
   int64_t oe_params = 0;             // oe_rows · d/4
   int64_t query_scale = 0;           // n_layer · H · Dh/2 when on
   int64_t grades = 0;                // attention grades + level grades
-  int64_t level_proj = 0;            // d² when any level component (MLGE, graded PE, level GeGLU) is on
-  int64_t position = 0;              // absolute position table
-  int64_t total_params = 0;          // everything above
+  int64_t level_proj = 0;    // d² when any level component (MLGE, graded PE, level GeGLU) is on
+  int64_t position = 0;      // absolute position table
+  int64_t total_params = 0;  // everything above
 };
 
 // Counts for `config` at vocabulary `vocab_size` (0 = config.model.vocab_size).

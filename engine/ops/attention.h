@@ -1,5 +1,6 @@
 // ops::attention — causal sliding-window attention, one entry point over three kernels: the fused
-// operator on CUDA (sdpa.h), the blocked window kernel on the CPU (window_attention.h), a matmul path.
+// operator on CUDA (sdpa.h), the blocked window kernel on the CPU (window_attention.h), a matmul
+// path.
 #pragma once
 // LibTorch header: engine .cpp files and tests only (see docs/design.md).
 #include <torch/torch.h>
@@ -15,19 +16,21 @@ namespace gllm::ops {
 enum class AttentionKernel { Auto, Fused, Blocked, Matmul };
 
 // The kernel attention() runs for these q, k, v (B, T, H, Dh): `requested`, or what Auto picks.
-AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k,
+                                     const torch::Tensor& v,
                                      AttentionKernel requested = AttentionKernel::Auto);
 
 // y (B, T, H, Dh) for q, k, v (B, T, H, Dh): query i attends to the keys j with 0 ≤ i − j ≤ window
 // (window ≥ T − 1: full causal), scores scale · q·k. `q_coef` (H, Dh), when given, multiplies q
 // per head coordinate in the same pass as the scale (the model's grades and query scale).
 // Differentiable in q, k, v (and q_coef).
-torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, int64_t window,
-                        double scale, const torch::Tensor& q_coef = {},
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        int64_t window, double scale, const torch::Tensor& q_coef = {},
                         AttentionKernel requested = AttentionKernel::Auto);
 
 // The (T, T) additive window mask (0 where 0 ≤ i − j ≤ window, −inf elsewhere), cached per shape,
 // device and dtype.
-torch::Tensor window_mask(int64_t T, int64_t window, const torch::Device& device, torch::Dtype dtype);
+torch::Tensor window_mask(int64_t T, int64_t window, const torch::Device& device,
+                          torch::Dtype dtype);
 
 }  // namespace gllm::ops

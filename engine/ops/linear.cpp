@@ -6,8 +6,8 @@
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
-#include "engine/ops/pointwise.h"
 #include "engine/ops/panel_gemm.h"
+#include "engine/ops/pointwise.h"
 
 namespace gllm::ops {
 
@@ -31,18 +31,21 @@ torch::Tensor times_weight(const torch::Tensor& a, const torch::Tensor& W, bool 
   const int64_t M = a.size(0), K = a.size(1), N = transposed ? W.size(0) : W.size(1);
   auto panels = torch::empty({panel::packed_floats(K, N)}, W.options());  // (⌈N/16⌉·K·16)
   if (transposed)
-    panel::pack_transposed(W.data_ptr<float>(), W.size(1), N, K, panels.data_ptr<float>());  // B = Wᵀ (K, N)
+    panel::pack_transposed(W.data_ptr<float>(), W.size(1), N, K,
+                           panels.data_ptr<float>());  // B = Wᵀ (K, N)
   else
     panel::pack(W.data_ptr<float>(), W.size(1), K, N, panels.data_ptr<float>());  // B = W (K, N)
-  auto out = torch::empty({M, N}, a.options());  // (M, N)
-  panel::multiply(a.data_ptr<float>(), K, M, K, panels.data_ptr<float>(), N, out.data_ptr<float>(), N);
+  auto out = torch::empty({M, N}, a.options());                                   // (M, N)
+  panel::multiply(a.data_ptr<float>(), K, M, K, panels.data_ptr<float>(), N, out.data_ptr<float>(),
+                  N);
   return out;
 }
 
 class TiledLinearFn : public torch::autograd::Function<TiledLinearFn> {
  public:
   // x (M, K) contiguous, W (N, K) contiguous → y (M, N)
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& W) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& W) {
     ctx->save_for_backward({x, W});
     return times_weight(x, W, /*transposed=*/true);
   }
@@ -53,7 +56,7 @@ class TiledLinearFn : public torch::autograd::Function<TiledLinearFn> {
     auto dy = grads[0].contiguous();  // (M, N)
     torch::Tensor dx, dW;
     if (ctx->needs_input_grad(0)) dx = times_weight(dy, W, /*transposed=*/false);  // (M, K) = dy·W
-    if (ctx->needs_input_grad(1)) dW = torch::mm(dy.t(), x);                         // (N, K) = dyᵀ·x
+    if (ctx->needs_input_grad(1)) dW = torch::mm(dy.t(), x);  // (N, K) = dyᵀ·x
     return {dx, dW};
   }
 };
@@ -62,8 +65,8 @@ class TiledLinearFn : public torch::autograd::Function<TiledLinearFn> {
 
 bool linear_uses_panels(const torch::Tensor& x, const torch::Tensor& W) {
   return panel::available() && fused_ops_support(x) && W.defined() && W.device().is_cpu() &&
-         W.scalar_type() == torch::kFloat && W.dim() == 2 && x.size(-1) == W.size(1) && W.size(0) > 0 &&
-         W.size(1) <= panel::kMaxInner && W.size(0) <= panel::kMaxInner &&
+         W.scalar_type() == torch::kFloat && W.dim() == 2 && x.size(-1) == W.size(1) &&
+         W.size(0) > 0 && W.size(1) <= panel::kMaxInner && W.size(0) <= panel::kMaxInner &&
          x.numel() / W.size(1) >= panel::kMinRows && !cpu_autocast_on();
 }
 

@@ -1,5 +1,5 @@
-// The model's bias-free linear layers y = x·Wᵀ on the CPU through the panel products (forward and the
-// input gradient; BLAS for the weight gradient), and torch::linear wherever those do not apply.
+// The model's bias-free linear layers y = x·Wᵀ on the CPU through the panel products (forward and
+// the input gradient; BLAS for the weight gradient), and torch::linear wherever those do not apply.
 #pragma once
 // LibTorch header: engine .cpp files and tests only (see docs/design.md).
 #include <torch/torch.h>
@@ -11,8 +11,8 @@ namespace gllm::ops {
 // least panel::kMinRows rows.
 bool linear_uses_panels(const torch::Tensor& x, const torch::Tensor& W);
 
-// ops::linear — y (…, N) = x (…, K)·Wᵀ for W (N, K), differentiable in both: the panel kernels where
-// supported, torch::linear otherwise (CUDA, autocast, fp64, unsupported shapes).
+// ops::linear — y (…, N) = x (…, K)·Wᵀ for W (N, K), differentiable in both: the panel kernels
+// where supported, torch::linear otherwise (CUDA, autocast, fp64, unsupported shapes).
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& W);
 
 }  // namespace gllm::ops

@@ -1,5 +1,5 @@
-// Register-tiled fp32 products for the CPU: a 6 × 16 tile of C stays in twelve AVX2 registers for its
-// whole inner sum; B is packed in 16-column panels, A is read where it lies.
+// Register-tiled fp32 products for the CPU: a 6 × 16 tile of C stays in twelve AVX2 registers for
+// its whole inner sum; B is packed in 16-column panels, A is read where it lies.
 #include "engine/ops/panel_gemm.h"
 
 #include <ATen/Parallel.h>
@@ -12,9 +12,13 @@
 
 namespace gllm::ops::panel {
 
-bool available() { return simd::cpu_has_avx2_fma(); }
+bool available() {
+  return simd::cpu_has_avx2_fma();
+}
 
-int64_t packed_floats(int64_t K, int64_t N) { return (N + kPanelCols - 1) / kPanelCols * K * kPanelCols; }
+int64_t packed_floats(int64_t K, int64_t N) {
+  return (N + kPanelCols - 1) / kPanelCols * K * kPanelCols;
+}
 
 void pack(const float* B, int64_t ldb, int64_t K, int64_t N, float* panels) {
   const int64_t P = (N + kPanelCols - 1) / kPanelCols;
@@ -47,13 +51,14 @@ namespace {
 
 // out (rows × cols of one tile, row stride ld) ← the six rows of A (h[0..5]) times one panel.
 // Twelve named accumulators, so that they stay in registers at any optimisation level.
-GLLM_AVX2 GLLM_ALWAYS_INLINE void tile(const float* const* h, const float* panel, int64_t K, float* out, int64_t ld,
-                                       int64_t rows, int64_t cols) {
+GLLM_AVX2 GLLM_ALWAYS_INLINE void tile(const float* const* h, const float* panel, int64_t K,
+                                       float* out, int64_t ld, int64_t rows, int64_t cols) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   const float *h0 = h[0], *h1 = h[1], *h2 = h[2], *h3 = h[3], *h4 = h[4], *h5 = h[5];
   for (int64_t k = 0; k < K; ++k) {
-    const __m256 b0 = _mm256_load_ps(panel + k * kPanelCols), b1 = _mm256_load_ps(panel + k * kPanelCols + 8);
+    const __m256 b0 = _mm256_load_ps(panel + k * kPanelCols),
+                 b1 = _mm256_load_ps(panel + k * kPanelCols + 8);
     __m256 a = _mm256_broadcast_ss(h0 + k);
     c00 = _mm256_fmadd_ps(a, b0, c00);
     c01 = _mm256_fmadd_ps(a, b1, c01);
@@ -87,11 +92,13 @@ GLLM_AVX2 GLLM_ALWAYS_INLINE void tile(const float* const* h, const float* panel
   }
 }
 
-GLLM_AVX2 void multiply_tiles_avx2(const float* A, int64_t lda, int64_t M, int64_t K, const float* panels, int64_t N,
-                                   float* C, int64_t ldc, int64_t tile_begin, int64_t tile_end,
+GLLM_AVX2 void multiply_tiles_avx2(const float* A, int64_t lda, int64_t M, int64_t K,
+                                   const float* panels, int64_t N, float* C, int64_t ldc,
+                                   int64_t tile_begin, int64_t tile_end,
                                    const RowEpilogue* epilogue) {
   const int64_t P = (N + kPanelCols - 1) / kPanelCols;
-  const int64_t block = std::max<int64_t>(1, (128 * 1024 / 4) / (std::max<int64_t>(K, 1) * kPanelCols));
+  const int64_t block =
+      std::max<int64_t>(1, (128 * 1024 / 4) / (std::max<int64_t>(K, 1) * kPanelCols));
   for (int64_t pb = 0; pb < P; pb += block) {
     const int64_t pe = std::min(P, pb + block), col0 = pb * kPanelCols;
     const int64_t cols = std::min(N, pe * kPanelCols) - col0;
@@ -112,19 +119,20 @@ GLLM_AVX2 void multiply_tiles_avx2(const float* A, int64_t lda, int64_t M, int64
 }  // namespace
 #endif
 
-void multiply_tiles(const float* A, int64_t lda, int64_t M, int64_t K, const float* panels, int64_t N, float* C,
-                    int64_t ldc, int64_t tile_begin, int64_t tile_end, const RowEpilogue* epilogue) {
+void multiply_tiles(const float* A, int64_t lda, int64_t M, int64_t K, const float* panels,
+                    int64_t N, float* C, int64_t ldc, int64_t tile_begin, int64_t tile_end,
+                    const RowEpilogue* epilogue) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
   multiply_tiles_avx2(A, lda, M, K, panels, N, C, ldc, tile_begin, tile_end, epilogue);
 #else
-  (void)A, (void)lda, (void)M, (void)K, (void)panels, (void)N, (void)C, (void)ldc, (void)tile_begin, (void)tile_end,
-      (void)epilogue;
+  (void)A, (void)lda, (void)M, (void)K, (void)panels, (void)N, (void)C, (void)ldc, (void)tile_begin,
+      (void)tile_end, (void)epilogue;
   throw Error("internal: panel::multiply_tiles needs AVX2 + FMA (check panel::available() first)");
 #endif
 }
 
-void multiply(const float* A, int64_t lda, int64_t M, int64_t K, const float* panels, int64_t N, float* C,
-              int64_t ldc, const RowEpilogue* epilogue) {
+void multiply(const float* A, int64_t lda, int64_t M, int64_t K, const float* panels, int64_t N,
+              float* C, int64_t ldc, const RowEpilogue* epilogue) {
   at::parallel_for(0, (M + kTileRows - 1) / kTileRows, 1, [&](int64_t begin, int64_t end) {
     multiply_tiles(A, lda, M, K, panels, N, C, ldc, begin, end, epilogue);
   });

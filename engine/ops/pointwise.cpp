@@ -5,8 +5,8 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <atomic>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -191,10 +191,12 @@ torch::Tensor rms_norm(const torch::Tensor& x) {
   return y.to(x.scalar_type());
 }
 
-torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos_table, const torch::Tensor& sin_table) {
+torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos_table,
+                   const torch::Tensor& sin_table) {
   if (fused_ops_support(x)) return fused_rope(x, cos_table, sin_table);
   const int64_t T = x.size(1), half = x.size(-1) / 2;
-  auto cos = cos_table.narrow(0, 0, T).to(x.scalar_type()).view({1, T, 1, half});  // (1, T, 1, Dh/2)
+  auto cos =
+      cos_table.narrow(0, 0, T).to(x.scalar_type()).view({1, T, 1, half});  // (1, T, 1, Dh/2)
   auto sin = sin_table.narrow(0, 0, T).to(x.scalar_type()).view({1, T, 1, half});
   auto x1 = x.narrow(-1, 0, half);
   auto x2 = x.narrow(-1, half, half);

@@ -24,12 +24,13 @@ torch::Tensor sdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::
                    const torch::Tensor& additive_mask, bool is_causal);
 
 namespace detail {
-// sdpa() through the operator `op_name` (overload ""), looked up on every call: each schema argument
-// is filled by name (query, key, value, attn_mask, dropout_p, is_causal, need_attn_weights, scale)
-// or from the schema's default. Throws gllm::Error when the operator does not exist or its schema
-// is not an attention schema.
-torch::Tensor sdpa_with_operator(const std::string& op_name, const torch::Tensor& q, const torch::Tensor& k,
-                                 const torch::Tensor& v, const torch::Tensor& additive_mask, bool is_causal);
+// sdpa() through the operator `op_name` (overload ""), looked up on every call: each schema
+// argument is filled by name (query, key, value, attn_mask, dropout_p, is_causal,
+// need_attn_weights, scale) or from the schema's default. Throws gllm::Error when the operator does
+// not exist or its schema is not an attention schema.
+torch::Tensor sdpa_with_operator(const std::string& op_name, const torch::Tensor& q,
+                                 const torch::Tensor& k, const torch::Tensor& v,
+                                 const torch::Tensor& additive_mask, bool is_causal);
 }  // namespace detail
 
 }  // namespace gllm::ops

@@ -68,7 +68,8 @@ GLLM_AVX2 GLLM_ALWAYS_INLINE __m256 exp8_in_range(__m256 x) {
 }
 
 GLLM_AVX2 inline __m256 exp8(__m256 x) {
-  return exp8_in_range(_mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)));
+  return exp8_in_range(
+      _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)));
 }
 
 GLLM_AVX2 inline float hmax8(__m256 v) {

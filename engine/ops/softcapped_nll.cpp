@@ -1,5 +1,6 @@
-// Fused soft-capped cross-entropy on the CPU: one pass over each row of V logits caps, exponentiates,
-// sums and leaves the unnormalised gradient; the row kernels have AVX2+FMA forms picked at load time.
+// Fused soft-capped cross-entropy on the CPU: one pass over each row of V logits caps,
+// exponentiates, sums and leaves the unnormalised gradient; the row kernels have AVX2+FMA forms
+// picked at load time.
 #include "engine/ops/softcapped_nll.h"
 
 #include <ATen/Parallel.h>
@@ -34,8 +35,12 @@ GLLM_ALWAYS_INLINE float tanh_approx(float y) {
   const float s = a * a;
   if (a < 0.625f)
     return std::copysign(
-        ((((-5.70498872745e-3f * s + 2.06390887954e-2f) * s - 5.37397155531e-2f) * s + 1.33314422036e-1f) * s -
-         3.33332819422e-1f) * s * a + a,
+        ((((-5.70498872745e-3f * s + 2.06390887954e-2f) * s - 5.37397155531e-2f) * s +
+          1.33314422036e-1f) *
+             s -
+         3.33332819422e-1f) *
+                s * a +
+            a,
         y);
   const float e = exp_approx(2.0f * std::min(a, 9.0f));
   return std::copysign(1.0f - 2.0f / (e + 1.0f), y);
@@ -50,8 +55,8 @@ GLLM_ALWAYS_INLINE float tanh_approx(float y) {
 //   max_row:      returns max_j (x_j + b_j)                                     (uncapped pass 1)
 //   exp_row:      e_j = exp(a·t_j + b_j − shift), u_j = e_j·(capped ? 1 − t_j² : 1), returns Σ e_j
 //   cap_exp_row:  t_j = tanh(x_j / c), then exp_row with a = c: one pass under a fixed shift
-float cap_row_scalar(const float* x, float* t, const float* b, int64_t V, float cap, int64_t from = 0,
-                     float m = -std::numeric_limits<float>::infinity()) {
+float cap_row_scalar(const float* x, float* t, const float* b, int64_t V, float cap,
+                     int64_t from = 0, float m = -std::numeric_limits<float>::infinity()) {
   const float inv = 1.0f / cap;
   for (int64_t j = from; j < V; ++j) {
     t[j] = tanh_approx(x[j] * inv);
@@ -68,8 +73,8 @@ float max_row_scalar(const float* x, const float* b, int64_t V, int64_t from = 0
   for (int64_t j = from; j < V; ++j) m = std::max(m, x[j] + b[j]);
   return m;
 }
-double exp_row_scalar(const float* t, const float* b, float* u, int64_t V, float a, bool capped, float shift,
-                      int64_t from = 0) {
+double exp_row_scalar(const float* t, const float* b, float* u, int64_t V, float a, bool capped,
+                      float shift, int64_t from = 0) {
   double s = 0;
   for (int64_t j = from; j < V; ++j) {
     const float tj = t[j];
@@ -80,19 +85,21 @@ double exp_row_scalar(const float* t, const float* b, float* u, int64_t V, float
   return s;
 }
 // The one-pass lane: with q = 1/(exp(2x/c) + 1), t = tanh(x/c) = 1 − 2q and 1 − t² = 4q(1 − q), so
-// z − shift = (b + c − shift) − 2c·q, e = exp(z − shift) and u = e·4q(1 − q): two exps, one division,
-// no branch (2x/c is clamped to ±18, where tanh is ±1 in float32). t and 1 − t² keep an absolute error
-// of a few ulp of 1, which is what c·t and the gradient need.
-GLLM_ALWAYS_INLINE float cap_exp_lane(float x, float b, float two_over_c, float two_c, float c_minus_shift, float& u) {
+// z − shift = (b + c − shift) − 2c·q, e = exp(z − shift) and u = e·4q(1 − q): two exps, one
+// division, no branch (2x/c is clamped to ±18, where tanh is ±1 in float32). t and 1 − t² keep an
+// absolute error of a few ulp of 1, which is what c·t and the gradient need.
+GLLM_ALWAYS_INLINE float cap_exp_lane(float x, float b, float two_over_c, float two_c,
+                                      float c_minus_shift, float& u) {
   const float q = 1.0f / (exp_approx(std::min(std::max(x * two_over_c, -18.0f), 18.0f)) + 1.0f);
   const float e = exp_approx(b + c_minus_shift - two_c * q);
   u = e * (4.0f * q * (1.0f - q));
   return e;
 }
-double cap_exp_row_scalar(const float* x, const float* b, float* u, int64_t V, float cap, float shift,
-                          int64_t from = 0) {
+double cap_exp_row_scalar(const float* x, const float* b, float* u, int64_t V, float cap,
+                          float shift, int64_t from = 0) {
   double s = 0;
-  for (int64_t j = from; j < V; ++j) s += cap_exp_lane(x[j], b[j], 2.0f / cap, 2.0f * cap, cap - shift, u[j]);
+  for (int64_t j = from; j < V; ++j)
+    s += cap_exp_lane(x[j], b[j], 2.0f / cap, 2.0f * cap, cap - shift, u[j]);
   return s;
 }
 
@@ -100,9 +107,11 @@ double cap_exp_row_scalar(const float* x, const float* b, float* u, int64_t V, f
 GLLM_AVX2 inline __m256 tanh8(__m256 y) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 a = _mm256_andnot_ps(sign, y);
-  const __m256 e = exp8(_mm256_mul_ps(_mm256_set1_ps(2.0f), _mm256_min_ps(a, _mm256_set1_ps(9.0f))));
+  const __m256 e =
+      exp8(_mm256_mul_ps(_mm256_set1_ps(2.0f), _mm256_min_ps(a, _mm256_set1_ps(9.0f))));
   const __m256 large =
-      _mm256_sub_ps(_mm256_set1_ps(1.0f), _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+      _mm256_sub_ps(_mm256_set1_ps(1.0f),
+                    _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
   const __m256 s = _mm256_mul_ps(a, a);
   __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
   p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(2.06390887954e-2f));
@@ -110,7 +119,8 @@ GLLM_AVX2 inline __m256 tanh8(__m256 y) {
   p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.33314422036e-1f));
   p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.33332819422e-1f));
   const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, s), a, a);
-  const __m256 r = _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+  const __m256 r =
+      _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
   return _mm256_or_ps(r, _mm256_and_ps(y, sign));
 }
 
@@ -130,26 +140,29 @@ GLLM_AVX2 void cap_bias_row_avx2(float* x, const float* b, int64_t V, float cap)
   const __m256 inv = _mm256_set1_ps(1.0f / cap), c = _mm256_set1_ps(cap);
   int64_t j = 0;
   for (; j + 8 <= V; j += 8)
-    _mm256_storeu_ps(x + j, _mm256_fmadd_ps(c, tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv)), _mm256_loadu_ps(b + j)));
+    _mm256_storeu_ps(x + j, _mm256_fmadd_ps(c, tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv)),
+                                            _mm256_loadu_ps(b + j)));
   cap_bias_row_scalar(x, b, V, cap, j);
 }
 
 GLLM_AVX2 float max_row_avx2(const float* x, const float* b, int64_t V) {
   __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t j = 0;
-  for (; j + 8 <= V; j += 8) m = _mm256_max_ps(m, _mm256_add_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(b + j)));
+  for (; j + 8 <= V; j += 8)
+    m = _mm256_max_ps(m, _mm256_add_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(b + j)));
   return max_row_scalar(x, b, V, j, hmax8(m));
 }
 
 // e = exp(a·t + b − shift) and u = e·(capped ? 1 − t² : 1) for eight lanes; adds e to the sum.
-GLLM_AVX2 GLLM_ALWAYS_INLINE void exp_lanes(__m256 t, const float* b, float* u, __m256 a, __m256 shift, bool capped,
-                                            __m256& sum) {
+GLLM_AVX2 GLLM_ALWAYS_INLINE void exp_lanes(__m256 t, const float* b, float* u, __m256 a,
+                                            __m256 shift, bool capped, __m256& sum) {
   const __m256 e = exp8(_mm256_sub_ps(_mm256_fmadd_ps(a, t, _mm256_loadu_ps(b)), shift));
   sum = _mm256_add_ps(sum, e);
   _mm256_storeu_ps(u, capped ? _mm256_mul_ps(e, _mm256_fnmadd_ps(t, t, _mm256_set1_ps(1.0f))) : e);
 }
 
-GLLM_AVX2 double exp_row_avx2(const float* t, const float* b, float* u, int64_t V, float a, bool capped, float shift) {
+GLLM_AVX2 double exp_row_avx2(const float* t, const float* b, float* u, int64_t V, float a,
+                              bool capped, float shift) {
   const __m256 av = _mm256_set1_ps(a), sh = _mm256_set1_ps(shift);
   __m256 sum = _mm256_setzero_ps();
   int64_t j = 0;
@@ -159,16 +172,19 @@ GLLM_AVX2 double exp_row_avx2(const float* t, const float* b, float* u, int64_t 
 
 // cap_exp_lane eight lanes at a time; z − shift stays in [−60, 0] (kFixedShiftRange), so its exp
 // needs no clamp.
-GLLM_AVX2 double cap_exp_row_avx2(const float* x, const float* b, float* u, int64_t V, float cap, float shift) {
+GLLM_AVX2 double cap_exp_row_avx2(const float* x, const float* b, float* u, int64_t V, float cap,
+                                  float shift) {
   const __m256 two_over_c = _mm256_set1_ps(2.0f / cap), two_c = _mm256_set1_ps(2.0f * cap);
   const __m256 c_minus_shift = _mm256_set1_ps(cap - shift), one = _mm256_set1_ps(1.0f);
   const __m256 lo = _mm256_set1_ps(-18.0f), hi = _mm256_set1_ps(18.0f), four = _mm256_set1_ps(4.0f);
   __m256 sum = _mm256_setzero_ps();
   int64_t j = 0;
   for (; j + 8 <= V; j += 8) {
-    const __m256 a = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j), two_over_c), lo), hi);
+    const __m256 a =
+        _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j), two_over_c), lo), hi);
     const __m256 q = _mm256_div_ps(one, _mm256_add_ps(simd::exp8_in_range(a), one));
-    const __m256 z_minus_shift = _mm256_fnmadd_ps(two_c, q, _mm256_add_ps(_mm256_loadu_ps(b + j), c_minus_shift));
+    const __m256 z_minus_shift =
+        _mm256_fnmadd_ps(two_c, q, _mm256_add_ps(_mm256_loadu_ps(b + j), c_minus_shift));
     const __m256 e = simd::exp8_in_range(z_minus_shift);
     sum = _mm256_add_ps(sum, e);
     const __m256 q4 = _mm256_mul_ps(four, q);
@@ -198,7 +214,8 @@ float max_row(const float* x, const float* b, int64_t V) {
 #endif
   return max_row_scalar(x, b, V);
 }
-double exp_row(const float* t, const float* b, float* u, int64_t V, float a, bool capped, float shift) {
+double exp_row(const float* t, const float* b, float* u, int64_t V, float a, bool capped,
+               float shift) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
   if (kHaveAvx2) return exp_row_avx2(t, b, u, V, a, capped, shift);
 #endif
@@ -217,13 +234,13 @@ double cap_exp_row(const float* x, const float* b, float* u, int64_t V, float ca
 constexpr float kFixedShiftRange = 60.0f;
 
 struct Rows {
-  float* x = nullptr;        // (N, V) raw logits; overwritten by u when u is x
-  float* u = nullptr;        // (N, V) where e·(1 − t²) goes (may be x); null: per-thread scratch
+  float* x = nullptr;  // (N, V) raw logits; overwritten by u when u is x
+  float* u = nullptr;  // (N, V) where e·(1 − t²) goes (may be x); null: per-thread scratch
   const float* b = nullptr;  // (V)
   const int64_t* y = nullptr;
-  float* nll = nullptr;       // (N) log Σ_j exp z_j − z_y, 0 where y < 0
-  float* inv_sum = nullptr;   // (N) 1 / Σ_j e_j: scales u to d nll / d x (may be null)
-  float* slope_y = nullptr;   // (N) dz_y / dx_y = 1 − t_y² (1 uncapped) (may be null)
+  float* nll = nullptr;      // (N) log Σ_j exp z_j − z_y, 0 where y < 0
+  float* inv_sum = nullptr;  // (N) 1 / Σ_j e_j: scales u to d nll / d x (may be null)
+  float* slope_y = nullptr;  // (N) dz_y / dx_y = 1 − t_y² (1 uncapped) (may be null)
   int64_t N = 0, V = 0;
   float cap = 0;  // ≤ 0: no cap
 };
@@ -232,9 +249,11 @@ void check_targets(const torch::Tensor& y, int64_t V) {
   const int64_t* p = y.data_ptr<int64_t>();
   for (int64_t i = 0; i < y.numel(); ++i)
     if (p[i] >= V)
-      throw Error("target token id " + std::to_string(p[i]) + " is outside the vocabulary of " + std::to_string(V) +
-                  "; the data was tokenized with a larger tokenizer than the model's (retokenize, or set "
-                  "model.vocab_size to the tokenizer's size)");
+      throw Error(
+          "target token id " + std::to_string(p[i]) + " is outside the vocabulary of " +
+          std::to_string(V) +
+          "; the data was tokenized with a larger tokenizer than the model's (retokenize, or set "
+          "model.vocab_size to the tokenizer's size)");
 }
 
 // The shift that bounds every capped row's maximum, c + max b, when one pass may use it (the bias
@@ -242,7 +261,8 @@ void check_targets(const torch::Tensor& y, int64_t V) {
 float fixed_shift(const float* b, int64_t V, float cap) {
   if (cap <= 0 || V == 0) return std::numeric_limits<float>::quiet_NaN();
   const auto [lo, hi] = std::minmax_element(b, b + V);
-  return 2.0f * cap + (*hi - *lo) <= kFixedShiftRange ? cap + *hi : std::numeric_limits<float>::quiet_NaN();
+  return 2.0f * cap + (*hi - *lo) <= kFixedShiftRange ? cap + *hi
+                                                      : std::numeric_limits<float>::quiet_NaN();
 }
 
 // Row i's nats and gradient factors from its shift, Σ e and t_y (the target's capped value, or its
@@ -288,7 +308,8 @@ void forward_rows(const Rows& r) {
 // The output layer's logits h·Wᵀ as a panel product (engine/ops/panel_gemm.h) whose row epilogue is
 // the one-pass row kernel: each row segment goes through cap_exp_row in place while it is in L1, so
 // the logits make no trip through memory before the row pass, and no zeroing pass precedes them (as
-// OpenBLAS's does). Rows that take one pass only (shift finite); t_y from the target's own dot product.
+// OpenBLAS's does). Rows that take one pass only (shift finite); t_y from the target's own dot
+// product.
 void linear_rows_tiled(const Rows& r, const float* h, const torch::Tensor& W, float shift) {
   const int64_t d = W.size(1);
   auto panels = torch::empty({panel::packed_floats(d, r.V)}, W.options());  // (⌈V/16⌉·d·16)
@@ -319,22 +340,29 @@ struct RowStats {
 // The rows of x (N, V): their nats and, when u is given, e·(1 − t²) in u (which may be x) and the
 // gradient factors; without u the rows go through per-thread scratch and x is left alone.
 // The stats tensors of N rows, and the Rows that point at them (x and u still to be set).
-std::pair<RowStats, Rows> stats_for(const torch::Tensor& y, const torch::Tensor& bias, double cap, int64_t N,
-                                    int64_t V, bool with_grad_factors) {
+std::pair<RowStats, Rows> stats_for(const torch::Tensor& y, const torch::Tensor& bias, double cap,
+                                    int64_t N, int64_t V, bool with_grad_factors) {
   RowStats s;
   s.nll = torch::empty({N}, bias.options());  // (N)
   if (with_grad_factors) {
     s.inv_sum = torch::empty({N}, bias.options());  // (N)
     s.slope_y = torch::empty({N}, bias.options());  // (N)
   }
-  Rows r{nullptr, nullptr, bias.data_ptr<float>(), y.data_ptr<int64_t>(), s.nll.data_ptr<float>(),
+  Rows r{nullptr,
+         nullptr,
+         bias.data_ptr<float>(),
+         y.data_ptr<int64_t>(),
+         s.nll.data_ptr<float>(),
          with_grad_factors ? s.inv_sum.data_ptr<float>() : nullptr,
-         with_grad_factors ? s.slope_y.data_ptr<float>() : nullptr, N, V, static_cast<float>(cap)};
+         with_grad_factors ? s.slope_y.data_ptr<float>() : nullptr,
+         N,
+         V,
+         static_cast<float>(cap)};
   return {s, r};
 }
 
-RowStats row_nats(float* x, float* u, const torch::Tensor& y, const torch::Tensor& bias, double cap, int64_t N,
-                  int64_t V) {
+RowStats row_nats(float* x, float* u, const torch::Tensor& y, const torch::Tensor& bias, double cap,
+                  int64_t N, int64_t V) {
   auto [s, r] = stats_for(y, bias, cap, N, V, u != nullptr);
   r.x = x;
   r.u = u;
@@ -344,8 +372,8 @@ RowStats row_nats(float* x, float* u, const torch::Tensor& y, const torch::Tenso
 
 // The output layer's logits h·Wᵀ into buffer (N, V), then their nats; with keep, the buffer is left
 // holding e·(1 − t²) (and without keep it may be too: it is scratch then).
-RowStats linear_nats(torch::Tensor& buffer, const torch::Tensor& h, const torch::Tensor& W, const torch::Tensor& y,
-                     const torch::Tensor& bias, double cap, bool keep) {
+RowStats linear_nats(torch::Tensor& buffer, const torch::Tensor& h, const torch::Tensor& W,
+                     const torch::Tensor& y, const torch::Tensor& bias, double cap, bool keep) {
   const int64_t N = buffer.size(0), V = buffer.size(1);
   const float shift = fixed_shift(bias.data_ptr<float>(), V, static_cast<float>(cap));
   if (panel::available() && !std::isnan(shift) && h.size(1) > 0 && h.size(1) <= panel::kMaxInner &&
@@ -362,20 +390,21 @@ RowStats linear_nats(torch::Tensor& buffer, const torch::Tensor& h, const torch:
   return row_nats(x, keep ? x : nullptr, y, bias, cap, N, V);
 }
 
-// d nll_i / d x_ij · g_i = r_i·u_ij − s_i·[j = y_i] with r = g/Σe and s = g·(1 − t_y²), both zero where
-// y < 0. Returns r (N) and s (N), and the targets clamped to valid rows (N) for gathering.
+// d nll_i / d x_ij · g_i = r_i·u_ij − s_i·[j = y_i] with r = g/Σe and s = g·(1 − t_y²), both zero
+// where y < 0. Returns r (N) and s (N), and the targets clamped to valid rows (N) for gathering.
 struct GradFactors {
   torch::Tensor row_scale, target_scale, target;
 };
-GradFactors grad_factors(const torch::Tensor& g, const torch::Tensor& y, const torch::Tensor& inv_sum,
-                         const torch::Tensor& slope_y) {
-  auto valid = (y >= 0).to(g.scalar_type());             // (N)
-  auto gv = g * valid;                                    // (N)
+GradFactors grad_factors(const torch::Tensor& g, const torch::Tensor& y,
+                         const torch::Tensor& inv_sum, const torch::Tensor& slope_y) {
+  auto valid = (y >= 0).to(g.scalar_type());  // (N)
+  auto gv = g * valid;                        // (N)
   return {gv * inv_sum, gv * slope_y, y.clamp_min(0)};
 }
 
 // The transpose of a contiguous fp32 (R, C) matrix as a new contiguous (C, R) one, in 32 × 32 tiles
-// that stay in cache (a strided copy walks one of the two with a stride of a whole row per element).
+// that stay in cache (a strided copy walks one of the two with a stride of a whole row per
+// element).
 torch::Tensor transpose_rows(const torch::Tensor& a) {
   const int64_t R = a.size(0), C = a.size(1);
   auto out = torch::empty({C, R}, a.options());  // (C, R)
@@ -397,10 +426,11 @@ using torch::autograd::variable_list;
 // nats from logits x (N, V): e·(1 − t²) goes to a new table (x may be used elsewhere).
 class SoftcapNll : public torch::autograd::Function<SoftcapNll> {
  public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& y, double cap,
-                               const torch::Tensor& bias) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& y,
+                               double cap, const torch::Tensor& bias) {
     auto kept = torch::empty_like(x);  // (N, V) e·(1 − t²)
-    RowStats s = row_nats(x.data_ptr<float>(), kept.data_ptr<float>(), y, bias, cap, x.size(0), x.size(1));
+    RowStats s =
+        row_nats(x.data_ptr<float>(), kept.data_ptr<float>(), y, bias, cap, x.size(0), x.size(1));
     ctx->save_for_backward({kept, y, s.inv_sum, s.slope_y});
     return s.nll;
   }
@@ -426,7 +456,8 @@ class SoftcapNll : public torch::autograd::Function<SoftcapNll> {
 class LinearSoftcapNll : public torch::autograd::Function<LinearSoftcapNll> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& h, const torch::Tensor& W,
-                               const torch::Tensor& y, double cap, const torch::Tensor& bias, torch::Tensor buffer) {
+                               const torch::Tensor& y, double cap, const torch::Tensor& bias,
+                               torch::Tensor buffer) {
     RowStats s = linear_nats(buffer, h, W, y, bias, cap, /*keep=*/true);
     ctx->save_for_backward({h, W, buffer, y, s.inv_sum, s.slope_y});
     return s.nll;
@@ -445,9 +476,12 @@ class LinearSoftcapNll : public torch::autograd::Function<LinearSoftcapNll> {
       dh.sub_(W.index_select(0, f.target) * ts);
     }
     if (ctx->needs_input_grad(1)) {
-      // (h·r)ᵀ·kept, then transposed: OpenBLAS packs kept's rows as they lie, much faster than keptᵀ's.
-      auto dW_t = torch::mm((h * f.row_scale.unsqueeze(1)).t(), kept).to(torch::kFloat).contiguous();  // (d, V)
-      dW = transpose_rows(dW_t);  // (V, d)
+      // (h·r)ᵀ·kept, then transposed: OpenBLAS packs kept's rows as they lie, much faster than
+      // keptᵀ's.
+      auto dW_t = torch::mm((h * f.row_scale.unsqueeze(1)).t(), kept)
+                      .to(torch::kFloat)
+                      .contiguous();  // (d, V)
+      dW = transpose_rows(dW_t);      // (V, d)
       dW.index_add_(0, f.target, h * (-ts));
     }
     return {dh, dW, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
@@ -455,23 +489,26 @@ class LinearSoftcapNll : public torch::autograd::Function<LinearSoftcapNll> {
 };
 
 // Targets as contiguous int64 (N) and the bias as contiguous fp32 (V), zeros when absent.
-std::pair<torch::Tensor, torch::Tensor> prepare(const torch::Tensor& targets, const torch::Tensor& bias, int64_t N,
-                                                int64_t V, const torch::TensorOptions& opts) {
+std::pair<torch::Tensor, torch::Tensor> prepare(const torch::Tensor& targets,
+                                                const torch::Tensor& bias, int64_t N, int64_t V,
+                                                const torch::TensorOptions& opts) {
   if (targets.numel() != N)
-    throw Error("internal: the fused cross-entropy got " + std::to_string(targets.numel()) + " targets for " +
-                std::to_string(N) + " rows");
+    throw Error("internal: the fused cross-entropy got " + std::to_string(targets.numel()) +
+                " targets for " + std::to_string(N) + " rows");
   auto y = targets.reshape({N}).to(torch::kLong).contiguous();  // (N)
-  auto b = bias.defined() ? bias.to(opts.device()).to(torch::kFloat).contiguous() : torch::zeros({V}, opts);  // (V)
+  auto b = bias.defined() ? bias.to(opts.device()).to(torch::kFloat).contiguous()
+                          : torch::zeros({V}, opts);  // (V)
   if (b.numel() != V)
-    throw Error("internal: the fused cross-entropy bias has " + std::to_string(b.numel()) + " entries for V = " +
-                std::to_string(V));
+    throw Error("internal: the fused cross-entropy bias has " + std::to_string(b.numel()) +
+                " entries for V = " + std::to_string(V));
   check_targets(y, V);
   return {y, b};
 }
 
 }  // namespace
 
-torch::Tensor LogitWorkspace::take(int64_t rows, int64_t cols, const torch::TensorOptions& options) {
+torch::Tensor LogitWorkspace::take(int64_t rows, int64_t cols,
+                                   const torch::TensorOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
   const bool fits = buffer_.defined() && buffer_.size(0) == rows && buffer_.size(1) == cols &&
                     buffer_.device() == options.device() && buffer_.scalar_type() == torch::kFloat;
@@ -489,7 +526,9 @@ bool softcapped_nll_supports(const torch::Tensor& t) {
 torch::Tensor softcapped_nll(const torch::Tensor& logits, const torch::Tensor& targets, double cap,
                              const torch::Tensor& bias) {
   if (!softcapped_nll_supports(logits))
-    throw Error("internal: softcapped_nll takes CPU fp32 logits of shape (N, V); use the ATen path for others");
+    throw Error(
+        "internal: softcapped_nll takes CPU fp32 logits of shape (N, V); use the ATen path for "
+        "others");
   const int64_t N = logits.size(0), V = logits.size(1);
   auto x = logits.contiguous();  // (N, V)
   auto [y, b] = prepare(targets, bias, N, V, x.options());
@@ -503,7 +542,8 @@ void softcap_logits_(torch::Tensor& logits, double cap, const torch::Tensor& bia
     throw Error("internal: softcap_logits_ takes contiguous CPU fp32 logits of shape (N, V)");
   const int64_t N = logits.size(0), V = logits.size(1);
   auto b = bias.defined() ? bias.to(torch::kFloat).contiguous() : torch::Tensor();  // (V)
-  if (b.defined() && b.numel() != V) throw Error("internal: softcap_logits_ bias has the wrong length");
+  if (b.defined() && b.numel() != V)
+    throw Error("internal: softcap_logits_ bias has the wrong length");
   if (cap <= 0) {
     if (b.defined()) logits.add_(b);
     return;
@@ -517,9 +557,10 @@ void softcap_logits_(torch::Tensor& logits, double cap, const torch::Tensor& bia
 }
 
 torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& weight,
-                                    const torch::Tensor& targets, double cap, const torch::Tensor& bias,
-                                    LogitWorkspace& workspace) {
-  if (!softcapped_nll_supports(hidden) || !softcapped_nll_supports(weight) || hidden.size(1) != weight.size(1))
+                                    const torch::Tensor& targets, double cap,
+                                    const torch::Tensor& bias, LogitWorkspace& workspace) {
+  if (!softcapped_nll_supports(hidden) || !softcapped_nll_supports(weight) ||
+      hidden.size(1) != weight.size(1))
     throw Error("internal: linear_softcapped_nll takes CPU fp32 hidden (N, d) and weight (V, d)");
   const int64_t N = hidden.size(0), V = weight.size(0);
   auto h = hidden.contiguous();  // (N, d)
@@ -544,8 +585,9 @@ torch::Tensor softcap(torch::Tensor logits, double cap, const torch::Tensor& bia
   return logits;
 }
 
-torch::Tensor softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& W, const torch::Tensor& targets,
-                             double cap, const torch::Tensor& bias, LogitWorkspace& workspace) {
+torch::Tensor softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& W,
+                             const torch::Tensor& targets, double cap, const torch::Tensor& bias,
+                             LogitWorkspace& workspace) {
   if (softcapped_nll_supports(hidden) && softcapped_nll_supports(W))
     return linear_softcapped_nll(hidden, W, targets, cap, bias, workspace);
   auto logits = torch::linear(hidden, W);  // (N, V)

@@ -1,5 +1,6 @@
-// MuonAdamW: AdamW (baseline adamw_step_fused), Muon (Nesterov, Polar Express, NorMuon, cautious WD)
-// and the seed-001 additions: BiEq, momentum cooldown, Neumann-Gram, FP32 master state, moment-free tables.
+// MuonAdamW: AdamW (baseline adamw_step_fused), Muon (Nesterov, Polar Express, NorMuon, cautious
+// WD) and the seed-001 additions: BiEq, momentum cooldown, Neumann-Gram, FP32 master state,
+// moment-free tables.
 #include "engine/optim/muon_adamw.h"
 
 #include <algorithm>
@@ -22,8 +23,11 @@ const std::vector<std::array<double, 3>>& polar_express_coefficients() {
   return c;
 }
 
-torch::Tensor polar_express(const torch::Tensor& g, int steps, double norm, torch::ScalarType dtype) {
-  if (g.dim() < 2) throw Error("polar_express needs a matrix or a stack of matrices; got " + std::to_string(g.dim()) + " dims");
+torch::Tensor polar_express(const torch::Tensor& g, int steps, double norm,
+                            torch::ScalarType dtype) {
+  if (g.dim() < 2)
+    throw Error("polar_express needs a matrix or a stack of matrices; got " +
+                std::to_string(g.dim()) + " dims");
   const auto& coeffs = polar_express_coefficients();
   steps = std::clamp<int>(steps, 0, static_cast<int>(coeffs.size()));
   torch::Tensor x = g.to(dtype);
@@ -57,7 +61,9 @@ torch::Tensor bieq(const torch::Tensor& m, int passes, double alpha) {
 }
 
 torch::Tensor neumann_gram(const torch::Tensor& g, double alpha) {
-  if (g.dim() != 2) throw Error("Neumann-Gram whitening needs a 2-D table gradient; got " + std::to_string(g.dim()) + " dims");
+  if (g.dim() != 2)
+    throw Error("Neumann-Gram whitening needs a 2-D table gradient; got " +
+                std::to_string(g.dim()) + " dims");
   torch::Tensor gf = g.to(torch::kFloat32, false, /*copy=*/true);
   if (alpha == 0.0) return gf;
   torch::Tensor mu = gf.mean(0, /*keepdim=*/true);  // (1, d)
@@ -72,7 +78,7 @@ torch::Tensor normuon(const torch::Tensor& g, torch::Tensor& buf, double beta2) 
   torch::Tensor gf = g.to(torch::kFloat32);
   torch::Tensor v_mean = gf.square().mean(red_dim, /*keepdim=*/true);  // (K, m, 1) or (K, 1, n)
   const double n = static_cast<double>(g.size(red_dim));
-  torch::Tensor v_norm = (v_mean.sum({-2, -1}, true) * n).sqrt();      // (K, 1, 1)
+  torch::Tensor v_norm = (v_mean.sum({-2, -1}, true) * n).sqrt();  // (K, 1, 1)
   buf.lerp_(v_mean.to(buf.scalar_type()), 1.0 - beta2);
   torch::Tensor step = buf.clamp_min(1e-10).rsqrt().to(torch::kFloat32);
   torch::Tensor v_norm_new = ((v_mean * n) * step.square()).sum({-2, -1}, true).sqrt();
@@ -88,17 +94,20 @@ enum class Rule { AdamW, Muon, MomentFree };
 
 const char* rule_name(Rule r) {
   switch (r) {
-    case Rule::AdamW: return "adamw";
-    case Rule::Muon: return "muon";
-    case Rule::MomentFree: return "moment_free";
+    case Rule::AdamW:
+      return "adamw";
+    case Rule::Muon:
+      return "muon";
+    case Rule::MomentFree:
+      return "moment_free";
   }
   return "?";
 }
 
 const std::set<std::string>& known_groups() {
-  static const std::set<std::string> g = {"matrix",     "embedding", "value_embeds", "unembedding", "resid_lambdas",
-                                          "x0_lambdas", "oe_table",  "query_scale",  "grades",      "scalar",
-                                          "level_proj", "position"};
+  static const std::set<std::string> g = {
+      "matrix",   "embedding",   "value_embeds", "unembedding", "resid_lambdas", "x0_lambdas",
+      "oe_table", "query_scale", "grades",       "scalar",      "level_proj",    "position"};
   return g;
 }
 
@@ -173,7 +182,8 @@ struct MuonAdamW::Impl {
     torch::Tensor idx = (q.counts > 0).nonzero().squeeze(1);  // (|visited|,)
     if (idx.numel() == 0) {
       if (grad.defined() && grad.abs().max().item<double>() > 0)
-        throw Error("hashed table '" + q.name + "' has a gradient but no recorded visits; the trainer must call "
+        throw Error("hashed table '" + q.name +
+                    "' has a gradient but no recorded visits; the trainer must call "
                     "accumulate_visits(table, rows) once per micro-step before step()");
       q.counts.zero_();
       return;
@@ -184,8 +194,8 @@ struct MuonAdamW::Impl {
     }
     q.t += 1;
     const double lr = q.base_lr * lrm;
-    torch::Tensor n = q.counts.index_select(0, idx).unsqueeze(1);            // (|V|, 1)
-    torch::Tensor gb = grad.index_select(0, idx).to(torch::kFloat32) / n;    // (|V|, d/4)
+    torch::Tensor n = q.counts.index_select(0, idx).unsqueeze(1);          // (|V|, 1)
+    torch::Tensor gb = grad.index_select(0, idx).to(torch::kFloat32) / n;  // (|V|, d/4)
     if (cfg.table_neumann) gb = neumann_gram(gb, ramp(q.t, cfg.neumann_tau));
     const double rms = std::max(gb.square().mean().sqrt().item<double>(), 1e-30);
     torch::Tensor rows = q.p.index_select(0, idx).to(torch::kFloat32) - gb * (lr / rms);
@@ -200,14 +210,15 @@ struct MuonAdamW::Impl {
       Param& q = params[i];
       q.t += 1;
       torch::Tensor g = q.p.grad();
-      gs.push_back(g.defined() ? g.to(torch::kFloat32) : torch::zeros(gr.shape, q.p.options().dtype(torch::kFloat32)));
+      gs.push_back(g.defined() ? g.to(torch::kFloat32)
+                               : torch::zeros(gr.shape, q.p.options().dtype(torch::kFloat32)));
       ps.push_back(q.p.to(torch::kFloat32));
     }
     const int64_t t = params[gr.members.front()].t;
-    torch::Tensor g = torch::stack(gs);   // (K, m, n)
-    torch::Tensor P = torch::stack(ps);   // (K, m, n)
+    torch::Tensor g = torch::stack(gs);  // (K, m, n)
+    torch::Tensor P = torch::stack(ps);  // (K, m, n)
     gr.momentum.lerp_(g, 1.0 - mu);
-    g = g.lerp(gr.momentum, mu);          // Nesterov
+    g = g.lerp(gr.momentum, mu);  // Nesterov
     if (cfg.bieq) g = bieq(g, cfg.bieq_passes, ramp(t, cfg.bieq_tau));
     torch::Tensor x = polar_express(g, cfg.ns_steps, cfg.polar_norm, polar_dtype(P));
     if (cfg.normuon) x = normuon(x, gr.second, cfg.muon_beta2);
@@ -217,15 +228,17 @@ struct MuonAdamW::Impl {
     torch::Tensor decay = P * wd;
     if (cfg.cautious_wd) decay = decay * ((xf * P) >= 0).to(torch::kFloat32);
     P.sub_(xf * lr + decay * lr);
-    for (size_t k = 0; k < gr.members.size(); ++k) params[gr.members[k]].p.copy_(P[static_cast<int64_t>(k)]);
+    for (size_t k = 0; k < gr.members.size(); ++k)
+      params[gr.members[k]].p.copy_(P[static_cast<int64_t>(k)]);
   }
 };
 
-MuonAdamW::MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps, std::vector<TaggedParam> list,
-                     MuonAdamWOptions opts)
+MuonAdamW::MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps,
+                     std::vector<TaggedParam> list, MuonAdamWOptions opts)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  if (d_model <= 0) throw Error("MuonAdamW needs the model width d > 0 (got " + std::to_string(d_model) + ")");
+  if (d_model <= 0)
+    throw Error("MuonAdamW needs the model width d > 0 (got " + std::to_string(d_model) + ")");
   m.cfg = cfg;
   m.d_model = d_model;
   m.sched = Schedule::from_config(cfg, total_steps);
@@ -238,10 +251,13 @@ MuonAdamW::MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps, s
     if (!known_groups().count(tp.group)) {
       std::string all;
       for (const auto& g : known_groups()) all += (all.empty() ? "" : ", ") + g;
-      throw Error("parameter '" + tp.name + "' has unknown optimizer group '" + tp.group + "'; use one of: " + all);
+      throw Error("parameter '" + tp.name + "' has unknown optimizer group '" + tp.group +
+                  "'; use one of: " + all);
     }
-    if (!tp.tensor.defined()) throw Error("parameter '" + tp.name + "' is an undefined tensor; pass the model's tensors");
-    if (m.by_name.count(tp.name)) throw Error("parameter name '" + tp.name + "' appears twice; names must be unique");
+    if (!tp.tensor.defined())
+      throw Error("parameter '" + tp.name + "' is an undefined tensor; pass the model's tensors");
+    if (m.by_name.count(tp.name))
+      throw Error("parameter name '" + tp.name + "' appears twice; names must be unique");
     Impl::Param q;
     q.name = tp.name;
     q.group = tp.group;
@@ -292,13 +308,15 @@ MuonAdamW::MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps, s
       q.base_lr = cfg.scalar_lr;
     }
     if (q.neumann && q.p.dim() != 2)
-      throw Error("Neumann-Gram needs 2-D tables but '" + q.name + "' has " + std::to_string(q.p.dim()) + " dims");
+      throw Error("Neumann-Gram needs 2-D tables but '" + q.name + "' has " +
+                  std::to_string(q.p.dim()) + " dims");
     if (q.rule == Rule::AdamW) {
       const bool widen = embedding_like && fp32_state;
       const auto sdt = widen ? torch::kFloat32 : q.p.scalar_type();
       q.exp_avg = torch::zeros_like(q.p, q.p.options().dtype(sdt));
       q.exp_avg_sq = torch::zeros_like(q.p, q.p.options().dtype(sdt));
-      if (widen && q.p.scalar_type() != torch::kFloat32) q.master = q.p.detach().to(torch::kFloat32).clone();
+      if (widen && q.p.scalar_type() != torch::kFloat32)
+        q.master = q.p.detach().to(torch::kFloat32).clone();
     }
     m.by_name[q.name] = m.params.size();
     m.params.push_back(std::move(q));
@@ -310,7 +328,8 @@ MuonAdamW::MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps, s
     const auto opt = m.params[members.front()].p.options().dtype(torch::kFloat32);
     const int64_t k = static_cast<int64_t>(members.size());
     gr.momentum = torch::zeros({k, shape[0], shape[1]}, opt);
-    gr.second = shape[0] >= shape[1] ? torch::zeros({k, shape[0], 1}, opt) : torch::zeros({k, 1, shape[1]}, opt);
+    gr.second = shape[0] >= shape[1] ? torch::zeros({k, shape[0], 1}, opt)
+                                     : torch::zeros({k, 1, shape[1]}, opt);
     for (size_t i = 0; i < members.size(); ++i) {
       m.params[members[i]].muon_group = static_cast<int>(m.groups.size());
       m.params[members[i]].muon_index = static_cast<int64_t>(i);
@@ -324,17 +343,21 @@ MuonAdamW::~MuonAdamW() = default;
 void MuonAdamW::accumulate_visits(const std::string& table_name, const torch::Tensor& rows) {
   auto it = impl_->by_name.find(table_name);
   if (it == impl_->by_name.end())
-    throw Error("accumulate_visits: no parameter named '" + table_name + "'; pass the hashed table's parameter name");
+    throw Error("accumulate_visits: no parameter named '" + table_name +
+                "'; pass the hashed table's parameter name");
   auto& q = impl_->params[it->second];
-  if (q.group != "oe_table") throw Error("accumulate_visits: '" + table_name + "' is not a hashed table (group " + q.group + ")");
+  if (q.group != "oe_table")
+    throw Error("accumulate_visits: '" + table_name + "' is not a hashed table (group " + q.group +
+                ")");
   if (q.rule != Rule::MomentFree) return;  // AdamW tables need no counts
   torch::NoGradGuard ng;
   torch::Tensor r = rows.reshape({-1}).to(q.counts.device(), torch::kLong);  // (B·T,)
   if (r.numel() == 0) return;
   const int64_t lo = r.min().item<int64_t>(), hi = r.max().item<int64_t>();
   if (lo < 0 || hi >= q.counts.size(0))
-    throw Error("accumulate_visits: row index out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                "] for table '" + table_name + "' with " + std::to_string(q.counts.size(0)) + " rows");
+    throw Error("accumulate_visits: row index out of range [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "] for table '" + table_name + "' with " +
+                std::to_string(q.counts.size(0)) + " rows");
   q.counts.index_add_(0, r, torch::ones({r.numel()}, q.counts.options()));
 }
 
@@ -347,10 +370,13 @@ StepInfo MuonAdamW::step(int64_t step_index) {
   info.muon_momentum = m.sched.muon_momentum(step_index);
   info.muon_weight_decay = m.sched.muon_weight_decay(step_index);
   for (auto& q : m.params) {
-    if (q.rule == Rule::AdamW) m.adamw_step(q, info.lr_multiplier);
-    else if (q.rule == Rule::MomentFree) m.moment_free_step(q, info.lr_multiplier);
+    if (q.rule == Rule::AdamW)
+      m.adamw_step(q, info.lr_multiplier);
+    else if (q.rule == Rule::MomentFree)
+      m.moment_free_step(q, info.lr_multiplier);
   }
-  for (auto& gr : m.groups) m.muon_step(gr, info.lr_multiplier, info.muon_momentum, info.muon_weight_decay);
+  for (auto& gr : m.groups)
+    m.muon_step(gr, info.lr_multiplier, info.muon_momentum, info.muon_weight_decay);
   if (!m.groups.empty()) {
     const int64_t t = m.params[m.groups.front().members.front()].t;
     info.bieq_alpha = m.cfg.bieq ? ramp(t, m.cfg.bieq_tau) : 0.0;
@@ -372,7 +398,8 @@ std::vector<std::pair<std::string, torch::Tensor>> MuonAdamW::state_tensors() co
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (const auto& q : impl_->params) {
     if (q.exp_avg.defined()) out.emplace_back(q.name + ".exp_avg", q.exp_avg.detach().clone());
-    if (q.exp_avg_sq.defined()) out.emplace_back(q.name + ".exp_avg_sq", q.exp_avg_sq.detach().clone());
+    if (q.exp_avg_sq.defined())
+      out.emplace_back(q.name + ".exp_avg_sq", q.exp_avg_sq.detach().clone());
     if (q.master.defined()) out.emplace_back(q.name + ".master", q.master.detach().clone());
     if (q.rule == Rule::Muon) {
       const auto& gr = impl_->groups[static_cast<size_t>(q.muon_group)];
@@ -383,7 +410,8 @@ std::vector<std::pair<std::string, torch::Tensor>> MuonAdamW::state_tensors() co
   return out;
 }
 
-void MuonAdamW::load_state_tensors(const std::vector<std::pair<std::string, torch::Tensor>>& tensors) {
+void MuonAdamW::load_state_tensors(
+    const std::vector<std::pair<std::string, torch::Tensor>>& tensors) {
   std::unordered_map<std::string, torch::Tensor> byname;
   for (const auto& [n, t] : tensors) byname[n] = t;
   torch::NoGradGuard ng;
@@ -391,13 +419,15 @@ void MuonAdamW::load_state_tensors(const std::vector<std::pair<std::string, torc
     auto it = byname.find(key);
     if (it == byname.end()) {
       if (required)
-        throw Error("optimizer state '" + key + "' is missing from the checkpoint; resume from a checkpoint written "
+        throw Error("optimizer state '" + key +
+                    "' is missing from the checkpoint; resume from a checkpoint written "
                     "with the same model and optimizer settings, or start the optimizer fresh");
       return false;
     }
     if (it->second.sizes() != dst.sizes())
-      throw Error("optimizer state '" + key + "' has shape " + shape_str(it->second.sizes().vec()) + " but " +
-                  shape_str(dst.sizes().vec()) + " is expected; the checkpoint belongs to a different model shape");
+      throw Error("optimizer state '" + key + "' has shape " + shape_str(it->second.sizes().vec()) +
+                  " but " + shape_str(dst.sizes().vec()) +
+                  " is expected; the checkpoint belongs to a different model shape");
     dst.copy_(it->second);
     byname.erase(it);
     return true;
@@ -405,7 +435,8 @@ void MuonAdamW::load_state_tensors(const std::vector<std::pair<std::string, torc
   for (auto& q : impl_->params) {
     if (q.exp_avg.defined()) take(q.name + ".exp_avg", q.exp_avg, true);
     if (q.exp_avg_sq.defined()) take(q.name + ".exp_avg_sq", q.exp_avg_sq, true);
-    if (q.master.defined() && !take(q.name + ".master", q.master, false)) q.master.copy_(q.p.detach());
+    if (q.master.defined() && !take(q.name + ".master", q.master, false))
+      q.master.copy_(q.p.detach());
     if (q.rule == Rule::Muon) {
       auto& gr = impl_->groups[static_cast<size_t>(q.muon_group)];
       take(q.name + ".momentum_buffer", gr.momentum[q.muon_index], true);
@@ -413,8 +444,9 @@ void MuonAdamW::load_state_tensors(const std::vector<std::pair<std::string, torc
     }
   }
   if (!byname.empty())
-    throw Error("optimizer state '" + byname.begin()->first + "' matches no parameter of this model (" +
-                std::to_string(byname.size()) + " unmatched); the checkpoint was written for a different model or optimizer");
+    throw Error("optimizer state '" + byname.begin()->first +
+                "' matches no parameter of this model (" + std::to_string(byname.size()) +
+                " unmatched); the checkpoint was written for a different model or optimizer");
 }
 
 nlohmann::json MuonAdamW::scalar_state() const {
@@ -425,19 +457,25 @@ nlohmann::json MuonAdamW::scalar_state() const {
 
 void MuonAdamW::load_scalar_state(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("steps") || !j["steps"].is_object())
-    throw Error("optimizer scalar state must be an object with 'steps'; the checkpoint sidecar is damaged or from another tool");
+    throw Error(
+        "optimizer scalar state must be an object with 'steps'; the checkpoint sidecar is damaged "
+        "or from another tool");
   for (auto& q : impl_->params) {
     if (!j["steps"].contains(q.name))
-      throw Error("optimizer scalar state has no step count for '" + q.name + "'; resume with the same model settings");
+      throw Error("optimizer scalar state has no step count for '" + q.name +
+                  "'; resume with the same model settings");
     q.t = j["steps"][q.name].get<int64_t>();
   }
 }
 
-const Schedule& MuonAdamW::schedule() const { return impl_->sched; }
+const Schedule& MuonAdamW::schedule() const {
+  return impl_->sched;
+}
 
 std::vector<ParamPlan> MuonAdamW::plan() const {
   std::vector<ParamPlan> out;
-  for (const auto& q : impl_->params) out.push_back({q.name, q.group, rule_name(q.rule), q.base_lr, q.p.sizes().vec()});
+  for (const auto& q : impl_->params)
+    out.push_back({q.name, q.group, rule_name(q.rule), q.base_lr, q.p.sizes().vec()});
   return out;
 }
 

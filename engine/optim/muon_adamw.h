@@ -1,5 +1,6 @@
 // MuonAdamW: the baseline optimizer (AdamW groups + Muon/NorMuon with Polar Express) with every
-// seed-001 switch (BiEq, momentum cooldown, Neumann-Gram, FP32 embedding state, moment-free tables).
+// seed-001 switch (BiEq, momentum cooldown, Neumann-Gram, FP32 embedding state, moment-free
+// tables).
 #pragma once
 #include <torch/torch.h>
 
@@ -32,7 +33,8 @@ namespace gllm::optim {
 // - Progress p for the LR, weight-decay and cooldown schedules is step/steps, or with
 //   progress_skip = 11 the seed's min(max(step − 11, 0)/(953 − 11), 1).
 
-// One trainable tensor as the model lists it (GPT::tagged_parameters() maps 1:1; pass only trainable ones). Known group tags:
+// One trainable tensor as the model lists it (GPT::tagged_parameters() maps 1:1; pass only
+// trainable ones). Known group tags:
 //   matrix        2-D weights inside the blocks (c_q, c_k, c_v, c_proj, c_fc, ve_gate): Muon
 //   embedding     wte (V, d)                              AdamW, embedding_lr·s, Neumann-Gram
 //   value_embeds  each value-embedding table (V, d)       AdamW, embedding_lr·s, Neumann-Gram
@@ -67,16 +69,17 @@ struct ParamPlan {
 };
 
 struct MuonAdamWOptions {
-  double grade_lr = 0.01;        // LR of "grades" parameters (GradingConfig::grade_lr)
-  double level_proj_lr = 0.001;  // LR of "level_proj" parameters (no paper value; small, Ω_orth keeps P orthonormal)
+  double grade_lr = 0.01;  // LR of "grades" parameters (GradingConfig::grade_lr)
+  double level_proj_lr =
+      0.001;  // LR of "level_proj" parameters (no paper value; small, Ω_orth keeps P orthonormal)
 };
 
 class MuonAdamW {
  public:
   // d_model sets s = (d/768)^-0.5; total_steps fixes the schedule. Throws gllm::Error on an unknown
   // group tag, a duplicate name, a non-2-D matrix/table, or a tensor without requires_grad.
-  MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps, std::vector<TaggedParam> params,
-            MuonAdamWOptions opts = {});
+  MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps,
+            std::vector<TaggedParam> params, MuonAdamWOptions opts = {});
   ~MuonAdamW();
   MuonAdamW(const MuonAdamW&) = delete;
   MuonAdamW& operator=(const MuonAdamW&) = delete;
@@ -113,14 +116,16 @@ class MuonAdamW {
 // Building blocks, exposed for tests and benchmarks.
 // Polar Express on (..., m, n): X ← G/(‖G‖_F·norm + 1e-6), then the five baseline iterations
 // (the first `steps` of them), computed in `dtype`. Returns `dtype`.
-torch::Tensor polar_express(const torch::Tensor& g, int steps, double norm, torch::ScalarType dtype);
+torch::Tensor polar_express(const torch::Tensor& g, int steps, double norm,
+                            torch::ScalarType dtype);
 // Two-sided RMS equilibration: `passes` Gauss–Seidel rounds of M ← diag(r)^-α M (row RMS r), then
 // M ← M diag(c)^-α (column RMS c of the updated M). α = 0 is the identity. fp32 in, fp32 out.
 torch::Tensor bieq(const torch::Tensor& m, int passes, double alpha);
 // Right-projected Neumann-Gram whitening of G (V, d): μ = mean over rows, U = G − μ,
 // U_w = U − ½α·U(UᵀU)/(‖UᵀU‖_F + 1e-30), result μ + U_w. fp32.
 torch::Tensor neumann_gram(const torch::Tensor& g, double alpha);
-// NorMuon variance reduction on (K, m, n) with its fp32 buffer (K, m, 1) or (K, 1, n), in place on buf.
+// NorMuon variance reduction on (K, m, n) with its fp32 buffer (K, m, 1) or (K, 1, n), in place on
+// buf.
 torch::Tensor normuon(const torch::Tensor& g, torch::Tensor& buf, double beta2);
 // The five (a, b, c) Polar Express triples of baseline.md §2.4.
 const std::vector<std::array<double, 3>>& polar_express_coefficients();

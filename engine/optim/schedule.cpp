@@ -1,5 +1,5 @@
-// Schedules of the baseline (AR train.py get_lr_multiplier, momentum, weight decay) and the seed-001
-// changes (momentum cooldown, cosine weight decay, progress offset, homotopy ramps).
+// Schedules of the baseline (AR train.py get_lr_multiplier, momentum, weight decay) and the
+// seed-001 changes (momentum cooldown, cosine weight decay, progress offset, homotopy ramps).
 #include "engine/optim/schedule.h"
 
 #include <algorithm>
@@ -11,8 +11,8 @@ namespace gllm::optim {
 
 Schedule Schedule::from_config(const OptimConfig& c, int64_t total_steps) {
   if (total_steps < 1)
-    throw Error("optimizer schedule needs at least one training step (got " + std::to_string(total_steps) +
-                "); set train.steps to a positive number");
+    throw Error("optimizer schedule needs at least one training step (got " +
+                std::to_string(total_steps) + "); set train.steps to a positive number");
   Schedule s;
   s.total_steps = total_steps;
   s.progress_skip = std::min<int64_t>(c.progress_skip, std::max<int64_t>(total_steps - 1, 0));
@@ -42,8 +42,8 @@ double Schedule::lr_multiplier(int64_t step) const {
 }
 
 double Schedule::muon_momentum(int64_t step) const {
-  const double f = momentum_warmup <= 0 ? 1.0
-                                        : std::min(static_cast<double>(step) / momentum_warmup, 1.0);
+  const double f =
+      momentum_warmup <= 0 ? 1.0 : std::min(static_cast<double>(step) / momentum_warmup, 1.0);
   double mu = (1.0 - f) * momentum_start + f * momentum_end;
   if (momentum_cooldown && warmdown_ratio > 0) {
     const double p = progress(step);

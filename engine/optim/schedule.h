@@ -1,5 +1,6 @@
-// Training schedules of the baseline and seed 001: progress, flat-then-linear warmdown LR multiplier,
-// Muon momentum warm-up and warmdown cooldown, linear or cosine weight decay, the BiEq/Neumann ramps.
+// Training schedules of the baseline and seed 001: progress, flat-then-linear warmdown LR
+// multiplier, Muon momentum warm-up and warmdown cooldown, linear or cosine weight decay, the
+// BiEq/Neumann ramps.
 #pragma once
 #include <cstdint>
 
@@ -10,7 +11,7 @@ namespace gllm::optim {
 // All schedule values are functions of the 0-based step index (the step being taken).
 struct Schedule {
   int64_t total_steps = 1;
-  int64_t progress_skip = 0;   // seed 001: p_t = min(max(step − 11, 0) / (953 − 11), 1)
+  int64_t progress_skip = 0;  // seed 001: p_t = min(max(step − 11, 0) / (953 − 11), 1)
   double warmdown_ratio = 0.5;
   double final_lr_frac = 0.0;
   double momentum_start = 0.85;

@@ -47,8 +47,8 @@ double incomplete_beta(double a, double b, double x) {
   if (!(a > 0) || !(b > 0)) throw Error("incomplete_beta: a and b must be positive");
   if (!(x >= 0 && x <= 1)) throw Error("incomplete_beta: x must lie in [0, 1]");
   if (x == 0 || x == 1) return x;
-  double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                     b * std::log1p(-x);
+  double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   double front = std::exp(log_front);
   if (x < (a + 1.0) / (a + b + 2.0)) return front * beta_continued_fraction(a, b, x) / a;
   return 1.0 - front * beta_continued_fraction(b, a, 1.0 - x) / b;
@@ -77,8 +77,10 @@ double student_t_quantile(double p, double df) {
   for (int i = 0; i < 200; ++i) {
     double mid = 0.5 * (lo + hi);
     if (mid == lo || mid == hi) break;
-    if (student_t_cdf(mid, df) < p) lo = mid;
-    else hi = mid;
+    if (student_t_cdf(mid, df) < p)
+      lo = mid;
+    else
+      hi = mid;
   }
   return 0.5 * (lo + hi);
 }
@@ -137,12 +139,13 @@ Paired difference_of_differences(const std::vector<double>& a0, const std::vecto
 }
 
 double descriptive_ratio(const Paired& numerator, const Paired& denominator) {
-  if (denominator.delta.mean == 0) throw Error("descriptive ratio: the denominator contrast is zero");
+  if (denominator.delta.mean == 0)
+    throw Error("descriptive ratio: the denominator contrast is zero");
   return numerator.delta.mean / denominator.delta.mean;
 }
 
 nlohmann::json to_json(const Summary& s) {
-  return {{"n", s.n},          {"mean", s.mean},       {"sd", s.sd},
+  return {{"n", s.n},           {"mean", s.mean},       {"sd", s.sd},
           {"ci_low", s.ci_low}, {"ci_high", s.ci_high}, {"level", s.level}};
 }
 

@@ -18,8 +18,8 @@ double student_t_quantile(double p, double df);
 struct Summary {
   int n = 0;
   double mean = 0;
-  double sd = 0;       // sample standard deviation (n−1); 0 when n == 1
-  double ci_low = 0;   // mean − t_{(1+level)/2, n−1} · sd / √n (equal to mean when n == 1)
+  double sd = 0;      // sample standard deviation (n−1); 0 when n == 1
+  double ci_low = 0;  // mean − t_{(1+level)/2, n−1} · sd / √n (equal to mean when n == 1)
   double ci_high = 0;
   double level = 0.95;
 };

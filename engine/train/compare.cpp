@@ -43,27 +43,31 @@ nlohmann::json with_interval(nlohmann::json j) {
 std::vector<ArmRuns> group_by_arm(const std::vector<RunInfo>& runs) {
   std::vector<ArmRuns> arms;
   for (const auto& r : runs) {
-    auto it = std::find_if(arms.begin(), arms.end(), [&](const ArmRuns& a) { return a.arm == r.name; });
+    auto it =
+        std::find_if(arms.begin(), arms.end(), [&](const ArmRuns& a) { return a.arm == r.name; });
     if (it == arms.end()) {
       arms.push_back({r.name, {}});
       it = arms.end() - 1;
     }
     for (const auto& e : it->runs)
       if (e.seed == r.seed)
-        throw Error("arm '" + r.name + "' has two runs with seed " + std::to_string(r.seed) + " (" + e.dir +
-                    " and " + r.dir + "); pass one run per arm and seed");
+        throw Error("arm '" + r.name + "' has two runs with seed " + std::to_string(r.seed) + " (" +
+                    e.dir + " and " + r.dir + "); pass one run per arm and seed");
     it->runs.push_back(r);
   }
   for (auto& a : arms)
-    std::sort(a.runs.begin(), a.runs.end(), [](const RunInfo& x, const RunInfo& y) { return x.seed < y.seed; });
+    std::sort(a.runs.begin(), a.runs.end(),
+              [](const RunInfo& x, const RunInfo& y) { return x.seed < y.seed; });
   return arms;
 }
 
 nlohmann::json compare_runs(const std::vector<RunInfo>& runs, const std::string& baseline_arm,
                             const std::string& metric, bool two_by_two) {
   auto arms = group_by_arm(runs);
-  auto base_it = std::find_if(arms.begin(), arms.end(), [&](const ArmRuns& a) { return a.arm == baseline_arm; });
-  if (base_it == arms.end()) throw Error("no run of the baseline arm '" + baseline_arm + "' among the runs given");
+  auto base_it = std::find_if(arms.begin(), arms.end(),
+                              [&](const ArmRuns& a) { return a.arm == baseline_arm; });
+  if (base_it == arms.end())
+    throw Error("no run of the baseline arm '" + baseline_arm + "' among the runs given");
   // Baseline first, the rest in order of appearance.
   std::vector<ArmRuns> ordered{*base_it};
   for (const auto& a : arms)
@@ -123,16 +127,17 @@ nlohmann::json compare_runs(const std::vector<RunInfo>& runs, const std::string&
     auto dod = stats::difference_of_differences(c00, c01, c10, c11);
     out["dod"] = with_interval(stats::to_json(dod));
     out["dod"]["seeds"] = seeds;
-    out["dod"]["formula"] = "(" + ordered[3].arm + " - " + ordered[2].arm + ") - (" + ordered[1].arm + " - " +
-                            ordered[0].arm + ")";
+    out["dod"]["formula"] = "(" + ordered[3].arm + " - " + ordered[2].arm + ") - (" +
+                            ordered[1].arm + " - " + ordered[0].arm + ")";
   }
   return out;
 }
 
-nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::string& metric, double target,
-                                const std::string& uniform_arm) {
+nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::string& metric,
+                                double target, const std::string& uniform_arm) {
   if (metric != "val_bpb" && metric != "heldout_bpb")
-    throw Error("token efficiency reads val_bpb or heldout_bpb from metrics.jsonl; got '" + metric + "'");
+    throw Error("token efficiency reads val_bpb or heldout_bpb from metrics.jsonl; got '" + metric +
+                "'");
   struct Row {
     const RunInfo* run;
     FirstReach reach;
@@ -165,13 +170,16 @@ nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::str
   nlohmann::json list = nlohmann::json::array();
   std::map<std::string, std::vector<double>> ratios_by_arm;
   for (const auto& row : rows) {
-    nlohmann::json j = {{"dir", row.run->dir}, {"arm", row.run->name}, {"seed", row.run->seed},
+    nlohmann::json j = {{"dir", row.run->dir},
+                        {"arm", row.run->name},
+                        {"seed", row.run->seed},
                         {"reached", row.reach.found}};
     if (row.reach.found) {
       j["tokens"] = row.reach.tokens;
       j["step"] = row.reach.step;
       j["value"] = row.reach.value;
-      double denom = uni_tokens.count(row.run->seed) ? uni_tokens[row.run->seed] : (uni_n ? uni_sum / uni_n : 0.0);
+      double denom = uni_tokens.count(row.run->seed) ? uni_tokens[row.run->seed]
+                                                     : (uni_n ? uni_sum / uni_n : 0.0);
       if (denom > 0) {
         double ratio = row.reach.tokens / denom;
         j["ratio_to_uniform"] = ratio;
@@ -190,8 +198,10 @@ nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::str
   for (auto& [arm, rs] : ratios_by_arm)
     arms[arm] = with_interval(stats::to_json(stats::summarize(rs)));
   out["arms"] = arms;
-  if (uniform.empty()) out["note"] = "no uniform arm among the runs; give --uniform ARM";
-  else if (uni_n == 0) out["note"] = "the uniform arm never reached the target; lower --target";
+  if (uniform.empty())
+    out["note"] = "no uniform arm among the runs; give --uniform ARM";
+  else if (uni_n == 0)
+    out["note"] = "the uniform arm never reached the target; lower --target";
   return out;
 }
 

@@ -25,7 +25,7 @@ nlohmann::json compare_runs(const std::vector<RunInfo>& runs, const std::string&
 // Token efficiency: for each run, the tokens at which `metric` first reaches `target` (from
 // metrics.jsonl), and the ratio to the uniform arm's tokens (matched by seed when it has that
 // seed, else its mean over seeds). Seed 000 Prop. 7(ii) predicts ratio ≈ Λ(g) < 1 in the cone.
-nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::string& metric, double target,
-                                const std::string& uniform_arm);
+nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::string& metric,
+                                double target, const std::string& uniform_arm);
 
 }  // namespace gllm

@@ -9,15 +9,15 @@ namespace gllm {
 
 // After every optimizer step.
 struct StepRecord {
-  int64_t step = 0;          // 1-based count of optimizer steps done
+  int64_t step = 0;  // 1-based count of optimizer steps done
   int64_t total_steps = 0;
-  int64_t tokens = 0;        // training tokens consumed so far
-  double loss = 0;           // mean training loss of this step (nats/token)
-  double lr_scale = 1;       // schedule multiplier of this step
-  double tokens_per_s = 0;   // this run's throughput since start or resume
-  double wall_s = 0;         // seconds since the run (or resume) started, plus earlier segments
-  double peak_mem_mib = 0;   // measured peak: CUDA allocator on GPU, process peak RSS on CPU
-  double flops = 0;          // analytic training FLOPs so far
+  int64_t tokens = 0;       // training tokens consumed so far
+  double loss = 0;          // mean training loss of this step (nats/token)
+  double lr_scale = 1;      // schedule multiplier of this step
+  double tokens_per_s = 0;  // this run's throughput since start or resume
+  double wall_s = 0;        // seconds since the run (or resume) started, plus earlier segments
+  double peak_mem_mib = 0;  // measured peak: CUDA allocator on GPU, process peak RSS on CPU
+  double flops = 0;         // analytic training FLOPs so far
 };
 
 // After a validation ("val") or held-out ("heldout") evaluation.
@@ -53,14 +53,14 @@ struct FinishedRecord {
   std::string status;  // "completed" | "cancelled" | "diverged"
   int64_t step = 0;
   int64_t tokens = 0;
-  double final_loss = 0;   // training loss of the last step
-  double val_bpb = -1;     // last validation BPB (-1 when none)
-  double heldout_bpb = -1; // held-out BPB at the end (-1 when not evaluated)
+  double final_loss = 0;    // training loss of the last step
+  double val_bpb = -1;      // last validation BPB (-1 when none)
+  double heldout_bpb = -1;  // held-out BPB at the end (-1 when not evaluated)
   double tokens_per_s = 0;
   double peak_mem_mib = 0;
   double analytic_mem_mib = 0;
   double wall_s = 0;
-  std::string message;     // human-readable line (e.g. why it diverged)
+  std::string message;  // human-readable line (e.g. why it diverged)
 };
 
 // Plain callbacks, called on the run's worker thread. Implementations must be quick and
@@ -68,7 +68,8 @@ struct FinishedRecord {
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
-  virtual void on_start(const std::string& /*run_dir*/, int64_t /*start_step*/, int64_t /*total_steps*/) {}
+  virtual void on_start(const std::string& /*run_dir*/, int64_t /*start_step*/,
+                        int64_t /*total_steps*/) {}
   virtual void on_step(const StepRecord&) {}
   virtual void on_eval(const EvalRecord&) {}
   virtual void on_checkpoint(const CheckpointRecord&) {}

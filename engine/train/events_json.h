@@ -7,7 +7,8 @@
 
 namespace gllm {
 
-// A metrics.jsonl step line: step, tokens, loss, lr_scale, tokens_per_s, peak_mem_mib, wall_s, flops.
+// A metrics.jsonl step line: step, tokens, loss, lr_scale, tokens_per_s, peak_mem_mib, wall_s,
+// flops.
 nlohmann::json to_json(const StepRecord& r);
 // Reads what to_json wrote; a missing or mistyped key keeps the field's default.
 StepRecord step_record_from_json(const nlohmann::json& j);

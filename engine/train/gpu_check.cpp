@@ -27,7 +27,8 @@ std::string fmt(double v) {
   return s.str();
 }
 
-CheckResult bounded(const std::string& name, const std::string& what, double value, double bound, nlohmann::json numbers) {
+CheckResult bounded(const std::string& name, const std::string& what, double value, double bound,
+                    nlohmann::json numbers) {
   CheckResult r;
   r.name = name;
   r.status = std::isfinite(value) && value <= bound ? "pass" : "fail";
@@ -38,8 +39,8 @@ CheckResult bounded(const std::string& name, const std::string& what, double val
   return r;
 }
 
-// A small graded GPT (EG-MHSA with random grades, hashed tables, value embeddings, one short window)
-// with weights perturbed away from the initialisation so every part matters.
+// A small graded GPT (EG-MHSA with random grades, hashed tables, value embeddings, one short
+// window) with weights perturbed away from the initialisation so every part matters.
 RunConfig check_config(int64_t T) {
   RunConfig c;
   c.model.depth = 0;
@@ -91,8 +92,9 @@ double rel_max(const torch::Tensor& a, const torch::Tensor& ref) {
 torch::Tensor window_mask(int64_t T, int64_t window, const torch::TensorOptions& opts) {
   auto i = torch::arange(T, opts.dtype(torch::kLong)).unsqueeze(1);  // (T, 1)
   auto j = torch::arange(T, opts.dtype(torch::kLong)).unsqueeze(0);  // (1, T)
-  auto keep = (j <= i).logical_and(i - j <= window);                    // (T, T)
-  return torch::zeros({T, T}, opts).masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+  auto keep = (j <= i).logical_and(i - j <= window);                 // (T, T)
+  return torch::zeros({T, T}, opts)
+      .masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
 }
 
 }  // namespace
@@ -104,23 +106,27 @@ bool GpuCheckReport::passed() const {
 }
 
 nlohmann::json GpuCheckReport::to_json() const {
-  nlohmann::json j = {{"device", device}, {"passed", passed()}, {"checks", nlohmann::json::array()}};
+  nlohmann::json j = {
+      {"device", device}, {"passed", passed()}, {"checks", nlohmann::json::array()}};
   if (!skipped.empty()) j["skipped"] = skipped;
   for (const auto& c : checks)
-    j["checks"].push_back({{"name", c.name}, {"status", c.status}, {"detail", c.detail}, {"numbers", c.numbers}});
+    j["checks"].push_back(
+        {{"name", c.name}, {"status", c.status}, {"detail", c.detail}, {"numbers", c.numbers}});
   j["torch"] = torch_build().version;
   return j;
 }
 
 GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
   GpuCheckReport rep;
-  if (opt.device != "cuda" && opt.device != "cpu") throw Error("check device \"" + opt.device + "\"; use cuda or cpu");
+  if (opt.device != "cuda" && opt.device != "cpu")
+    throw Error("check device \"" + opt.device + "\"; use cuda or cpu");
   if (opt.device == "cuda" && !cuda_available()) {
     rep.skipped = "no CUDA device";
     rep.device = "none";
     return rep;
   }
-  const torch::Device dev = opt.device == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  const torch::Device dev =
+      opt.device == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   rep.device = dev.str();
   // fp32 comparisons mean fp32: no TF32 tensor-core rounding on Ampere and later.
   const bool tf32_cublas = at::globalContext().allowTF32CuBLAS();
@@ -141,7 +147,8 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
     lc.total.backward();
     auto ld = m->loss(idx.to(dev), tgt.to(dev));
     ld.total.backward();
-    const double dl = std::abs(ld.total.item<double>() - lc.total.item<double>()) / std::abs(lc.total.item<double>());
+    const double dl = std::abs(ld.total.item<double>() - lc.total.item<double>()) /
+                      std::abs(lc.total.item<double>());
     auto logits_c = ref->forward(idx).detach();
     auto logits_d = m->forward(idx.to(dev)).detach();
     const double dlog = rel_max(logits_d, logits_c);
@@ -153,9 +160,11 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
       double e = rel_max(pd[i].param.grad(), pc[i].param.grad());
       if (e > dgrad) dgrad = e, worst = pc[i].name;
     }
-    rep.checks.push_back(bounded("forward_backward_vs_cpu", "max relative |Δlogits|", dlog, 1e-4,
-                                 {{"loss_rel_diff", dl}, {"max_grad_rel_diff", dgrad}, {"worst_grad", worst}}));
-    rep.checks.back().detail += ", loss rel " + fmt(dl) + ", max grad rel " + fmt(dgrad) + " (" + worst + ")";
+    rep.checks.push_back(
+        bounded("forward_backward_vs_cpu", "max relative |Δlogits|", dlog, 1e-4,
+                {{"loss_rel_diff", dl}, {"max_grad_rel_diff", dgrad}, {"worst_grad", worst}}));
+    rep.checks.back().detail +=
+        ", loss rel " + fmt(dl) + ", max grad rel " + fmt(dgrad) + " (" + worst + ")";
     if (dgrad > 1e-3 || dl > 1e-5) rep.checks.back().status = "fail";
   }
 
@@ -172,13 +181,16 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
       l16 = m->loss(idx.to(dev), tgt.to(dev)).total.item<double>();
     }
     double rel = std::abs(l16 - l32) / std::abs(l32);
-    auto r = bounded("bf16_autocast_loss", "|loss_bf16 − loss_fp32| / loss_fp32", rel, 2e-2,
-                     {{"loss_fp32", l32}, {"loss_bf16", std::isfinite(l16) ? nlohmann::json(l16) : nlohmann::json(nullptr)},
-                      {"autocast_active", active}});
+    auto r =
+        bounded("bf16_autocast_loss", "|loss_bf16 − loss_fp32| / loss_fp32", rel, 2e-2,
+                {{"loss_fp32", l32},
+                 {"loss_bf16", std::isfinite(l16) ? nlohmann::json(l16) : nlohmann::json(nullptr)},
+                 {"autocast_active", active}});
     rep.checks.push_back(r);
   }
 
-  // 3. compile-to-standard: the compiled standard transformer computes the same logits on the device.
+  // 3. compile-to-standard: the compiled standard transformer computes the same logits on the
+  // device.
   {
     GPT graded = clone_to(ref, cfg, torch::kCPU);
     GPT standard = compile_to_standard(graded);
@@ -191,7 +203,8 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
                                  {{"logit_range", a.abs().max().item<double>()}}));
   }
 
-  // 4. scaled_dot_product_attention (model/sdpa.h) with the sliding-window mask against masked softmax.
+  // 4. scaled_dot_product_attention (model/sdpa.h) with the sliding-window mask against masked
+  // softmax.
   if (ops::sdpa_available()) {
     auto o = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
     auto q = torch::randn({2, 3, T, 16}, gen).to(dev);  // (B, H, T, Dh)
@@ -200,17 +213,22 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
     double worst = 0;
     for (int64_t w : {int64_t(7), T - 1}) {
       auto mask = window_mask(T, w, o);  // (T, T)
-      auto y = w >= T - 1 ? ops::sdpa(q, k, v, {}, /*is_causal=*/true) : ops::sdpa(q, k, v, mask, /*is_causal=*/false);
-      auto att = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / 4.0 + mask, -1);  // (B, H, T, T)
-      auto ref_y = torch::matmul(att, v);                                                  // (B, H, T, Dh)
+      auto y = w >= T - 1 ? ops::sdpa(q, k, v, {}, /*is_causal=*/true)
+                          : ops::sdpa(q, k, v, mask, /*is_causal=*/false);
+      auto att =
+          torch::softmax(torch::matmul(q, k.transpose(-2, -1)) / 4.0 + mask, -1);  // (B, H, T, T)
+      auto ref_y = torch::matmul(att, v);                                          // (B, H, T, Dh)
       worst = std::max(worst, (y - ref_y).abs().max().item<double>());
     }
-    rep.checks.push_back(bounded("sdpa_vs_masked_softmax", "max |Δ| over window 7 and full causal", worst, 1e-4,
-                                 {{"operator", ops::sdpa_operator_name()}}));
+    rep.checks.push_back(bounded("sdpa_vs_masked_softmax", "max |Δ| over window 7 and full causal",
+                                 worst, 1e-4, {{"operator", ops::sdpa_operator_name()}}));
     rep.checks.back().detail += " (" + ops::sdpa_operator_name() + ")";
   } else {
-    rep.checks.push_back({"sdpa_vs_masked_softmax", "skipped",
-                          std::string("LibTorch ") + TORCH_VERSION + " registers no attention operator (sdpa.h)", {}});
+    rep.checks.push_back(
+        {"sdpa_vs_masked_softmax",
+         "skipped",
+         std::string("LibTorch ") + TORCH_VERSION + " registers no attention operator (sdpa.h)",
+         {}});
   }
 
   // 5. The trainer's own step (engine/train/step.h) for three optimizer steps: bf16 autocast on the
@@ -236,7 +254,8 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
       double fresh;
       {
         torch::NoGradGuard ng;
-        fresh = dev_model->loss(x.to(dev), y.to(dev)).total.item<double>();  // fp32 forward, current weights
+        fresh = dev_model->loss(x.to(dev), y.to(dev))
+                    .total.item<double>();  // fp32 forward, current weights
       }
       const double lc = cpu_step.micro_step(x, y, 1.0).total;
       const double ld = dev_step.micro_step(x.to(dev), y.to(dev), 1.0).total;
@@ -245,15 +264,21 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
       left_open = left_open || autocast_active(dev);
       worst_vs_cpu = std::max(worst_vs_cpu, std::abs(ld - lc) / std::abs(lc));
       worst_stale = std::max(worst_stale, std::abs(ld - fresh) / std::abs(fresh));
-      if (k > 0) smallest_move = std::min(smallest_move, std::abs(fresh - previous) / std::abs(fresh));
+      if (k > 0)
+        smallest_move = std::min(smallest_move, std::abs(fresh - previous) / std::abs(fresh));
       previous = fresh;
-      per_step.push_back({{"step", k + 1}, {"loss_cpu_fp32", lc}, {"loss_device_bf16", ld}, {"loss_device_fp32", fresh}});
+      per_step.push_back({{"step", k + 1},
+                          {"loss_cpu_fp32", lc},
+                          {"loss_device_bf16", ld},
+                          {"loss_device_fp32", fresh}});
     }
-    auto r = bounded("trainer_step_vs_cpu", "max relative |Δloss| over 3 steps (device bf16 vs CPU fp32)", worst_vs_cpu,
+    auto r = bounded("trainer_step_vs_cpu",
+                     "max relative |Δloss| over 3 steps (device bf16 vs CPU fp32)", worst_vs_cpu,
                      2e-2, {{"steps", per_step}});
     rep.checks.push_back(r);
-    auto s = bounded("forward_sees_updated_weights", "max relative |loss_bf16 − loss_fp32| of the same weights",
-                     worst_stale, 1e-2, {{"smallest_step_move", smallest_move}, {"autocast_left_open", left_open}});
+    auto s = bounded("forward_sees_updated_weights",
+                     "max relative |loss_bf16 − loss_fp32| of the same weights", worst_stale, 1e-2,
+                     {{"smallest_step_move", smallest_move}, {"autocast_left_open", left_open}});
     s.detail += "; the loss moved ≥ " + fmt(smallest_move) + " between steps";
     if (left_open || !(smallest_move > 5e-2)) s.status = "fail";
     rep.checks.push_back(s);
@@ -275,13 +300,16 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
       CheckResult r{"cuda_peak_memory", "pass", "", {}};
       if (!after.available) {
         r.status = "fail";
-        r.detail = "this build has no CUDA allocator statistics (configure with -DGLLM_WITH_CUDA=1)";
+        r.detail =
+            "this build has no CUDA allocator statistics (configure with -DGLLM_WITH_CUDA=1)";
       } else {
         double peak = after.peak_allocated / 1048576.0;
         r.status = after.peak_allocated > before.allocated ? "pass" : "fail";
-        r.detail = "peak allocated " + fmt(peak) + " MiB, peak reserved " + fmt(after.peak_reserved / 1048576.0) +
-                   " MiB (must exceed the " + fmt(before.allocated / 1048576.0) + " MiB held before the step)";
-        r.numbers = {{"peak_allocated_mib", peak}, {"peak_reserved_mib", after.peak_reserved / 1048576.0},
+        r.detail = "peak allocated " + fmt(peak) + " MiB, peak reserved " +
+                   fmt(after.peak_reserved / 1048576.0) + " MiB (must exceed the " +
+                   fmt(before.allocated / 1048576.0) + " MiB held before the step)";
+        r.numbers = {{"peak_allocated_mib", peak},
+                     {"peak_reserved_mib", after.peak_reserved / 1048576.0},
                      {"allocated_before_mib", before.allocated / 1048576.0}};
       }
       rep.checks.push_back(r);

@@ -1,5 +1,6 @@
 // `gllm check gpu`: graded GPT forward/backward on CUDA against CPU, bf16 autocast against fp32,
-// compile-to-standard on the GPU, SDPA against masked softmax, and CUDA peak memory; pass/fail + numbers.
+// compile-to-standard on the GPU, SDPA against masked softmax, and CUDA peak memory; pass/fail +
+// numbers.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,7 +27,7 @@ struct GpuCheckOptions {
   // "cuda" (default; skipped without a CUDA device) or "cpu": run every check with the CPU as the
   // target device — a self-test of the checks themselves (differences are then ~0 by construction).
   std::string device = "cuda";
-  int64_t batch = 4;       // rows of the graded forward/backward check
+  int64_t batch = 4;  // rows of the graded forward/backward check
   int64_t seq_len = 64;
 };
 

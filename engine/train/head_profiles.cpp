@@ -36,7 +36,8 @@ struct SentenceStats {
 std::vector<double> normalized_energy(const Eigen::VectorXd& e) {
   const double s = e.sum();
   std::vector<double> out(static_cast<size_t>(e.size()));
-  for (int i = 0; i < e.size(); ++i) out[static_cast<size_t>(i)] = s > 0 ? e[i] / s : 1.0 / e.size();
+  for (int i = 0; i < e.size(); ++i)
+    out[static_cast<size_t>(i)] = s > 0 ? e[i] / s : 1.0 / e.size();
   return out;
 }
 
@@ -48,18 +49,22 @@ std::vector<double> per_plane(const std::vector<double>& coords) {
   return out;
 }
 
-// Weighted fit from sentence statistics (weights per sentence): τ̂ and the targets' α̂ over coordinates,
-// the same estimator as `gllm profiles` (centred weighted Gram, ridge relative to the mean variance).
-grading::Profiles fit(const SentenceStats& s, const Eigen::VectorXd& w, int target, double ridge_rel, int Dh) {
+// Weighted fit from sentence statistics (weights per sentence): τ̂ and the targets' α̂ over
+// coordinates, the same estimator as `gllm profiles` (centred weighted Gram, ridge relative to the
+// mean variance).
+grading::Profiles fit(const SentenceStats& s, const Eigen::VectorXd& w, int target,
+                      double ridge_rel, int Dh) {
   const double W = w.dot(s.n);
   if (!(W > 0)) throw Error("head profiles: a resample has no tokens; raise --max-tokens");
-  Eigen::VectorXd mz = (s.z.transpose() * w) / W;                               // (Dh)
-  Eigen::VectorXd my = (s.y.transpose() * w) / W;                               // (k)
-  Eigen::VectorXd zz = (s.zz.transpose() * w) / W;                              // (Dh·Dh)
-  Eigen::VectorXd zy = (s.zy.transpose() * w) / W;                              // (Dh·k)
-  Eigen::MatrixXd G = Eigen::Map<Eigen::MatrixXd>(zz.data(), Dh, Dh) - mz * mz.transpose();  // (Dh, Dh)
+  Eigen::VectorXd mz = (s.z.transpose() * w) / W;   // (Dh)
+  Eigen::VectorXd my = (s.y.transpose() * w) / W;   // (k)
+  Eigen::VectorXd zz = (s.zz.transpose() * w) / W;  // (Dh·Dh)
+  Eigen::VectorXd zy = (s.zy.transpose() * w) / W;  // (Dh·k)
+  Eigen::MatrixXd G =
+      Eigen::Map<Eigen::MatrixXd>(zz.data(), Dh, Dh) - mz * mz.transpose();  // (Dh, Dh)
   G = 0.5 * (G + G.transpose());
-  Eigen::MatrixXd B = Eigen::Map<Eigen::MatrixXd>(zy.data(), Dh, kTargets) - mz * my.transpose();  // (Dh, k)
+  Eigen::MatrixXd B =
+      Eigen::Map<Eigen::MatrixXd>(zy.data(), Dh, kTargets) - mz * my.transpose();  // (Dh, k)
   Eigen::VectorXd var = G.diagonal().cwiseMax(0.0);
   const double r = ridge_rel * var.sum() / Dh;
   G.diagonal().array() += r > 0 ? r : 1e-12;
@@ -70,7 +75,8 @@ grading::Profiles fit(const SentenceStats& s, const Eigen::VectorXd& w, int targ
   } else {  // mixture: the mean of the targets' α̂
     for (int t = 0; t < kTargets; ++t) {
       auto a = normalized_energy(Wt.col(t).array().square().matrix());
-      for (int j = 0; j < Dh; ++j) alpha[static_cast<size_t>(j)] += a[static_cast<size_t>(j)] / kTargets;
+      for (int j = 0; j < Dh; ++j)
+        alpha[static_cast<size_t>(j)] += a[static_cast<size_t>(j)] / kTargets;
     }
   }
   grading::Profiles p;
@@ -95,7 +101,8 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
   if (opt.target != "mixture") {
     auto it = std::find(names.begin(), names.end(), opt.target);
     if (it == names.end())
-      throw Error("unknown probe target '" + opt.target + "'; use noun, verb_distance, negation, document_position or mixture");
+      throw Error("unknown probe target '" + opt.target +
+                  "'; use noun, verb_distance, negation, document_position or mixture");
     target = static_cast<int>(it - names.begin());
   }
   const std::string weights = resolve_weights_path(opt.checkpoint);
@@ -107,29 +114,37 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
   DataConfig data = cfg.data;
   if (!opt.corpus_path.empty()) data.corpus_path = opt.corpus_path;
   if (data.corpus != "brown")
-    throw Error("head profiles need the tagged Brown corpus; the checkpoint was trained on '" + data.corpus + "'");
+    throw Error("head profiles need the tagged Brown corpus; the checkpoint was trained on '" +
+                data.corpus + "'");
   Corpus corpus = read_corpus(data);
   Dataset ds = open_dataset(data, corpus, say);
   if (ds.tokenizer.vocab_size() != model->vocab_size())
-    throw Error("the tokenizer of this data cache has " + std::to_string(ds.tokenizer.vocab_size()) +
+    throw Error("the tokenizer of this data cache has " +
+                std::to_string(ds.tokenizer.vocab_size()) +
                 " tokens but the checkpoint's model has " + std::to_string(model->vocab_size()) +
                 "; use the data settings the checkpoint was trained with");
   LevelFeaturizer fz(corpus);
 
   const int L = model->n_layer(), H = model->n_head(), Dh = model->head_dim(), planes = Dh / 2;
   const int64_t T = cfg.model.sequence_len;
-  // Rows: per layer, (tokens, H·Dh) features of the chosen side; per token its sentence and targets.
+  // Rows: per layer, (tokens, H·Dh) features of the chosen side; per token its sentence and
+  // targets.
   std::vector<std::vector<float>> rows(static_cast<size_t>(L));
   std::vector<int> row_sentence;
   std::vector<std::array<float, kTargets>> row_targets;
   int sentences = 0;
   std::vector<int> keep;  // positions (within the current chunk) of the tokens to record
   model->attention_probe = [&](int layer, const torch::Tensor& q, const torch::Tensor& k) {
-    const auto& side = opt.features == "keys" ? k : q;                                   // (1, t, H, Dh)
-    auto flat = side.detach().to(torch::kCPU, torch::kFloat).reshape({side.size(1), H * Dh}).contiguous();  // (t, H·Dh)
+    const auto& side = opt.features == "keys" ? k : q;  // (1, t, H, Dh)
+    auto flat = side.detach()
+                    .to(torch::kCPU, torch::kFloat)
+                    .reshape({side.size(1), H * Dh})
+                    .contiguous();  // (t, H·Dh)
     const float* p = flat.data_ptr<float>();
     auto& out = rows[static_cast<size_t>(layer)];
-    for (int pos : keep) out.insert(out.end(), p + static_cast<int64_t>(pos) * H * Dh, p + static_cast<int64_t>(pos + 1) * H * Dh);
+    for (int pos : keep)
+      out.insert(out.end(), p + static_cast<int64_t>(pos) * H * Dh,
+                 p + static_cast<int64_t>(pos + 1) * H * Dh);
   };
   std::vector<float> feats[kBrownLevels], tg;
   int64_t seen = 0;
@@ -144,7 +159,8 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
       fz.sentence_features(doc, si, feats, tg);
       for (size_t i = 0; i < doc.sentences[si].words.size(); ++i) {
         std::array<float, kTargets> t{};
-        for (int k = 0; k < kTargets; ++k) t[static_cast<size_t>(k)] = tg[i * kTargets + static_cast<size_t>(k)];
+        for (int k = 0; k < kTargets; ++k)
+          t[static_cast<size_t>(k)] = tg[i * kTargets + static_cast<size_t>(k)];
         word_targets.push_back(t);
         word_sentence.push_back(sentences + static_cast<int>(si));
       }
@@ -153,7 +169,8 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
     auto v = ds.shard->document(di);
     const auto word_of = align_tokens_to_words(doc, v.data, v.size, ds.tokenizer.token_bytes());
     // Chunks of T tokens, each starting with BOS as the loader's rows do.
-    for (size_t start = 0; start < v.size && seen < opt.max_tokens; start += static_cast<size_t>(T - 1)) {
+    for (size_t start = 0; start < v.size && seen < opt.max_tokens;
+         start += static_cast<size_t>(T - 1)) {
       const size_t n = std::min(v.size - start, static_cast<size_t>(T - 1));
       std::vector<int64_t> ids{ds.tokenizer.bos_id()};
       keep.clear();
@@ -166,16 +183,20 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
         row_targets.push_back(word_targets[static_cast<size_t>(w)]);
       }
       if (keep.empty()) continue;
-      auto x = torch::from_blob(ids.data(), {1, static_cast<int64_t>(ids.size())}, torch::kLong).clone();  // (1, t)
+      auto x = torch::from_blob(ids.data(), {1, static_cast<int64_t>(ids.size())}, torch::kLong)
+                   .clone();  // (1, t)
       model->forward(x);
       seen += static_cast<int64_t>(keep.size());
     }
   }
   model->attention_probe = nullptr;
   const int64_t N = static_cast<int64_t>(row_sentence.size());
-  if (N < 10 * Dh) throw Error("only " + std::to_string(N) + " validation tokens inside words; raise data.val_fraction");
-  say("head profiles: " + std::to_string(N) + " validation tokens of " + std::to_string(sentences) + " sentences, " +
-      std::to_string(L) + " layers × " + std::to_string(H) + " heads, " + opt.features);
+  if (N < 10 * Dh)
+    throw Error("only " + std::to_string(N) +
+                " validation tokens inside words; raise data.val_fraction");
+  say("head profiles: " + std::to_string(N) + " validation tokens of " + std::to_string(sentences) +
+      " sentences, " + std::to_string(L) + " layers × " + std::to_string(H) + " heads, " +
+      opt.features);
 
   grading::HeadProfiles out;
   out.layers = L;
@@ -184,10 +205,14 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
   out.features = opt.features;
   out.per_head.resize(static_cast<size_t>(L) * H);
   // Bootstrap weights per sentence, shared by every head so resample b is the same draw everywhere.
-  std::vector<Eigen::VectorXd> boot_w(static_cast<size_t>(opt.bootstrap), Eigen::VectorXd::Zero(sentences));
+  std::vector<Eigen::VectorXd> boot_w(static_cast<size_t>(opt.bootstrap),
+                                      Eigen::VectorXd::Zero(sentences));
   for (int b = 0; b < opt.bootstrap; ++b) {
-    SplitMix64 rng(opt.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(b) * 0xBF58476D1CE4E5B9ull + 0x4EAD);
-    for (int s = 0; s < sentences; ++s) boot_w[static_cast<size_t>(b)][static_cast<int>(rng.below(static_cast<uint64_t>(sentences)))] += 1;
+    SplitMix64 rng(opt.seed * 0x9E3779B97F4A7C15ull +
+                   static_cast<uint64_t>(b) * 0xBF58476D1CE4E5B9ull + 0x4EAD);
+    for (int s = 0; s < sentences; ++s)
+      boot_w[static_cast<size_t>(b)]
+            [static_cast<int>(rng.below(static_cast<uint64_t>(sentences)))] += 1;
   }
   const Eigen::VectorXd ones = Eigen::VectorXd::Ones(sentences);
   for (int l = 0; l < L; ++l) {
@@ -204,18 +229,20 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
         const int s = row_sentence[static_cast<size_t>(i)];
         const float* r = base + (i * H + h) * Dh;
         for (int j = 0; j < Dh; ++j) z[j] = r[j];
-        for (int k = 0; k < kTargets; ++k) y[k] = row_targets[static_cast<size_t>(i)][static_cast<size_t>(k)];
+        for (int k = 0; k < kTargets; ++k)
+          y[k] = row_targets[static_cast<size_t>(i)][static_cast<size_t>(k)];
         st.n[s] += 1;
         st.z.row(s) += z.transpose();
-        Eigen::MatrixXd zzT = z * z.transpose();   // (Dh, Dh), column-major like the Map in fit()
-        Eigen::MatrixXd zyT = z * y.transpose();   // (Dh, k)
+        Eigen::MatrixXd zzT = z * z.transpose();  // (Dh, Dh), column-major like the Map in fit()
+        Eigen::MatrixXd zyT = z * y.transpose();  // (Dh, k)
         st.zz.row(s) += Eigen::Map<Eigen::RowVectorXd>(zzT.data(), zzT.size());
         st.y.row(s) += y.transpose();
         st.zy.row(s) += Eigen::Map<Eigen::RowVectorXd>(zyT.data(), zyT.size());
       }
       grading::ProfilesFile& f = out.per_head[static_cast<size_t>(l) * H + h];
       f.profiles = fit(st, ones, target, opt.ridge, Dh);
-      for (int b = 0; b < opt.bootstrap; ++b) f.bootstrap.push_back(fit(st, boot_w[static_cast<size_t>(b)], target, opt.ridge, Dh));
+      for (int b = 0; b < opt.bootstrap; ++b)
+        f.bootstrap.push_back(fit(st, boot_w[static_cast<size_t>(b)], target, opt.ridge, Dh));
     }
     say("layer " + std::to_string(l) + ": " + std::to_string(H) + " heads fitted");
   }
@@ -229,9 +256,10 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
               {"bootstrap_resamples", opt.bootstrap},
               {"tokens", N},
               {"sentences", sentences},
-              {"estimation", "validation tokens inside words; rows are the head's " + opt.features +
-                                 " after RoPE and QK-norm (before the grades); alpha and tau summed over each "
-                                 "RoPE plane's two coordinates; bootstrap over validation sentences"}};
+              {"estimation",
+               "validation tokens inside words; rows are the head's " + opt.features +
+                   " after RoPE and QK-norm (before the grades); alpha and tau summed over each "
+                   "RoPE plane's two coordinates; bootstrap over validation sentences"}};
   return out;
 }
 

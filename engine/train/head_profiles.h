@@ -15,9 +15,9 @@ struct HeadProfileOptions {
   std::string target = "mixture";  // noun | verb_distance | negation | document_position | mixture
   int bootstrap = 100;             // resamples over validation sentences
   uint64_t seed = 0;
-  double ridge = 1e-3;             // ridge, relative to the mean coordinate variance
-  int64_t max_tokens = 200000;     // validation tokens read (the first documents of the split)
-  std::string corpus_path;         // Brown folder; empty = the data cache (as the run's data section)
+  double ridge = 1e-3;          // ridge, relative to the mean coordinate variance
+  int64_t max_tokens = 200000;  // validation tokens read (the first documents of the split)
+  std::string corpus_path;      // Brown folder; empty = the data cache (as the run's data section)
 };
 
 // For every layer and head: the validation tokens inside words are run through the checkpoint's
@@ -27,7 +27,7 @@ struct HeadProfileOptions {
 // coordinates of each RoPE plane (the head grades are per plane; RoPE rotates within a plane, so
 // a plane's energy does not depend on the position), giving α̂, τ̂ over Dh/2 planes. The bootstrap
 // resamples sentences and refits. `log` gets progress lines.
-grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& options,
-                                             const std::function<void(const std::string&)>& log = {});
+grading::HeadProfiles estimate_head_profiles(
+    const HeadProfileOptions& options, const std::function<void(const std::string&)>& log = {});
 
 }  // namespace gllm

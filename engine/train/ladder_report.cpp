@@ -47,7 +47,8 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   if (x.size() != y.size() || x.size() < 2) return 0;
   auto rx = average_ranks(x), ry = average_ranks(y);
   const double n = static_cast<double>(x.size());
-  const double mx = std::accumulate(rx.begin(), rx.end(), 0.0) / n, my = std::accumulate(ry.begin(), ry.end(), 0.0) / n;
+  const double mx = std::accumulate(rx.begin(), rx.end(), 0.0) / n,
+               my = std::accumulate(ry.begin(), ry.end(), 0.0) / n;
   double sxy = 0, sxx = 0, syy = 0;
   for (size_t i = 0; i < rx.size(); ++i) {
     sxy += (rx[i] - mx) * (ry[i] - my);
@@ -57,7 +58,8 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0.0;
 }
 
-LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int bootstrap, uint64_t seed) {
+LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int bootstrap,
+                           uint64_t seed) {
   LadderReport rep;
   rep.runs_dir = runs_dir;
   rep.bootstrap = bootstrap;
@@ -74,16 +76,19 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
   }
   for (const auto& e : errors) rep.warnings.push_back(e);
   if (runs.empty())
-    throw Error(runs_dir + " holds no completed ladder runs (configs with grading.level_grades_source \"ladder\"); "
-                "train them with `gllm train --sweep presets/sweeps/ladder-tiny.json`");
+    throw Error(
+        runs_dir +
+        " holds no completed ladder runs (configs with grading.level_grades_source \"ladder\"); "
+        "train them with `gllm train --sweep presets/sweeps/ladder-tiny.json`");
   const auto arms = group_by_arm(runs);
 
   // The ladder every run names must be one file: its certificates are the pre-registration.
   rep.ladder_file = runs.front().config["grading"].value("ladder_file", std::string());
   for (const auto& r : runs)
     if (r.config["grading"].value("ladder_file", std::string()) != rep.ladder_file)
-      throw Error("the runs under " + runs_dir + " name different ladder files (" + rep.ladder_file + ", " +
-                  r.config["grading"].value("ladder_file", std::string()) + "); report one ladder at a time");
+      throw Error("the runs under " + runs_dir + " name different ladder files (" +
+                  rep.ladder_file + ", " + r.config["grading"].value("ladder_file", std::string()) +
+                  "); report one ladder at a time");
   const grading::Ladder ladder = grading::load_ladder_file(rep.ladder_file);
 
   if (target_bpb <= 0) {
@@ -93,14 +98,19 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
 
   const ArmRuns* uniform = nullptr;
   for (const auto& a : arms)
-    if (!a.runs.empty() && a.runs.front().config["grading"].value("ladder_arm", std::string()) == "uniform") uniform = &a;
-  if (!uniform) throw Error(runs_dir + " has no run of the uniform ladder arm; the ladder is measured against it");
+    if (!a.runs.empty() &&
+        a.runs.front().config["grading"].value("ladder_arm", std::string()) == "uniform")
+      uniform = &a;
+  if (!uniform)
+    throw Error(runs_dir +
+                " has no run of the uniform ladder arm; the ladder is measured against it");
   std::map<int, const RunInfo*> base;
   for (const auto& r : uniform->runs) base[r.seed] = &r;
   double uniform_tokens = 0;
   int uniform_reached = 0;
   for (const auto& r : uniform->runs) {
-    auto fr = first_reach(read_metrics(join_path(r.dir, "metrics.jsonl")).records, "val_bpb", target_bpb);
+    auto fr =
+        first_reach(read_metrics(join_path(r.dir, "metrics.jsonl")).records, "val_bpb", target_bpb);
     if (fr.found) {
       uniform_tokens += static_cast<double>(fr.tokens);
       ++uniform_reached;
@@ -124,7 +134,8 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
       if (!m.level_grades.empty() && m.level_grades.size() == ladder.alpha.size())
         x.certificate_readback = grading::certificate(ladder.alpha, ladder.tau, m.level_grades);
     } catch (const Error& e) {
-      rep.warnings.push_back(a.runs.front().dir + ": grades not read back (" + std::string(e.what()) + ")");
+      rep.warnings.push_back(a.runs.front().dir + ": grades not read back (" +
+                             std::string(e.what()) + ")");
     }
     std::vector<double> ua, ub, va, vb;
     double tokens = 0;
@@ -133,8 +144,10 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
       x.seeds.push_back(r.seed);
       x.heldout_bpb.push_back(final_metric(r, "heldout_bpb"));
       x.val_bpb.push_back(final_metric(r, "val_bpb"));
-      auto fr = first_reach(read_metrics(join_path(r.dir, "metrics.jsonl")).records, "val_bpb", target_bpb);
-      x.tokens_to_target.push_back(fr.found ? static_cast<double>(fr.tokens) : std::numeric_limits<double>::quiet_NaN());
+      auto fr = first_reach(read_metrics(join_path(r.dir, "metrics.jsonl")).records, "val_bpb",
+                            target_bpb);
+      x.tokens_to_target.push_back(fr.found ? static_cast<double>(fr.tokens)
+                                            : std::numeric_limits<double>::quiet_NaN());
       if (fr.found) {
         tokens += static_cast<double>(fr.tokens);
         ++reached;
@@ -154,9 +167,10 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
     x.token_ratio = reached > 0 && uniform_reached > 0 ? (tokens / reached) / uniform_tokens : 0.0;
     rep.arms.push_back(std::move(x));
   }
-  std::sort(rep.arms.begin(), rep.arms.end(), [](const LadderArmReport& p, const LadderArmReport& q) {
-    return p.certificate > q.certificate;
-  });
+  std::sort(rep.arms.begin(), rep.arms.end(),
+            [](const LadderArmReport& p, const LadderArmReport& q) {
+              return p.certificate > q.certificate;
+            });
 
   // Measured order and Spearman's ρ between the certificate and the improvement −ΔBPB.
   std::vector<LadderArmReport*> with;
@@ -169,7 +183,8 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
   }
   auto measured = average_ranks(gain);
   for (size_t i = 0; i < with.size(); ++i)
-    with[i]->measured_rank = static_cast<int>(std::lround(static_cast<double>(with.size()) + 1.0 - measured[i]));
+    with[i]->measured_rank =
+        static_cast<int>(std::lround(static_cast<double>(with.size()) + 1.0 - measured[i]));
   rep.spearman = spearman(cert, gain);
   // Bootstrap over seeds: each resample draws the common seeds with replacement, recomputes every
   // arm's mean paired Δ and ρ; the interval is the 2.5–97.5 % percentile range.
@@ -177,7 +192,8 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
     std::vector<int> common;
     for (const auto& [s, r] : base) {
       bool all = true;
-      for (auto* x : with) all = all && std::find(x->seeds.begin(), x->seeds.end(), s) != x->seeds.end();
+      for (auto* x : with)
+        all = all && std::find(x->seeds.begin(), x->seeds.end(), s) != x->seeds.end();
       if (all) common.push_back(s);
     }
     if (common.size() >= 2) {
@@ -190,7 +206,8 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
         for (auto* x : with) {
           double sum = 0;
           for (int s : draw) {
-            const size_t k = static_cast<size_t>(std::find(x->seeds.begin(), x->seeds.end(), s) - x->seeds.begin());
+            const size_t k = static_cast<size_t>(std::find(x->seeds.begin(), x->seeds.end(), s) -
+                                                 x->seeds.begin());
             sum += x->heldout_bpb[k] - final_metric(*base.at(s), "heldout_bpb");
           }
           g.push_back(-sum / static_cast<double>(draw.size()));
@@ -198,11 +215,14 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
         rhos.push_back(spearman(cert, g));
       }
       std::sort(rhos.begin(), rhos.end());
-      auto pct = [&](double p) { return rhos[static_cast<size_t>(std::floor(p * static_cast<double>(rhos.size() - 1)))]; };
+      auto pct = [&](double p) {
+        return rhos[static_cast<size_t>(std::floor(p * static_cast<double>(rhos.size() - 1)))];
+      };
       rep.spearman_low = pct(0.025);
       rep.spearman_high = pct(0.975);
     } else {
-      rep.warnings.push_back("fewer than two seeds common to every arm: no bootstrap interval for ρ");
+      rep.warnings.push_back(
+          "fewer than two seeds common to every arm: no bootstrap interval for ρ");
     }
   }
   return rep;
@@ -210,7 +230,9 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
 
 nlohmann::json to_json(const LadderReport& r) {
   nlohmann::json arms = nlohmann::json::array();
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  auto num = [](double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+  };
   for (const auto& x : r.arms) {
     nlohmann::json tokens = nlohmann::json::array();
     for (double t : x.tokens_to_target) tokens.push_back(num(t));
@@ -227,7 +249,8 @@ nlohmann::json to_json(const LadderReport& r) {
                         {"heldout_bpb", x.heldout_bpb},
                         {"val_bpb", x.val_bpb},
                         {"tokens_to_target", tokens},
-                        {"token_ratio", x.token_ratio > 0 ? nlohmann::json(x.token_ratio) : nlohmann::json(nullptr)}};
+                        {"token_ratio", x.token_ratio > 0 ? nlohmann::json(x.token_ratio)
+                                                          : nlohmann::json(nullptr)}};
     if (x.has_delta) {
       j["delta_heldout_bpb"] = stats::to_json(x.delta_heldout);
       j["delta_val_bpb"] = stats::to_json(x.delta_val);

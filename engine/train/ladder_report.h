@@ -3,10 +3,9 @@
 // correlation of predicted and measured order with a bootstrap interval. Torch-free.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/stats/paired.h"
 
@@ -19,24 +18,24 @@ struct LadderArmReport {
   double certificate = 0;           // pre-registered ⟨q, α̂−τ̂⟩ from the ladder file
   double certificate_readback = 0;  // recomputed from a checkpoint's mlge.level_grades (NaN: none)
   double lambda_q = 1, gain = 1;
-  int predicted_rank = 0;           // 1 = largest certificate
+  int predicted_rank = 0;  // 1 = largest certificate
   std::vector<int> seeds;
   std::vector<double> heldout_bpb, val_bpb;  // per seed (final)
-  bool has_delta = false;           // paired against uniform on ≥ 1 common seed
-  stats::Paired delta_heldout;      // arm − uniform, matched by seed (lower is better)
+  bool has_delta = false;                    // paired against uniform on ≥ 1 common seed
+  stats::Paired delta_heldout;               // arm − uniform, matched by seed (lower is better)
   stats::Paired delta_val;
   std::vector<double> tokens_to_target;  // per seed; NaN where the target was never reached
-  double token_ratio = 0;           // mean tokens to target / the uniform arm's (0: not reached)
-  int measured_rank = 0;            // 1 = most negative mean ΔBPB (held-out)
+  double token_ratio = 0;  // mean tokens to target / the uniform arm's (0: not reached)
+  int measured_rank = 0;   // 1 = most negative mean ΔBPB (held-out)
 };
 
 struct LadderReport {
   std::string runs_dir;
   std::string ladder_file;
-  std::string metric = "heldout_bpb";   // the measured outcome
-  double target_bpb = 0;                 // for tokens to target (val_bpb curve)
-  std::vector<LadderArmReport> arms;     // in predicted order
-  double spearman = 0;                   // rank correlation of certificate and −ΔBPB (all arms)
+  std::string metric = "heldout_bpb";  // the measured outcome
+  double target_bpb = 0;               // for tokens to target (val_bpb curve)
+  std::vector<LadderArmReport> arms;   // in predicted order
+  double spearman = 0;                 // rank correlation of certificate and −ΔBPB (all arms)
   double spearman_low = 0, spearman_high = 0;  // percentile bootstrap over seeds
   int bootstrap = 0;
   std::vector<std::string> warnings;

@@ -1,5 +1,6 @@
 // The grade tensors a model actually holds, read back for certificates: from the model a config
-// builds (grade files resolved as training resolves them) or from a checkpoint's tensors. Torch-free.
+// builds (grade files resolved as training resolves them) or from a checkpoint's tensors.
+// Torch-free.
 #pragma once
 #include <string>
 

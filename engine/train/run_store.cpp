@@ -162,7 +162,9 @@ std::vector<CheckpointInfo> list_checkpoints(const std::string& run_dir,
 void verify_checkpoint(const CheckpointInfo& c) {
   const auto& s = c.sidecar;
   if (!s.is_object() || json_string_or(s, "format", "") != "gllm-checkpoint-1")
-    throw Error(c.sidecar_path + " is not a gllm checkpoint sidecar; remove the checkpoint or resume from an earlier one");
+    throw Error(
+        c.sidecar_path +
+        " is not a gllm checkpoint sidecar; remove the checkpoint or resume from an earlier one");
   const std::string damaged = "; the sidecar is damaged — resume from an earlier checkpoint";
   if (json_int_or(s, "step", -1) != c.step)
     throw Error(c.sidecar_path + ": its \"step\" does not match the file name" + damaged);
@@ -188,14 +190,16 @@ void verify_checkpoint(const CheckpointInfo& c) {
                   std::to_string(actual) + " bytes, expected " + std::to_string(size) +
                   " (truncated or overwritten); resume from an earlier checkpoint");
     if (file_digest(path) != digest)
-      throw Error("checkpoint step " + std::to_string(c.step) + ": " + path +
-                  " does not match its recorded SHA-512 (corrupted); resume from an earlier checkpoint");
+      throw Error(
+          "checkpoint step " + std::to_string(c.step) + ": " + path +
+          " does not match its recorded SHA-512 (corrupted); resume from an earlier checkpoint");
   };
   check(c.weights_path, "weights");
   check(c.optimizer_path, "optimizer");
 }
 
-CheckpointInfo last_valid_checkpoint(const std::string& run_dir, std::vector<std::string>* skipped) {
+CheckpointInfo last_valid_checkpoint(const std::string& run_dir,
+                                     std::vector<std::string>* skipped) {
   std::vector<std::string> problems;
   auto all = list_checkpoints(run_dir, &problems);
   if (skipped) skipped->insert(skipped->end(), problems.begin(), problems.end());
@@ -260,9 +264,12 @@ std::string resolve_weights_path(const std::string& p) {
   std::error_code ec;
   if (fs::is_directory(p, ec)) {
     if (file_exists(join_path(p, "config.json"))) return last_valid_checkpoint(p).weights_path;
-    throw Error(p + " is a folder but not a run folder (no config.json); give a run folder or a .safetensors file");
+    throw Error(p +
+                " is a folder but not a run folder (no config.json); give a run folder or a "
+                ".safetensors file");
   }
-  if (!file_exists(p)) throw Error(p + " does not exist; give a run folder or a checkpoint .safetensors file");
+  if (!file_exists(p))
+    throw Error(p + " does not exist; give a run folder or a checkpoint .safetensors file");
   std::string w = p;
   if (p.size() > 5 && p.substr(p.size() - 5) == ".json") {
     w = p.substr(0, p.size() - 5) + ".safetensors";
@@ -296,7 +303,8 @@ RunInfo read_run(const std::string& run_dir) {
     if (rec.contains("val_bpb")) r.val_bpb = num_or(rec, "val_bpb", r.val_bpb);
     if (rec.contains("heldout_bpb")) r.heldout_bpb = num_or(rec, "heldout_bpb", r.heldout_bpb);
     if (rec.contains("tokens_per_s")) r.tokens_per_s = num_or(rec, "tokens_per_s", r.tokens_per_s);
-    if (rec.contains("peak_mem_mib")) r.peak_mem_mib = std::max(r.peak_mem_mib, num_or(rec, "peak_mem_mib", 0));
+    if (rec.contains("peak_mem_mib"))
+      r.peak_mem_mib = std::max(r.peak_mem_mib, num_or(rec, "peak_mem_mib", 0));
     if (rec.contains("wall_s")) r.wall_s = num_or(rec, "wall_s", r.wall_s);
   }
   std::vector<std::string> problems;
@@ -369,11 +377,13 @@ nlohmann::json to_json(const RunInfo& r) {
           {"tokens_per_s", r.tokens_per_s},
           {"peak_mem_mib", r.peak_mem_mib},
           {"wall_s", r.wall_s},
-          {"last_checkpoint", r.last_checkpoint < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.last_checkpoint)},
+          {"last_checkpoint",
+           r.last_checkpoint < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.last_checkpoint)},
           {"warnings", r.warnings}};
 }
 
-FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::string& key, double target) {
+FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::string& key,
+                       double target) {
   FirstReach f;
   for (const auto& r : records) {
     if (!r.contains(key) || !r[key].is_number()) continue;
@@ -394,10 +404,18 @@ FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::st
 
 RunStore::RunStore(std::string run_dir) : dir_(std::move(run_dir)) {}
 
-std::string RunStore::config_path() const { return join_path(dir_, "config.json"); }
-std::string RunStore::metrics_path() const { return join_path(dir_, "metrics.jsonl"); }
-std::string RunStore::summary_path() const { return join_path(dir_, "summary.json"); }
-std::string RunStore::checkpoints_dir() const { return join_path(dir_, "checkpoints"); }
+std::string RunStore::config_path() const {
+  return join_path(dir_, "config.json");
+}
+std::string RunStore::metrics_path() const {
+  return join_path(dir_, "metrics.jsonl");
+}
+std::string RunStore::summary_path() const {
+  return join_path(dir_, "summary.json");
+}
+std::string RunStore::checkpoints_dir() const {
+  return join_path(dir_, "checkpoints");
+}
 std::string RunStore::weights_path(int64_t step) const {
   return join_path(checkpoints_dir(), step_stem(step) + ".safetensors");
 }

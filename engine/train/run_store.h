@@ -1,5 +1,6 @@
-// Run folders (docs/design.md): config.json, metrics.jsonl, checkpoints/step_NNNNNN.{safetensors,json,
-// optim.safetensors}, summary.json. Writing for the trainer, reading for the GUI, CLI and audits. Torch-free.
+// Run folders (docs/design.md): config.json, metrics.jsonl,
+// checkpoints/step_NNNNNN.{safetensors,json, optim.safetensors}, summary.json. Writing for the
+// trainer, reading for the GUI, CLI and audits. Torch-free.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -40,7 +41,8 @@ void verify_checkpoint(const CheckpointInfo& ckpt);
 void verify_weights_file(const std::string& weights_path);
 // The newest checkpoint that verifies; the problems of newer ones are appended to `skipped`.
 // Throws gllm::Error when none verifies.
-CheckpointInfo last_valid_checkpoint(const std::string& run_dir, std::vector<std::string>* skipped = nullptr);
+CheckpointInfo last_valid_checkpoint(const std::string& run_dir,
+                                     std::vector<std::string>* skipped = nullptr);
 // Accepts a run folder, a checkpoint's .safetensors, its .json sidecar or a bare weights file;
 // returns the weights path (the newest valid checkpoint for a run folder). A checkpoint with a
 // sidecar is verified against it (sizes, SHA-512) before its path is returned.
@@ -49,14 +51,14 @@ std::string resolve_weights_path(const std::string& run_or_checkpoint);
 // What `gllm runs` and the GUI's run list show about one run folder.
 struct RunInfo {
   std::string dir;
-  std::string name;         // config "name" (the preset or arm)
+  std::string name;  // config "name" (the preset or arm)
   std::string description;
-  std::string status;       // completed | cancelled | diverged | failed | running | interrupted
+  std::string status;  // completed | cancelled | diverged | failed | running | interrupted
   int seed = 0;
-  int64_t step = 0;         // last step recorded in metrics.jsonl
+  int64_t step = 0;  // last step recorded in metrics.jsonl
   int64_t total_steps = 0;
   int64_t tokens = 0;
-  double final_loss = -1;   // -1 when unknown
+  double final_loss = -1;  // -1 when unknown
   double val_bpb = -1;
   double heldout_bpb = -1;
   double tokens_per_s = 0;
@@ -64,14 +66,15 @@ struct RunInfo {
   double wall_s = 0;
   int64_t last_checkpoint = -1;
   std::vector<std::string> warnings;
-  nlohmann::json config;    // config.json as written
-  nlohmann::json summary;   // summary.json (empty when absent)
+  nlohmann::json config;   // config.json as written
+  nlohmann::json summary;  // summary.json (empty when absent)
 };
 // Reads a run folder; throws gllm::Error when it is not one (no config.json).
 RunInfo read_run(const std::string& run_dir);
 // Every run folder directly under `parent` (or `parent` itself when it is one), sorted by name;
 // folders that fail to read are reported in `errors`.
-std::vector<RunInfo> list_runs(const std::string& parent, std::vector<std::string>* errors = nullptr);
+std::vector<RunInfo> list_runs(const std::string& parent,
+                               std::vector<std::string>* errors = nullptr);
 nlohmann::json to_json(const RunInfo& r);
 
 // The first step and token count at which a run's `key` metric ("val_bpb" / "heldout_bpb")
@@ -82,7 +85,8 @@ struct FirstReach {
   int64_t tokens = 0;
   double value = 0;
 };
-FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::string& key, double target);
+FirstReach first_reach(const std::vector<nlohmann::json>& records, const std::string& key,
+                       double target);
 
 // The owner of a run folder: the process holding the advisory lock on run_dir/run.lock.
 struct RunOwner {

@@ -15,7 +15,8 @@ std::vector<optim::TaggedParam> optimizer_params(const GPT& model) {
   return out;
 }
 
-TrainStep::TrainStep(GPT model, optim::MuonAdamW& optimizer, const torch::Device& device, std::string dtype)
+TrainStep::TrainStep(GPT model, optim::MuonAdamW& optimizer, const torch::Device& device,
+                     std::string dtype)
     : model_(std::move(model)), optimizer_(optimizer), device_(device), dtype_(std::move(dtype)) {
   for (const auto& tp : model_->tagged_parameters())
     if (tp.trainable && tp.group == "oe_table") oe_tables_.push_back(tp.name);
@@ -23,8 +24,8 @@ TrainStep::TrainStep(GPT model, optim::MuonAdamW& optimizer, const torch::Device
   dist::AutocastScope probe(device_, dtype_);
 }
 
-MicroStepLoss TrainStep::micro_step(const torch::Tensor& inputs, const torch::Tensor& targets, double grad_divisor,
-                                    bool poison) {
+MicroStepLoss TrainStep::micro_step(const torch::Tensor& inputs, const torch::Tensor& targets,
+                                    double grad_divisor, bool poison) {
   LossParts parts;
   {
     dist::AutocastScope autocast(device_, dtype_);
@@ -43,8 +44,10 @@ MicroStepLoss TrainStep::micro_step(const torch::Tensor& inputs, const torch::Te
   if (!oe_tables_.empty()) {
     auto rows = model_->oe_rows(inputs);  // one (B, T) row-index tensor per hashed table
     for (size_t j = 0; j < oe_tables_.size() && j < rows.size(); ++j) {
-      if (visit_sink) visit_sink(oe_tables_[j], rows[j]);
-      else optimizer_.accumulate_visits(oe_tables_[j], rows[j]);
+      if (visit_sink)
+        visit_sink(oe_tables_[j], rows[j]);
+      else
+        optimizer_.accumulate_visits(oe_tables_[j], rows[j]);
     }
   }
   return out;
@@ -58,7 +61,9 @@ optim::StepInfo TrainStep::update(int64_t step_index) {
   return info;
 }
 
-void TrainStep::discard() { optimizer_.zero_grad(); }
+void TrainStep::discard() {
+  optimizer_.zero_grad();
+}
 
 torch::Tensor TrainStep::eval_nats(const torch::Tensor& inputs, const torch::Tensor& targets) {
   torch::NoGradGuard no_grad;

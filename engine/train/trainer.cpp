@@ -29,10 +29,10 @@
 #include "engine/io/paths.h"
 #include "engine/io/safetensors.h"
 #include "engine/model/checkpoint_tensors.h"
+#include "engine/model/cost.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
-#include "engine/model/cost.h"
 #include "engine/train/events_json.h"
 #include "engine/train/run_store.h"
 #include "engine/train/step.h"
@@ -46,8 +46,10 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-torch::Tensor to_tensor(const std::vector<int64_t>& v, int64_t rows, int64_t T, const torch::Device& dev) {
-  auto t = torch::from_blob(const_cast<int64_t*>(v.data()), {rows, T}, torch::kLong).clone();  // (B, T)
+torch::Tensor to_tensor(const std::vector<int64_t>& v, int64_t rows, int64_t T,
+                        const torch::Device& dev) {
+  auto t =
+      torch::from_blob(const_cast<int64_t*>(v.data()), {rows, T}, torch::kLong).clone();  // (B, T)
   return dev.is_cpu() ? t : t.to(dev);
 }
 
@@ -139,12 +141,15 @@ struct Session {
     device = dist::select_device(config.train.device, dopt.local_rank);
     cuda = device.is_cuda();
     dist = dist::Context::from_env(device);
-    plan = dist::plan_batch(config.train.device_batch, config.train.grad_accum, dist->world_size(), dist->rank());
+    plan = dist::plan_batch(config.train.device_batch, config.train.grad_accum, dist->world_size(),
+                            dist->rank());
     if (dist->distributed())
-      log("data parallel: rank " + std::to_string(dist->rank()) + " of " + std::to_string(dist->world_size()) + " (" +
-          dist->backend() + "), " + (plan.split_rows ? "rows split" : "micro-steps split") + " of the same global batch");
+      log("data parallel: rank " + std::to_string(dist->rank()) + " of " +
+          std::to_string(dist->world_size()) + " (" + dist->backend() + "), " +
+          (plan.split_rows ? "rows split" : "micro-steps split") + " of the same global batch");
     if (!writer()) dist->barrier();  // rank 0 builds the tokenizer and token cache first
-    data = std::make_unique<Dataset>(open_dataset(config.data, [this](const std::string& s) { log(s); }));
+    data = std::make_unique<Dataset>(
+        open_dataset(config.data, [this](const std::string& s) { log(s); }));
     if (writer()) dist->barrier();
     int64_t vocab = data->tokenizer.vocab_size();
     torch::manual_seed(config.train.seed);
@@ -163,21 +168,24 @@ struct Session {
     }
     optim::MuonAdamWOptions oo;
     oo.grade_lr = config.grading.grade_lr;
-    opt = std::make_unique<optim::MuonAdamW>(config.optim, model->width(), config.train.steps, std::move(params), oo);
+    opt = std::make_unique<optim::MuonAdamW>(config.optim, model->width(), config.train.steps,
+                                             std::move(params), oo);
     step_fn = std::make_unique<TrainStep>(model, *opt, device, config.train.dtype);
     if (dist->distributed())  // visits are summed over ranks before the moment-free update
-      step_fn->visit_sink = [this, table_rows](const std::string& table, const torch::Tensor& rows) {
+      step_fn->visit_sink = [this, table_rows](const std::string& table,
+                                               const torch::Tensor& rows) {
         visits.add(table, rows, table_rows.at(table));
       };
-    train_loader = std::make_unique<PackingLoader>(data->loader("train", config.train.device_batch,
-                                                                config.model.sequence_len,
-                                                                PackingLoader::Mode::Train,
-                                                                static_cast<uint64_t>(config.train.seed)));
+    train_loader = std::make_unique<PackingLoader>(
+        data->loader("train", config.train.device_batch, config.model.sequence_len,
+                     PackingLoader::Mode::Train, static_cast<uint64_t>(config.train.seed)));
     cost = estimate_cost(config, vocab);
     unigram = unigram_bpb(*data);
     char line[160];
-    std::snprintf(line, sizeof line, "data: %zu train / %zu val / %zu held-out documents; unigram entropy %.4f bits/byte",
-                  data->splits.train.size(), data->splits.val.size(), data->splits.heldout.size(), unigram);
+    std::snprintf(
+        line, sizeof line,
+        "data: %zu train / %zu val / %zu held-out documents; unigram entropy %.4f bits/byte",
+        data->splits.train.size(), data->splits.val.size(), data->splits.heldout.size(), unigram);
     log(line);
   }
 
@@ -207,7 +215,8 @@ struct Session {
                            {"total_steps", config.train.steps},
                            {"loader", train_loader->state()},
                            {"wall_s", wall()},
-                           {"last_loss", std::isfinite(last_loss) ? nlohmann::json(last_loss) : nlohmann::json(nullptr)},
+                           {"last_loss", std::isfinite(last_loss) ? nlohmann::json(last_loss)
+                                                                  : nlohmann::json(nullptr)},
                            {"last_val_bpb", last_val_bpb},
                            {"last_eval_step", last_eval_step},
                            {"seed", config.train.seed}};
@@ -244,12 +253,16 @@ struct Session {
     std::vector<std::pair<std::string, torch::Tensor>> st;
     torch::Tensor rng;
     for (auto& [name, t] : state) {
-      if (name == "__rng__.cpu") rng = t;
-      else st.emplace_back(name, cuda ? t.to(device) : t);
+      if (name == "__rng__.cpu")
+        rng = t;
+      else
+        st.emplace_back(name, cuda ? t.to(device) : t);
     }
     opt->load_state_tensors(st);
     if (!ometa.count("scalar_state"))
-      throw Error(ck.optimizer_path + " has no scalar optimizer state; the checkpoint is damaged — resume from an earlier one");
+      throw Error(
+          ck.optimizer_path +
+          " has no scalar optimizer state; the checkpoint is damaged — resume from an earlier one");
     opt->load_scalar_state(nlohmann::json::parse(ometa.at("scalar_state")));
     if (rng.defined()) {
       auto gen = at::detail::getDefaultCPUGenerator();
@@ -263,7 +276,8 @@ struct Session {
     wall_offset = s.value("wall_s", 0.0);
     last_val_bpb = s.value("last_val_bpb", -1.0);
     last_eval_step = s.value("last_eval_step", int64_t(-1));
-    if (s.contains("last_loss") && s["last_loss"].is_number()) last_loss = s["last_loss"].get<double>();
+    if (s.contains("last_loss") && s["last_loss"].is_number())
+      last_loss = s["last_loss"].get<double>();
   }
 
   // ----- evaluation -----
@@ -325,13 +339,14 @@ struct Session {
         segment_tokens += batch.rows * batch.T;
         continue;
       }
-      auto x = to_tensor(batch.inputs_int64(), batch.rows, batch.T, device);  // (B, T)
+      auto x = to_tensor(batch.inputs_int64(), batch.rows, batch.T, device);   // (B, T)
       auto y = to_tensor(batch.targets_int64(), batch.rows, batch.T, device);  // (B, T)
       if (plan.split_rows) {
         x = x.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
         y = y.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
       }
-      MicroStepLoss l = step_fn->micro_step(x, y, static_cast<double>(plan.local_micro_steps), inject_nan == step + 1);
+      MicroStepLoss l = step_fn->micro_step(x, y, static_cast<double>(plan.local_micro_steps),
+                                            inject_nan == step + 1);
       if (!l.finite) {
         last_loss = l.total;
         step_fn->discard();
@@ -402,7 +417,8 @@ struct Session {
                     {"seed", config.train.seed},
                     {"total_steps", config.train.steps},
                     {"memory_estimate", to_json(cost)},
-                    {"unigram_bpb", std::isfinite(unigram) ? nlohmann::json(unigram) : nlohmann::json(nullptr)},
+                    {"unigram_bpb",
+                     std::isfinite(unigram) ? nlohmann::json(unigram) : nlohmann::json(nullptr)},
                     {"flops", cost.flops_per_token * static_cast<double>(tokens)},
                     {"device", cuda ? "cuda" : "cpu"},
                     {"threads", runtime_info().threads}});
@@ -414,7 +430,8 @@ struct Session {
     t0 = Clock::now();
     for (const auto& note : segment.notes) log(note);
     if (!dist::launched_child())
-      store.write_summary({{"status", "running"}, {"pid", static_cast<long>(::getpid())}, {"name", config.name}});
+      store.write_summary(
+          {{"status", "running"}, {"pid", static_cast<long>(::getpid())}, {"name", config.name}});
     setup();
     if (resuming) {
       std::vector<std::string> skipped;
@@ -436,23 +453,33 @@ struct Session {
       log("resumed from step " + std::to_string(ck.step) + " (" + ck.weights_path + ")");
     }
     if (obs) obs->on_start(store.dir(), step, config.train.steps);
-    int64_t inject_nan = options.inject_nan_step > 0 ? options.inject_nan_step : env_int("GLLM_TEST_INJECT_NAN_STEP");
+    int64_t inject_nan = options.inject_nan_step > 0 ? options.inject_nan_step
+                                                     : env_int("GLLM_TEST_INJECT_NAN_STEP");
     const auto& tc = config.train;
     model->train();
     while (step < tc.steps) {
       if (dist->any(cancel->load())) {  // all ranks stop at the same step
-        if (list_checkpoints(store.dir()).empty() || list_checkpoints(store.dir()).back().step != step) save_checkpoint();
+        if (list_checkpoints(store.dir()).empty() ||
+            list_checkpoints(store.dir()).back().step != step)
+          save_checkpoint();
         if (obs) obs->on_finished(finish("cancelled", "cancelled at step " + std::to_string(step)));
         return;
       }
       if (!train_step(inject_nan)) {
-        std::string msg = "training diverged: the loss became " + std::string(std::isnan(last_loss) ? "NaN" : "infinite") +
-                          " at step " + std::to_string(step + 1) +
-                          "; the last good state is checkpointed at step " + std::to_string(step) +
-                          ". Lower the learning rates (optim.*_lr) or check the data, then start again";
+        std::string msg =
+            "training diverged: the loss became " +
+            std::string(std::isnan(last_loss) ? "NaN" : "infinite") + " at step " +
+            std::to_string(step + 1) + "; the last good state is checkpointed at step " +
+            std::to_string(step) +
+            ". Lower the learning rates (optim.*_lr) or check the data, then start again";
         auto ck = list_checkpoints(store.dir());
         if (ck.empty() || ck.back().step != step) save_checkpoint();
-        if (writer()) store.append_metric({{"step", step}, {"tokens", tokens}, {"loss", nullptr}, {"event", "diverged"}, {"message", msg}});
+        if (writer())
+          store.append_metric({{"step", step},
+                               {"tokens", tokens},
+                               {"loss", nullptr},
+                               {"event", "diverged"},
+                               {"message", msg}});
         if (obs) obs->on_finished(finish("diverged", msg));
         return;
       }
@@ -492,7 +519,8 @@ struct Trainer::Impl {
       } catch (const std::exception& e) {
         std::string msg = e.what();
         // c10::Error messages carry a backtrace after the first line; keep the first line.
-        if (auto nl = msg.find('\n'); nl != std::string::npos && dynamic_cast<const Error*>(&e) == nullptr)
+        if (auto nl = msg.find('\n');
+            nl != std::string::npos && dynamic_cast<const Error*>(&e) == nullptr)
           msg = msg.substr(0, nl);
         if (s->dist) s->dist->abort("rank " + std::to_string(s->dist->rank()) + " failed: " + msg);
         try {
@@ -510,7 +538,10 @@ struct Trainer::Impl {
             else
               std::filesystem::remove(s->store.summary_path(), ec);
           } else {
-            s->store.write_summary({{"status", "failed"}, {"message", msg}, {"name", s->config.name}, {"step", s->step}});
+            s->store.write_summary({{"status", "failed"},
+                                    {"message", msg},
+                                    {"name", s->config.name},
+                                    {"step", s->step}});
           }
         } catch (...) {
         }
@@ -626,7 +657,8 @@ std::string list_changes(const nlohmann::json& changes) {
 
 void Trainer::start(const RunConfig& config, const std::string& run_dir, RunObserver* observer,
                     const TrainerOptions& options) {
-  if (running()) throw Error("this trainer is already running a run; cancel it or use another Trainer");
+  if (running())
+    throw Error("this trainer is already running a run; cancel it or use another Trainer");
   RunConfig c = RunConfig::from_json(config.to_json());  // validates
   if (options.steps_override > 0) c.train.steps = options.steps_override;
   check_memory(c);
@@ -643,11 +675,14 @@ void Trainer::start(const RunConfig& config, const std::string& run_dir, RunObse
   impl_->launch(std::move(s), false);
 }
 
-void Trainer::resume(const std::string& run_dir, RunObserver* observer, const TrainerOptions& options) {
-  if (running()) throw Error("this trainer is already running a run; cancel it or use another Trainer");
+void Trainer::resume(const std::string& run_dir, RunObserver* observer,
+                     const TrainerOptions& options) {
+  if (running())
+    throw Error("this trainer is already running a run; cancel it or use another Trainer");
   RunStore store(run_dir);
   if (!file_exists(store.config_path()))
-    throw Error(run_dir + " is not a run folder (no config.json); give the folder `gllm train` wrote");
+    throw Error(run_dir +
+                " is not a run folder (no config.json); give the folder `gllm train` wrote");
   SegmentStart seg;
   RunOwner previous;
   seg.lock = RunLock::acquire(run_dir, "resume", &previous);
@@ -746,13 +781,17 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer, const Tr
   impl_->launch(std::move(s), true);
 }
 
-void Trainer::cancel() { impl_->cancel = true; }
+void Trainer::cancel() {
+  impl_->cancel = true;
+}
 
 void Trainer::wait() {
   if (impl_->worker.joinable()) impl_->worker.join();
 }
 
-bool Trainer::running() const { return impl_->running; }
+bool Trainer::running() const {
+  return impl_->running;
+}
 
 std::string Trainer::run_dir() const {
   std::lock_guard<std::mutex> lk(impl_->mu);
@@ -766,7 +805,10 @@ std::string new_run_dir(const std::string& parent, const std::string& name) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   std::string safe;
-  for (char ch : name) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.') ? ch : '_';
+  for (char ch : name)
+    safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')
+                ? ch
+                : '_';
   if (safe.empty()) safe = "run";
   std::string base = join_path(parent, safe + "-" + buf);
   std::string dir = base;

@@ -12,7 +12,7 @@ namespace gllm {
 
 // Options that are not part of the run's configuration.
 struct TrainerOptions {
-  int64_t steps_override = 0;   // > 0: replaces train.steps (also on resume, to extend a run)
+  int64_t steps_override = 0;  // > 0: replaces train.steps (also on resume, to extend a run)
   // Test hook: replace the loss of this step (1-based) by NaN to exercise the divergence guard.
   // Also read from the environment variable GLLM_TEST_INJECT_NAN_STEP when 0 here.
   int64_t inject_nan_step = 0;
@@ -40,7 +40,8 @@ class Trainer {
   // run without a larger steps_override), when another process owns the folder, or when
   // config.json was edited in a way that changes results (unless allow_config_change).
   // Start and resume hold the folder's lock (run.lock) until the worker ends.
-  void resume(const std::string& run_dir, RunObserver* observer, const TrainerOptions& options = {});
+  void resume(const std::string& run_dir, RunObserver* observer,
+              const TrainerOptions& options = {});
 
   // Asks the worker to stop; it finishes the current step, writes a checkpoint and reports
   // on_finished with status "cancelled". Safe from any thread; returns immediately.

@@ -5,8 +5,8 @@
 #include <QtTest>
 
 #include "engine/dist/device.h"
-#include "engine/train/gpu_check.h"
 #include "engine/io/error.h"
+#include "engine/train/gpu_check.h"
 
 class TestEngineCuda : public QObject {
   Q_OBJECT

@@ -1,7 +1,8 @@
 // GUI test of the grade editor and the cone panel: edits are refused at the field with the reason,
-// and the panel's numbers equal the engine's evaluate_cone_levels / select_levels for the same inputs.
-#include <QLabel>
+// and the panel's numbers equal the engine's evaluate_cone_levels / select_levels for the same
+// inputs.
 #include <QFileInfo>
+#include <QLabel>
 #include <QPushButton>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -85,7 +86,8 @@ class TestCone : public QObject {
     QCOMPARE(QString::number(r.educated.lambda_c, 'f', 3), QStringLiteral("0.531"));
     QCOMPARE(QString::number(r.educated.gain, 'f', 2), QStringLiteral("1.88"));
     // The badge follows Eq. 15: the sign of the inner product, not Λ(q) < 1.
-    QCOMPARE(panel.badgeText(), ref.certificate_sign > 0 ? QString("✔ admissible") : QString("✘ not admissible"));
+    QCOMPARE(panel.badgeText(),
+             ref.certificate_sign > 0 ? QString("✔ admissible") : QString("✘ not admissible"));
     QVERIFY(panel.sourceText().contains("Table 3 explorer"));
     QVERIFY(panel.valueText("lambda_c").startsWith("0.531"));
     // "Set to the educated q*_C" hands the optimum to the grade editor.
@@ -118,7 +120,8 @@ class TestCone : public QObject {
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
     panel.setGeometric(0.6, 0.3);
-    panel.setGrades({12, 10, 3, 0}, std::exp(1.0 / 32.0), 2.0);  // against the profiles: ⟨q, α̂−τ̂⟩ < 0
+    panel.setGrades({12, 10, 3, 0}, std::exp(1.0 / 32.0),
+                    2.0);  // against the profiles: ⟨q, α̂−τ̂⟩ < 0
     QVERIFY(panel.waitForResult(10000));
     auto* badge = panel.findChild<QLabel*>(QStringLiteral("badgeNotCertified"));
     QVERIFY(badge);
@@ -160,7 +163,8 @@ class TestCone : public QObject {
     QVERIFY(panel.sourceText().contains("holds no MLGE grades"));
     QVERIFY2(panel.headsText().contains("no head profiles loaded"), qPrintable(panel.headsText()));
 
-    // Head profiles of the right shape: every head gets a certificate (uniform grades: 0, not admissible).
+    // Head profiles of the right shape: every head gets a certificate (uniform grades: 0, not
+    // admissible).
     grading::HeadProfiles hp;
     hp.layers = 4;
     hp.heads = 4;
@@ -180,7 +184,8 @@ class TestCone : public QObject {
     QVERIFY(panel.waitForResult(30000));
     QVERIFY2(panel.headsText().contains("0 of 16 heads admissible"), qPrintable(panel.headsText()));
     // An embedding profiles file is refused as head profiles, with the command that makes them.
-    QVERIFY(panel.loadHeadProfilesFile(QString::fromStdString(ladder.grading.profiles_file)).contains("--checkpoint"));
+    QVERIFY(panel.loadHeadProfilesFile(QString::fromStdString(ladder.grading.profiles_file))
+                .contains("--checkpoint"));
   }
 
   // Choosing a ladder arm in the grade editor gives the model exactly what the ladder certified:
@@ -207,7 +212,8 @@ class TestCone : public QObject {
     const double lambda = std::exp(1.0 / 32.0);
     for (int i = 0; i < 50; ++i) panel.setGrades({0.0, 0.1 * i, 0.2 * i, 0.2 * i}, lambda, 2.0);
     QVERIFY(panel.waitForResult(10000));
-    const auto ref = grading::evaluate_cone_levels(panel.currentProfiles(), {0.0, 4.9, 9.8, 9.8}, lambda, 2.0);
+    const auto ref =
+        grading::evaluate_cone_levels(panel.currentProfiles(), {0.0, 4.9, 9.8, 9.8}, lambda, 2.0);
     QCOMPARE(panel.result().report.lambda_q, ref.lambda_q);
   }
   void badProfilesFileIsRefused() {

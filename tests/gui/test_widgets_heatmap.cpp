@@ -62,7 +62,8 @@ class TestHeatmap : public QObject {
     QVERIFY(p.isEmptyState());
     QFile f(dir.filePath("attention-1.json"));
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(R"({"kind":"attention","lengths":[128,256],"widths":[64,128,256],"overhead":[[0.01,0.02],[0.03,-0.01],[0.0,0.05]],"head_dim":64,"batch":1,"repeats":3})");
+    f.write(
+        R"({"kind":"attention","lengths":[128,256],"widths":[64,128,256],"overhead":[[0.01,0.02],[0.03,-0.01],[0.0,0.05]],"head_dim":64,"batch":1,"repeats":3})");
     f.close();
     QCOMPARE(p.setResultsDir(dir.path()), 1);
     QVERIFY(!p.isEmptyState());

@@ -1,7 +1,6 @@
 // GUI test of the chart monitor: EMA against an independent loop, coalesced redraws, true log
 // axes, several runs overlaid, long-lived decimated series, round axis ticks, and PNG / SVG / CSV
 // exports read back.
-#include <QtTest>
 #include <QChart>
 #include <QLegend>
 #include <QLegendMarker>
@@ -9,6 +8,7 @@
 #include <QLogValueAxis>
 #include <QRandomGenerator>
 #include <QValueAxis>
+#include <QtTest>
 #include <algorithm>
 #include <cmath>
 
@@ -41,15 +41,18 @@ class TestMonitor : public QObject {
     QElapsedTimer t;
     t.start();
     for (int i = 1; i <= 2000; ++i) {
-      m.addPoint("a", "loss", {double(i), 1000.0 * i, 1e6 * i, 0.01 * i, 5.0 / std::sqrt(double(i))});
-      m.addPoint("b", "loss", {double(i), 1000.0 * i, 1e6 * i, 0.01 * i, 6.0 / std::sqrt(double(i))});
+      m.addPoint("a", "loss",
+                 {double(i), 1000.0 * i, 1e6 * i, 0.01 * i, 5.0 / std::sqrt(double(i))});
+      m.addPoint("b", "loss",
+                 {double(i), 1000.0 * i, 1e6 * i, 0.01 * i, 6.0 / std::sqrt(double(i))});
       if (i % 50 == 0) QCoreApplication::processEvents();
     }
     QTRY_VERIFY(!m.redrawPending());
     const double elapsedMs = t.elapsed();
     const int redraws = m.redrawCount() - before;
     // A 40 ms single-shot timer: at most one redraw per 40 ms of wall time (plus the final one).
-    QVERIFY2(redraws <= elapsedMs / 40.0 + 2, qPrintable(QString("%1 redraws in %2 ms").arg(redraws).arg(elapsedMs)));
+    QVERIFY2(redraws <= elapsedMs / 40.0 + 2,
+             qPrintable(QString("%1 redraws in %2 ms").arg(redraws).arg(elapsedMs)));
     QVERIFY(redraws >= 1);
     QCOMPARE(m.runs(), QStringList({"a", "b"}));
     QCOMPARE(m.seriesCount("loss"), 4);  // raw + EMA for each run
@@ -167,7 +170,8 @@ class TestMonitor : public QObject {
     // not look like one more validation point (same run colour, a dash that a point cannot show).
     MonitorPanel m;
     m.resize(900, 600);
-    for (int i = 1; i <= 4; ++i) m.addPoint("a", "val_bpb", {100.0 * i, 1e5 * i, 1e7 * i, 0.01 * i, 2.2 - 0.1 * i});
+    for (int i = 1; i <= 4; ++i)
+      m.addPoint("a", "val_bpb", {100.0 * i, 1e5 * i, 1e7 * i, 0.01 * i, 2.2 - 0.1 * i});
     m.addPoint("a", "heldout_bpb", {400.0, 4e5, 4e7, 0.04, 1.86});
     m.redrawNow();
     QLineSeries *val = nullptr, *held = nullptr;
@@ -182,14 +186,16 @@ class TestMonitor : public QObject {
     QTRY_VERIFY(m.chartFor("val_bpb")->legend()->markers(val).first()->isVisible());
     QVERIFY(!m.chartFor("val_bpb")->legend()->markers(held).first()->isVisible());
     QVERIFY(val->pointsVisible() && held->pointsVisible());
-    QVERIFY(val->pen().color().rgba() != held->pen().color().rgba());  // the colour itself, not its spec
+    QVERIFY(val->pen().color().rgba() !=
+            held->pen().color().rgba());  // the colour itself, not its spec
     QVERIFY(held->markerSize() > val->markerSize());
     QCOMPARE(held->pen().style(), Qt::DashLine);
   }
 
   void decimationKeepsSpikesAndEnds() {
     QList<QPointF> pts;
-    for (int i = 0; i < 10000; ++i) pts.append(QPointF(i, std::sin(0.01 * i) + (i == 4321 ? 50 : 0) - (i == 777 ? 20 : 0)));
+    for (int i = 0; i < 10000; ++i)
+      pts.append(QPointF(i, std::sin(0.01 * i) + (i == 4321 ? 50 : 0) - (i == 777 ? 20 : 0)));
     const QList<QPointF> d = MonitorPanel::decimate(pts, 100, 0, 9999, false);
     QVERIFY2(d.size() <= 2 * 101 + 1, qPrintable(QString::number(d.size())));
     QVERIFY(d.size() >= 100);
@@ -220,7 +226,9 @@ class TestMonitor : public QObject {
     m.resize(900, 600);
     m.show();
     QVERIFY(QTest::qWaitForWindowExposed(&m));
-    for (int i = 1; i <= 5000; ++i) m.addPoint("a", "loss", {double(i), 10.0 * i, NAN, 0.1 * i, i == 2500 ? 40.0 : 4.0 - i * 1e-4});
+    for (int i = 1; i <= 5000; ++i)
+      m.addPoint("a", "loss",
+                 {double(i), 10.0 * i, NAN, 0.1 * i, i == 2500 ? 40.0 : 4.0 - i * 1e-4});
     m.redrawNow();
     QChart* c = m.chartFor("loss");
     const QList<QAbstractSeries*> series = c->series();
@@ -246,7 +254,8 @@ class TestMonitor : public QObject {
     QAbstractAxis* x = c->axes(Qt::Horizontal).first();
     QAbstractAxis* y = c->axes(Qt::Vertical).first();
     // More points: the same series and axes, new data.
-    for (int i = 5001; i <= 5100; ++i) m.addPoint("a", "loss", {double(i), 10.0 * i, NAN, 0.1 * i, 3.0});
+    for (int i = 5001; i <= 5100; ++i)
+      m.addPoint("a", "loss", {double(i), 10.0 * i, NAN, 0.1 * i, 3.0});
     QTRY_VERIFY(!m.redrawPending());
     QCOMPARE(c->series(), series);
     QCOMPARE(c->axes(Qt::Horizontal).first(), x);
@@ -307,7 +316,8 @@ class TestMonitor : public QObject {
     m.show();
     QVERIFY(QTest::qWaitForWindowExposed(&m));
     m.setSmoothing(0.5);
-    for (int i = 1; i <= 10; ++i) m.addPoint("run,1", "val_bpb", {double(i), 10.0 * i, NAN, double(i), 3.0 - 0.1 * i});
+    for (int i = 1; i <= 10; ++i)
+      m.addPoint("run,1", "val_bpb", {double(i), 10.0 * i, NAN, double(i), 3.0 - 0.1 * i});
     QTemporaryDir dir;
     QVERIFY(m.exportPng(dir.filePath("m.png")).isEmpty());
     QImage img(dir.filePath("m.png"));
@@ -338,7 +348,9 @@ class TestMonitor : public QObject {
     QTemporaryDir dir;
     QFile f(dir.filePath("metrics.jsonl"));
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("{\"step\":1,\"tokens\":100,\"loss\":5.0,\"flops\":1000,\"wall_s\":0.5,\"tokens_per_s\":200,\"peak_mem_mib\":50}\n");
+    f.write(
+        "{\"step\":1,\"tokens\":100,\"loss\":5.0,\"flops\":1000,\"wall_s\":0.5,\"tokens_per_s\":"
+        "200,\"peak_mem_mib\":50}\n");
     f.write("{\"step\":2,\"tokens\":200,\"val_bpb\":2.5,\"wall_s\":1.0}\n");
     f.close();
     MonitorPanel m;

@@ -120,18 +120,25 @@ class TestNeverFrozen : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&monitor));
     RunBridge bridge;
     int steps = 0;
-    connect(&bridge, &RunBridge::step, &monitor, [&](const StepRecord& r) {
-      ++steps;
-      MetricPoint p{double(r.step), double(r.tokens), r.flops, r.wall_s, r.loss};
-      monitor.addPoint("stream", "loss", p);
-      p.value = r.tokens_per_s;
-      monitor.addPoint("stream", "tokens_per_s", p);
-      p.value = r.peak_mem_mib;
-      monitor.addPoint("stream", "peak_mem_mib", p);
-    }, Qt::QueuedConnection);
-    connect(&bridge, &RunBridge::eval, &monitor, [&](const EvalRecord& r) {
-      monitor.addPoint("stream", QString::fromStdString(r.split + "_bpb"), {double(r.step), double(r.tokens), NAN, r.wall_s, r.bpb});
-    }, Qt::QueuedConnection);
+    connect(
+        &bridge, &RunBridge::step, &monitor,
+        [&](const StepRecord& r) {
+          ++steps;
+          MetricPoint p{double(r.step), double(r.tokens), r.flops, r.wall_s, r.loss};
+          monitor.addPoint("stream", "loss", p);
+          p.value = r.tokens_per_s;
+          monitor.addPoint("stream", "tokens_per_s", p);
+          p.value = r.peak_mem_mib;
+          monitor.addPoint("stream", "peak_mem_mib", p);
+        },
+        Qt::QueuedConnection);
+    connect(
+        &bridge, &RunBridge::eval, &monitor,
+        [&](const EvalRecord& r) {
+          monitor.addPoint("stream", QString::fromStdString(r.split + "_bpb"),
+                           {double(r.step), double(r.tokens), NAN, r.wall_s, r.bpb});
+        },
+        Qt::QueuedConnection);
 
     const int total = 3000;
     std::atomic<bool> done{false};
@@ -155,7 +162,8 @@ class TestNeverFrozen : public QObject {
           e.bpb = 3.0 / std::log2(2.0 + i);
           bridge.on_eval(e);
         }
-        std::this_thread::sleep_for(std::chrono::microseconds(500));  // ~2000 steps/s, far above a real tiny run
+        std::this_thread::sleep_for(
+            std::chrono::microseconds(500));  // ~2000 steps/s, far above a real tiny run
       }
       done = true;
     });
@@ -179,14 +187,17 @@ class TestNeverFrozen : public QObject {
     QTRY_VERIFY(!monitor.redrawPending());
     tick.stop();
     const int drawn = monitor.drawnPointCount("loss");
-    qInfo("never-frozen: %d steps streamed in %lld ms, %d redraws, longest GUI stall %lld ms (target < 50 ms), "
-          "%d of %d loss points drawn",
-          steps, clock.elapsed(), monitor.redrawCount(), longest, drawn, 2 * total);
+    qInfo(
+        "never-frozen: %d steps streamed in %lld ms, %d redraws, longest GUI stall %lld ms (target "
+        "< 50 ms), "
+        "%d of %d loss points drawn",
+        steps, clock.elapsed(), monitor.redrawCount(), longest, drawn, 2 * total);
     QCOMPARE(steps, total);
     QCOMPARE(monitor.points("stream", "loss").size(), size_t(total));
     QCOMPARE(monitor.points("stream", "val_bpb").size(), size_t(total / 100));
     // Redraws stay cheap because long curves are drawn at about one min/max pair per pixel.
-    QVERIFY2(drawn > 0 && drawn < total, qPrintable(QString("%1 loss points drawn for %2 steps").arg(drawn).arg(total)));
+    QVERIFY2(drawn > 0 && drawn < total,
+             qPrintable(QString("%1 loss points drawn for %2 steps").arg(drawn).arg(total)));
     // Redraws are coalesced: at most 25 a second of streaming, however fast records arrive. (The
     // stall itself is reported above, not asserted: wall-clock bounds fail on loaded machines.)
     const qint64 elapsed = clock.elapsed();

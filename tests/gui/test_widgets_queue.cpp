@@ -1,5 +1,6 @@
 // GUI test of the run queue and launcher: seeds are parsed and refused with reasons, the queue is
-// written atomically and survives re-creation (an app restart); a running entry comes back resumable.
+// written atomically and survives re-creation (an app restart); a running entry comes back
+// resumable.
 #include <QTableWidget>
 #include <QtTest>
 
@@ -39,7 +40,8 @@ class TestQueue : public QObject {
       QVERIFY(q.runningId().isEmpty());
       QVERIFY(!q.autoStart());
       launcher.selectId(ids[0]);
-      QVERIFY(launcher.resumeSelected().contains("only cancelled"));  // a queued entry has nothing to resume
+      QVERIFY(launcher.resumeSelected().contains(
+          "only cancelled"));  // a queued entry has nothing to resume
       QVERIFY(q.cancel(ids[2]));
       QCOMPARE(q.entry(ids[2])->status, QStringLiteral("cancelled"));
     }
@@ -60,7 +62,8 @@ class TestQueue : public QObject {
     const QString file = dir.filePath("queue.json");
     QFile f(file);
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(R"({"format":"gllm-queue/1","entries":[{"id":"abc","name":"tiny","seed":7,"config":{},"status":"running","run_dir":"/tmp/x","step":12,"total_steps":100}]})");
+    f.write(
+        R"({"format":"gllm-queue/1","entries":[{"id":"abc","name":"tiny","seed":7,"config":{},"status":"running","run_dir":"/tmp/x","step":12,"total_steps":100}]})");
     f.close();
     RunQueue q(file, dir.filePath("runs"));
     q.setAutoStart(false);

@@ -1,5 +1,6 @@
-// End to end through the workbench window: the launcher trains a tiny Brown-corpus run edited in the
-// preset form; Cancel stops it within a step, a restart finds the queue on disk, Resume completes it.
+// End to end through the workbench window: the launcher trains a tiny Brown-corpus run edited in
+// the preset form; Cancel stops it within a step, a restart finds the queue on disk, Resume
+// completes it.
 #include <QDir>
 #include <QFile>
 #include <QProgressBar>
@@ -24,7 +25,8 @@ namespace {
 
 const int kSteps = 6;
 const int kTimeoutMs = 120000;  // per wait; a run of the tiny config takes seconds
-const QString kRun = QStringLiteral("e2e-tiny s7");  // how the monitor names the run: "<name> s<seed>"
+const QString kRun =
+    QStringLiteral("e2e-tiny s7");  // how the monitor names the run: "<name> s<seed>"
 
 QPushButton* button(LauncherPanel* launcher, const QString& text) {
   for (QPushButton* b : launcher->findChildren<QPushButton*>())
@@ -62,8 +64,10 @@ nlohmann::json summary(const QString& dir) {
 }
 
 bool hasCheckpoint(const QString& dir, int64_t step) {
-  const QString base = dir + QStringLiteral("/checkpoints/step_%1").arg(step, 6, 10, QLatin1Char('0'));
-  return QFile::exists(base + QStringLiteral(".safetensors")) && QFile::exists(base + QStringLiteral(".json"));
+  const QString base =
+      dir + QStringLiteral("/checkpoints/step_%1").arg(step, 6, 10, QLatin1Char('0'));
+  return QFile::exists(base + QStringLiteral(".safetensors")) &&
+         QFile::exists(base + QStringLiteral(".json"));
 }
 
 std::vector<int64_t> range(int64_t from, int64_t to) {
@@ -117,12 +121,18 @@ class TestRunEndToEnd : public QObject {
       QVERIFY(a.queue->entries().isEmpty());
       // The tiny-cpu preset scaled down in the form, field by field as a user edits it.
       QVERIFY(a.launcher->choosePreset(QStringLiteral("tiny-cpu")).isEmpty());
-      const std::pair<const char*, const char*> edits[] = {
-          {"name", "e2e-tiny"},       {"model.n_layer", "2"},        {"model.n_embd", "64"},
-          {"model.sequence_len", "64"}, {"train.device_batch", "2"},  {"train.steps", "6"},
-          {"train.eval_every", "3"},   {"train.eval_tokens", "4096"}, {"train.heldout_tokens", "4096"}};
+      const std::pair<const char*, const char*> edits[] = {{"name", "e2e-tiny"},
+                                                           {"model.n_layer", "2"},
+                                                           {"model.n_embd", "64"},
+                                                           {"model.sequence_len", "64"},
+                                                           {"train.device_batch", "2"},
+                                                           {"train.steps", "6"},
+                                                           {"train.eval_every", "3"},
+                                                           {"train.eval_tokens", "4096"},
+                                                           {"train.heldout_tokens", "4096"}};
       for (const auto& [path, text] : edits)
-        QVERIFY2(a.form->editField(path, text), qPrintable(QString("%1: %2").arg(path, a.form->fieldError(path))));
+        QVERIFY2(a.form->editField(path, text),
+                 qPrintable(QString("%1: %2").arg(path, a.form->fieldError(path))));
       QCOMPARE(a.form->config().train.steps, int64_t(kSteps));
       QCOMPARE(a.form->config().model.n_layer, 2);
       a.launcher->setSeedsText(QStringLiteral("7"));
@@ -133,32 +143,35 @@ class TestRunEndToEnd : public QObject {
       QVERIFY(cancel && resume);
       int64_t onDiskAtCancel = -1;
       bool cancelEnabled = false;
-      QMetaObject::Connection c = connect(a.queue, &RunQueue::step, this, [&](const QString& rid, const StepRecord&) {
-        if (onDiskAtCancel >= 0 || rid != id) return;
-        cancelEnabled = cancel->isEnabled();
-        cancel->click();
-        // The stop flag is set now; the worker may finish the step it is in, no more.
-        const auto steps = lossSteps(a.queue->entry(id)->runDir);
-        onDiskAtCancel = steps.empty() ? 0 : steps.back();
-      });
+      QMetaObject::Connection c =
+          connect(a.queue, &RunQueue::step, this, [&](const QString& rid, const StepRecord&) {
+            if (onDiskAtCancel >= 0 || rid != id) return;
+            cancelEnabled = cancel->isEnabled();
+            cancel->click();
+            // The stop flag is set now; the worker may finish the step it is in, no more.
+            const auto steps = lossSteps(a.queue->entry(id)->runDir);
+            onDiskAtCancel = steps.empty() ? 0 : steps.back();
+          });
       QPushButton* launch = button(a.launcher, QStringLiteral("Launch"));
       QVERIFY(launch);
       launch->click();
       QCOMPARE(a.queue->entries().size(), 1);
       id = a.queue->entries()[0].id;
       QCOMPARE(a.launcher->selectedId(), id);
-      QTRY_COMPARE_WITH_TIMEOUT(a.queue->entry(id)->status, QStringLiteral("cancelled"), kTimeoutMs);
+      QTRY_COMPARE_WITH_TIMEOUT(a.queue->entry(id)->status, QStringLiteral("cancelled"),
+                                kTimeoutMs);
       disconnect(c);
       QVERIFY(cancelEnabled);
       runDir = a.queue->entry(id)->runDir;
       cancelledAt = a.queue->entry(id)->step;
-      qInfo("e2e: cancel pressed with step %lld on disk; the run stopped at step %lld (%lld ms)", (long long)onDiskAtCancel,
-            (long long)cancelledAt, (long long)clock.elapsed());
+      qInfo("e2e: cancel pressed with step %lld on disk; the run stopped at step %lld (%lld ms)",
+            (long long)onDiskAtCancel, (long long)cancelledAt, (long long)clock.elapsed());
       QVERIFY(onDiskAtCancel >= 1);
       QVERIFY2(cancelledAt <= onDiskAtCancel + 1, "cancel did not take effect within one step");
       QVERIFY(cancelledAt < kSteps);
       QCOMPARE(shownStatus(a.launcher, id), QStringLiteral("cancelled"));
-      QCOMPARE(shownProgress(a.launcher, id), QStringLiteral("%1 / %2").arg(cancelledAt).arg(kSteps));
+      QCOMPARE(shownProgress(a.launcher, id),
+               QStringLiteral("%1 / %2").arg(cancelledAt).arg(kSteps));
       // The folder holds what a resume needs: config, metrics up to the stop, a checkpoint there.
       QVERIFY(QFile::exists(runDir + "/config.json"));
       QCOMPARE(lossSteps(runDir), range(1, cancelledAt));
@@ -177,8 +190,10 @@ class TestRunEndToEnd : public QObject {
       const size_t before = loss.size();
       resume->click();
       QCOMPARE(a.queue->entry(id)->status, QStringLiteral("running"));
-      QTRY_VERIFY_WITH_TIMEOUT(a.monitor->points(kRun, QStringLiteral("loss")).size() > before, kTimeoutMs);
-      QCOMPARE(a.monitor->points(kRun, QStringLiteral("loss"))[before].step, double(cancelledAt + 1));
+      QTRY_VERIFY_WITH_TIMEOUT(a.monitor->points(kRun, QStringLiteral("loss")).size() > before,
+                               kTimeoutMs);
+      QCOMPARE(a.monitor->points(kRun, QStringLiteral("loss"))[before].step,
+               double(cancelledAt + 1));
     }  // the window closes: the queue stops the run (checkpoint) and keeps "running" on disk
     const auto afterQuit = lossSteps(runDir);
     QVERIFY(!afterQuit.empty());
@@ -203,7 +218,8 @@ class TestRunEndToEnd : public QObject {
       QPushButton* resume = button(b.launcher, QStringLiteral("Resume"));
       QVERIFY(resume && resume->isEnabled());
       resume->click();
-      QTRY_COMPARE_WITH_TIMEOUT(b.queue->entry(id)->status, QStringLiteral("completed"), kTimeoutMs);
+      QTRY_COMPARE_WITH_TIMEOUT(b.queue->entry(id)->status, QStringLiteral("completed"),
+                                kTimeoutMs);
       e = b.queue->entry(id);
       QCOMPARE(e->step, int64_t(kSteps));
       QCOMPARE(e->totalSteps, int64_t(kSteps));
@@ -217,7 +233,8 @@ class TestRunEndToEnd : public QObject {
       QCOMPARE(s["step"].get<int64_t>(), int64_t(kSteps));
       // The monitor got the resumed part: loss from the checkpoint on, and validation BPB.
       std::vector<int64_t> shown;
-      for (const auto& p : b.monitor->points(kRun, QStringLiteral("loss"))) shown.push_back(int64_t(p.step));
+      for (const auto& p : b.monitor->points(kRun, QStringLiteral("loss")))
+        shown.push_back(int64_t(p.step));
       QCOMPARE(shown, range(interruptedAt + 1, kSteps));
       const auto& val = b.monitor->points(kRun, QStringLiteral("val_bpb"));
       QVERIFY(!val.empty());

@@ -17,7 +17,8 @@ class TestScreenshot : public QObject {
     MainWindow::applyStyle();
     MainWindow w;
     const QStringList names = w.panelNames();
-    for (const char* n : {"grades", "cone", "queue", "monitor", "heatmaps", "inspector", "compare", "attention", "preset"})
+    for (const char* n : {"grades", "cone", "queue", "monitor", "heatmaps", "inspector", "compare",
+                          "attention", "preset"})
       QVERIFY2(names.contains(n), n);
     for (const QString& n : names) QVERIFY(w.panel(n));
     const QString path = dir.filePath("shot.png");
@@ -49,8 +50,12 @@ class TestScreenshot : public QObject {
     QFile metrics(dir.filePath("run/metrics.jsonl"));
     QVERIFY(metrics.open(QIODevice::WriteOnly));
     for (int step = 1; step <= 20; ++step)
-      metrics.write(QStringLiteral("{\"step\":%1,\"tokens\":%2,\"loss\":%3,\"tokens_per_s\":1000,\"peak_mem_mib\":300}\n")
-                        .arg(step).arg(step * 2048).arg(9.0 - 0.2 * step).toUtf8());
+      metrics.write(QStringLiteral("{\"step\":%1,\"tokens\":%2,\"loss\":%3,\"tokens_per_s\":1000,"
+                                   "\"peak_mem_mib\":300}\n")
+                        .arg(step)
+                        .arg(step * 2048)
+                        .arg(9.0 - 0.2 * step)
+                        .toUtf8());
     metrics.write("{\"step\":20,\"tokens\":40960,\"val_bpb\":2.3}\n");
     metrics.close();
     QProcess p;
@@ -62,7 +67,8 @@ class TestScreenshot : public QObject {
       QVERIFY2(!img.isNull() && img.width() > 400, f);
     }
     // The two views really differ (the x axis is redrawn in tokens).
-    QVERIFY(QImage(dir.filePath("plots/curves-by-step.png")) != QImage(dir.filePath("plots/curves-by-tokens.png")));
+    QVERIFY(QImage(dir.filePath("plots/curves-by-step.png")) !=
+            QImage(dir.filePath("plots/curves-by-tokens.png")));
     QFile csv(dir.filePath("plots/curves.csv"));
     QVERIFY(csv.open(QIODevice::ReadOnly));
     QVERIFY(csv.readAll().count('\n') >= 21);  // header + 20 loss points at least

@@ -2,7 +2,6 @@
 // `gllm certify RUN --profiles FILE` certifies the head grades the checkpoint holds against them.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -36,18 +35,30 @@ class TestCliHeadProfiles : public QObject {
     // random grades, two steps.
     const nlohmann::json cfg = {
         {"name", "heads"},
-        {"model", {{"n_layer", 2}, {"n_embd", 32}, {"n_head", 2}, {"sequence_len", 64}, {"window_pattern", "L"}}},
+        {"model",
+         {{"n_layer", 2},
+          {"n_embd", 32},
+          {"n_head", 2},
+          {"sequence_len", 64},
+          {"window_pattern", "L"}}},
         {"grading", {{"attention", true}, {"head_grades", "random"}, {"random_seed", 3}}},
         {"data", {{"corpus", "brown"}, {"vocab_size", 8192}}},
-        {"train", {{"steps", 2}, {"device_batch", 2}, {"eval_every", 0}, {"eval_tokens", 256},
-                   {"heldout_tokens", 256}, {"device", "cpu"}, {"threads", 1}}}};
+        {"train",
+         {{"steps", 2},
+          {"device_batch", 2},
+          {"eval_every", 0},
+          {"eval_tokens", 256},
+          {"heldout_tokens", 256},
+          {"device", "cpu"},
+          {"threads", 1}}}};
     std::ofstream(dir + "/cfg.json") << cfg.dump();
     const std::string run = dir + "/run", out = dir + "/heads.json";
     auto t = test::run_cli({"train", dir + "/cfg.json", "--out", run});
     QVERIFY2(t.exit_code == 0, (t.out + t.err).c_str());
 
     // --checkpoint alone means head profiles.
-    auto p = test::run_cli({"profiles", "--checkpoint", run, "--bootstrap", "20", "--out", out, "--json"});
+    auto p = test::run_cli(
+        {"profiles", "--checkpoint", run, "--bootstrap", "20", "--out", out, "--json"});
     QVERIFY2(p.exit_code == 0, (p.out + p.err).c_str());
     const auto j = read_json(out);
     QCOMPARE(j["format"].get<std::string>(), std::string("gllm-head-profiles/1"));
@@ -80,11 +91,13 @@ class TestCliHeadProfiles : public QObject {
       QVERIFY(comp["bootstrap_sign_fraction"].is_number());
       const auto& f = hp.per_head[static_cast<size_t>(i)];
       double ip = 0;
-      for (int c = 0; c < 8; ++c) ip += q[static_cast<size_t>(i * 8 + c)] * (f.profiles.alpha[c] - f.profiles.tau[c]);
+      for (int c = 0; c < 8; ++c)
+        ip += q[static_cast<size_t>(i * 8 + c)] * (f.profiles.alpha[c] - f.profiles.tau[c]);
       QVERIFY2(std::abs(ip - comp["inner_product"].get<double>()) < 1e-9, comp.dump().c_str());
       ++i;
     }
-    // Without head profiles the heads are listed as not certified, with the command that makes them.
+    // Without head profiles the heads are listed as not certified, with the command that makes
+    // them.
     auto none = test::run_cli({"certify", run, "--json"});
     QVERIFY2(none.exit_code == 0, (none.out + none.err).c_str());
     for (const auto& comp : nlohmann::json::parse(none.out)["components"]) {

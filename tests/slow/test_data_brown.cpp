@@ -52,12 +52,13 @@ class TestDataBrown : public QObject {
     QCOMPARE(j["documents"].get<int>(), 500);
     QCOMPARE(j["words"].get<int>(), 1161192);
     QVERIFY(j["tokens"].get<int64_t>() > 0);
-    QVERIFY(std::fabs(j["tokens_per_byte"].get<double>() - j["tokens"].get<double>() / j["bytes"].get<double>()) < 1e-12);
+    QVERIFY(std::fabs(j["tokens_per_byte"].get<double>() -
+                      j["tokens"].get<double>() / j["bytes"].get<double>()) < 1e-12);
 
     QTemporaryDir dir;
     std::string out = dir.filePath("profiles.json").toStdString();
-    r = gllm::test::run_cli({"profiles", "--corpus", "brown", "--reference", "ppmi", "--d", "128", "--levels", "4",
-                             "--bootstrap", "20", "--out", out, "--json"});
+    r = gllm::test::run_cli({"profiles", "--corpus", "brown", "--reference", "ppmi", "--d", "128",
+                             "--levels", "4", "--bootstrap", "20", "--out", out, "--json"});
     QVERIFY2(r.exit_code == 0, r.err.c_str());
     auto f = gllm::grading::load_profiles_file(out);
     QCOMPARE(f.profiles.d(), 128);

@@ -2,10 +2,9 @@
 // `gllm train --nproc 2` (FileStore) or as torchrun and srun start them (TCPStore from RANK,
 // WORLD_SIZE, MASTER_ADDR, … or SLURM_PROCID, …): bit-exact with one whole micro-step per rank,
 // equal to rounding when the ranks split rows; the default preset's batch over two processes.
-#include <torch/torch.h>
-
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <QProcess>
@@ -55,7 +54,9 @@ std::string last_weights(const std::string& dir) {
   return best;
 }
 
-double rel(double a, double b) { return std::abs(a - b) / std::max(1e-12, std::abs(b)); }
+double rel(double a, double b) {
+  return std::abs(a - b) / std::max(1e-12, std::abs(b));
+}
 
 // A TCP port on loopback that nothing listens on now (the kernel's choice for port 0).
 int free_port() {
@@ -154,7 +155,8 @@ class TestDistEquivalence : public QObject {
                const Tolerance& tol) {
     const std::string cfg = path(tag + ".json");
     gllm::write_file_atomic(cfg, config.dump(2));
-    auto one = gllm::test::run_cli({"train", cfg, "--out", path(tag + "-1"), "--quiet", "--json"}, env_);
+    auto one =
+        gllm::test::run_cli({"train", cfg, "--out", path(tag + "-1"), "--quiet", "--json"}, env_);
     QVERIFY2(one.exit_code == 0, (one.out + one.err).c_str());
     auto two = launch_two(how, cfg, path(tag + "-2"));
     QVERIFY2(two.exit_code == 0, (two.out + two.err).c_str());
@@ -266,7 +268,8 @@ class TestDistEquivalence : public QObject {
     gllm::write_file_atomic(cfg, tiny_config(4, 2).dump(2));
     auto env = env_;
     env.push_back("GLLM_TEST_INJECT_NAN_STEP=3");
-    auto r = gllm::test::run_cli({"train", cfg, "--nproc", "2", "--out", path("nan-2"), "--quiet", "--json"}, env);
+    auto r = gllm::test::run_cli(
+        {"train", cfg, "--nproc", "2", "--out", path("nan-2"), "--quiet", "--json"}, env);
     QVERIFY2(r.exit_code != 0, r.out.c_str());
     QVERIFY2((r.out + r.err).find("diverged") != std::string::npos, (r.out + r.err).c_str());
     auto s = nlohmann::json::parse(gllm::read_file(path("nan-2/summary.json")));
@@ -279,7 +282,8 @@ class TestDistEquivalence : public QObject {
   void uneven_split_is_refused() {
     const std::string cfg = path("odd.json");
     gllm::write_file_atomic(cfg, tiny_config(3, 1).dump(2));
-    auto r = gllm::test::run_cli({"train", cfg, "--nproc", "2", "--out", path("odd-2"), "--quiet"}, env_);
+    auto r = gllm::test::run_cli({"train", cfg, "--nproc", "2", "--out", path("odd-2"), "--quiet"},
+                                 env_);
     QVERIFY(r.exit_code != 0);
     QVERIFY2(r.err.find("no split of the global batch") != std::string::npos, r.err.c_str());
     QVERIFY2(r.err.find("Use 1, 3 processes") != std::string::npos, r.err.c_str());

@@ -1,9 +1,8 @@
 // Measured memory tells Table 1b's story on the CPU: two short runs that differ only in the
 // embedding optimizer state (seed-001 Tier 1's fp32 master and moments against control #4a's
 // bf16 ones) differ in peak resident memory by the analytic +8 bytes per wte/value_embeds element.
-#include <QtTest>
-
 #include <QTemporaryDir>
+#include <QtTest>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -22,13 +21,24 @@ namespace {
 // backward pass (not the optimizer step's temporaries) sets the peak.
 nlohmann::json arm_config(const std::string& state) {
   return {{"name", "memory-" + state},
-          {"model", {{"n_layer", 2}, {"n_embd", 512}, {"n_head", 4}, {"sequence_len", 256}, {"window_pattern", "L"},
-                     {"storage", "bf16"}}},
+          {"model",
+           {{"n_layer", 2},
+            {"n_embd", 512},
+            {"n_head", 4},
+            {"sequence_len", 256},
+            {"window_pattern", "L"},
+            {"storage", "bf16"}}},
           {"grading", {{"attention", false}}},
           {"optim", {{"embedding_state", state}}},
           {"data", {{"corpus", "brown"}, {"vocab_size", 8192}}},
-          {"train", {{"steps", 3}, {"device_batch", 16}, {"eval_every", 0}, {"eval_tokens", 4096},
-                     {"heldout_tokens", 4096}, {"device", "cpu"}, {"threads", 2}}}};
+          {"train",
+           {{"steps", 3},
+            {"device_batch", 16},
+            {"eval_every", 0},
+            {"eval_tokens", 4096},
+            {"heldout_tokens", 4096},
+            {"device", "cpu"},
+            {"threads", 2}}}};
 }
 
 nlohmann::json read_json(const std::string& path) {
@@ -63,12 +73,15 @@ class TestTrainMemory : public QObject {
     const RunConfig c = RunConfig::from_json(arm_config("fp32"));
     const double table1b = account(c, 8192).memory.fp32_embedding_state;  // 8 B per element
     const double measured = peak[0] - peak[1];
-    qInfo("peak RSS: fp32 state %.1f MiB, bf16 state %.1f MiB, measured difference %.1f MiB; analytic %.1f MiB "
-          "(summaries' estimates %.1f / %.1f MiB)",
-          peak[0], peak[1], measured, table1b, analytic[0], analytic[1]);
+    qInfo(
+        "peak RSS: fp32 state %.1f MiB, bf16 state %.1f MiB, measured difference %.1f MiB; "
+        "analytic %.1f MiB "
+        "(summaries' estimates %.1f / %.1f MiB)",
+        peak[0], peak[1], measured, table1b, analytic[0], analytic[1]);
     QCOMPARE(analytic[0] - analytic[1], table1b);
-    QVERIFY2(std::abs(measured - table1b) <= 0.10 * table1b,
-             qPrintable(QString("measured %1 MiB against %2 MiB analytic").arg(measured).arg(table1b)));
+    QVERIFY2(
+        std::abs(measured - table1b) <= 0.10 * table1b,
+        qPrintable(QString("measured %1 MiB against %2 MiB analytic").arg(measured).arg(table1b)));
   }
 };
 

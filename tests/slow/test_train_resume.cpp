@@ -8,8 +8,8 @@
 
 #include "engine/io/atomic_file.h"
 #include "engine/train/run_store.h"
-#include "tests/support/test_support.h"
 #include "tests/support/test_configs.h"
+#include "tests/support/test_support.h"
 
 namespace {
 
@@ -31,7 +31,8 @@ std::vector<double> step_losses(const std::string& dir) {
 int64_t last_step(const std::string& dir) {
   int64_t s = 0;
   try {
-    for (const auto& r : gllm::read_metrics(dir + "/metrics.jsonl").records) s = std::max<int64_t>(s, r["step"].get<int64_t>());
+    for (const auto& r : gllm::read_metrics(dir + "/metrics.jsonl").records)
+      s = std::max<int64_t>(s, r["step"].get<int64_t>());
   } catch (...) {
   }
   return s;
@@ -54,7 +55,8 @@ class TestTrainResume : public QObject {
   }
 
   void sigkill_then_resume_matches() {
-    auto ref = gllm::test::run_cli({"train", cfg_, "--out", path("ref"), "--quiet", "--json"}, env_);
+    auto ref =
+        gllm::test::run_cli({"train", cfg_, "--out", path("ref"), "--quiet", "--json"}, env_);
     QVERIFY2(ref.exit_code == 0, (ref.out + ref.err).c_str());
     auto ref_j = nlohmann::json::parse(ref.out);
     double ref_loss = ref_j["final_loss"].get<double>();
@@ -67,7 +69,9 @@ class TestTrainResume : public QObject {
       auto e = QProcessEnvironment::systemEnvironment();
       e.insert("GLLM_DATA", QString::fromStdString(path("cache")));
       p.setProcessEnvironment(e);
-      p.start(QString::fromStdString(gllm::test::cli_path()), {"train", QString::fromStdString(cfg_), "--out", QString::fromStdString(dir), "--quiet"});
+      p.start(
+          QString::fromStdString(gllm::test::cli_path()),
+          {"train", QString::fromStdString(cfg_), "--out", QString::fromStdString(dir), "--quiet"});
       QVERIFY(p.waitForStarted());
       while (last_step(dir) < kill_at && p.state() == QProcess::Running)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -82,12 +86,16 @@ class TestTrainResume : public QObject {
       auto j = nlohmann::json::parse(res.out);
       QCOMPARE(j["status"].get<std::string>(), std::string("completed"));
       double loss = j["final_loss"].get<double>();
-      QVERIFY2(std::fabs(loss - ref_loss) <= 1e-6,
-               qPrintable(QString("killed at %1: %2 vs %3").arg(kill_at).arg(loss, 0, 'g', 17).arg(ref_loss, 0, 'g', 17)));
-      QVERIFY(std::fabs(j["heldout_bpb"].get<double>() - ref_j["heldout_bpb"].get<double>()) <= 1e-6);
+      QVERIFY2(std::fabs(loss - ref_loss) <= 1e-6, qPrintable(QString("killed at %1: %2 vs %3")
+                                                                  .arg(kill_at)
+                                                                  .arg(loss, 0, 'g', 17)
+                                                                  .arg(ref_loss, 0, 'g', 17)));
+      QVERIFY(std::fabs(j["heldout_bpb"].get<double>() - ref_j["heldout_bpb"].get<double>()) <=
+              1e-6);
       auto losses = step_losses(dir);
       QCOMPARE(losses.size(), ref_losses.size());
-      for (size_t i = 0; i < losses.size(); ++i) QVERIFY(std::fabs(losses[i] - ref_losses[i]) <= 1e-6);
+      for (size_t i = 0; i < losses.size(); ++i)
+        QVERIFY(std::fabs(losses[i] - ref_losses[i]) <= 1e-6);
       QCOMPARE(gllm::read_run(dir).status, std::string("completed"));
     }
     // `gllm runs` lists all four with their results.
@@ -95,7 +103,8 @@ class TestTrainResume : public QObject {
     QVERIFY2(runs.exit_code == 0, runs.err.c_str());
     auto rj = nlohmann::json::parse(runs.out);
     QCOMPARE(rj["runs"].size(), size_t(4));
-    for (const auto& r : rj["runs"]) QCOMPARE(r["status"].get<std::string>(), std::string("completed"));
+    for (const auto& r : rj["runs"])
+      QCOMPARE(r["status"].get<std::string>(), std::string("completed"));
   }
 };
 

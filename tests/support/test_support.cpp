@@ -49,7 +49,9 @@ CommandResult run_cli(const std::vector<std::string>& args, const std::vector<st
   return run_program(GLLM_CLI_PATH, args, env, timeout_ms, cwd);
 }
 
-std::string fixture(const std::string& name) { return std::string(GLLM_FIXTURES_DIR) + "/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(GLLM_FIXTURES_DIR) + "/" + name;
+}
 std::string source_file(const std::string& name) {
   return std::string(GLLM_TESTS_DIR) + "/../" + name;
 }
@@ -71,8 +73,14 @@ std::string missing_reference(const std::string& what) {
          (references_required() ? " and CI=true makes that a failure"
                                 : " (skipped; CI=true fails instead)");
 }
-std::string cli_path() { return GLLM_CLI_PATH; }
-std::string workbench_path() { return GLLM_WORKBENCH_PATH; }
-std::string plain_python() { return GLLM_PLAIN_PYTHON; }
+std::string cli_path() {
+  return GLLM_CLI_PATH;
+}
+std::string workbench_path() {
+  return GLLM_WORKBENCH_PATH;
+}
+std::string plain_python() {
+  return GLLM_PLAIN_PYTHON;
+}
 
 }  // namespace gllm::test

@@ -24,7 +24,7 @@ CommandResult run_program(const std::string& program, const std::vector<std::str
                           const std::vector<std::string>& env = {}, int timeout_ms = 600000,
                           const std::string& cwd = "");
 
-std::string fixture(const std::string& name);   // tests/fixtures/<name>
+std::string fixture(const std::string& name);        // tests/fixtures/<name>
 std::string source_file(const std::string& name);    // <source root>/<name>, e.g. README.md
 std::string python_script(const std::string& name);  // tests/python/<name>
 // Python interpreter that has torch (empty when none: tests that need it use

@@ -1,7 +1,7 @@
 // Audit quantities against closed forms: stable rank and mean-row energy on constructed matrices,
 // σ₁ against Eigen's Jacobi SVD, the band/layer profile on a known array, Table 5a's excess ratios.
-#include <QtTest>
 #include <Eigen/Dense>
+#include <QtTest>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -88,7 +88,8 @@ class TestAuditMatrices : public QObject {
       std::vector<float> wt(w.size());
       for (int i = 0; i < r; ++i)
         for (int j = 0; j < cdim; ++j) wt[j * r + i] = w[i * cdim + j];
-      QVERIFY(std::fabs(matrix_stats("gt", wt.data(), cdim, r).stable_rank - s.stable_rank) < 1e-8 * s.stable_rank);
+      QVERIFY(std::fabs(matrix_stats("gt", wt.data(), cdim, r).stable_rank - s.stable_rank) <
+              1e-8 * s.stable_rank);
     }
   }
 
@@ -116,7 +117,8 @@ class TestAuditMatrices : public QObject {
     QCOMPARE(q.band_edges[1], 4);
     QCOMPARE(q.band_edges[2], 12);
     QVERIFY(q.middle_layers.empty());
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::audit::band_profile(std::vector<float>(5, 1.0f), 1, 2, 3));
+    QVERIFY_THROWS_EXCEPTION(gllm::Error,
+                             gllm::audit::band_profile(std::vector<float>(5, 1.0f), 1, 2, 3));
   }
 
   void table5a_excess() {
@@ -131,19 +133,25 @@ class TestAuditMatrices : public QObject {
     // A small fake checkpoint with known matrices: groups follow Table 4, q_tau gives the bands.
     QTemporaryDir tmp;
     const int d = 8, V = 16, L = 3, H = 2, P = 4;
-    std::vector<float> wte(V * d, 0.0f), lm(V * d), cq(d * d, 0.0f), fc(4 * d * d, 0.0f), qtau(L * H * P);
-    for (int i = 0; i < V; ++i) wte[i * d + (i % d)] = 1.0f;   // two copies of I: srank d, share 1/d
-    for (int i = 0; i < V * d; ++i) lm[i] = 0.5f;               // constant: srank 1, share 1
+    std::vector<float> wte(V * d, 0.0f), lm(V * d), cq(d * d, 0.0f), fc(4 * d * d, 0.0f),
+        qtau(L * H * P);
+    for (int i = 0; i < V; ++i) wte[i * d + (i % d)] = 1.0f;  // two copies of I: srank d, share 1/d
+    for (int i = 0; i < V * d; ++i) lm[i] = 0.5f;             // constant: srank 1, share 1
     for (int i = 0; i < d; ++i) cq[i * d + i] = i < 2 ? 2.0f : 0.0f;  // rank 2 equal: srank 2
-    for (int i = 0; i < d; ++i) fc[i * d + i] = 1.0f;           // (4d, d) with I on top: srank d
+    for (int i = 0; i < d; ++i) fc[i * d + i] = 1.0f;  // (4d, d) with I on top: srank d
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < H; ++h)
-        for (int c = 0; c < P; ++c) qtau[(l * H + h) * P + c] = std::log(1.0f + 0.1f * l + 0.01f * c);
+        for (int c = 0; c < P; ++c)
+          qtau[(l * H + h) * P + c] = std::log(1.0f + 0.1f * l + 0.01f * c);
     std::vector<gllm::StTensorIn> ts = {
         {"transformer.wte.weight", gllm::StDtype::F32, {V, d}, wte.data(), wte.size() * 4},
         {"lm_head.weight", gllm::StDtype::F32, {V, d}, lm.data(), lm.size() * 4},
         {"transformer.h.0.attn.c_q.weight", gllm::StDtype::F32, {d, d}, cq.data(), cq.size() * 4},
-        {"transformer.h.0.mlp.c_fc.weight", gllm::StDtype::F32, {4 * d, d}, fc.data(), fc.size() * 4},
+        {"transformer.h.0.mlp.c_fc.weight",
+         gllm::StDtype::F32,
+         {4 * d, d},
+         fc.data(),
+         fc.size() * 4},
         {"q_tau", gllm::StDtype::F32, {L, H, P}, qtau.data(), qtau.size() * 4}};
     std::string path = tmp.path().toStdString() + "/ck.safetensors";
     gllm::write_safetensors(path, ts, {{"format", "gllm-model-1"}});
@@ -167,7 +175,10 @@ class TestAuditMatrices : public QObject {
     QCOMPARE(j["matrices"].size(), size_t(4));
     // A damaged file gives an error naming it.
     std::string bad = tmp.path().toStdString() + "/bad.safetensors";
-    { std::ofstream f(bad, std::ios::binary); f << "not a safetensors file"; }
+    {
+      std::ofstream f(bad, std::ios::binary);
+      f << "not a safetensors file";
+    }
     try {
       gllm::audit::audit_checkpoint(bad);
       QFAIL("a damaged file was accepted");

@@ -1,15 +1,15 @@
-// The benchmark harness computes what it reports: medians, ratio, GFLOP/s and peak fraction from the
-// recorded rounds; the engine and the PyTorch eager script agree on the loss; the result JSON has its fields.
+// The benchmark harness computes what it reports: medians, ratio, GFLOP/s and peak fraction from
+// the recorded rounds; the engine and the PyTorch eager script agree on the loss; the result JSON
+// has its fields.
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+
 #include "engine/bench/attention_bench.h"
 #include "engine/bench/bench_report.h"
 #include "engine/bench/train_bench.h"
 #include "engine/model/cost.h"
 #include "engine/model/gpt.h"
-#include <QtTest>
-
-#include <algorithm>
-#include <cmath>
-
 #include "tests/support/test_configs.h"
 #include "tests/support/test_support.h"
 
@@ -28,7 +28,9 @@ RunConfig tiny_config() {
   return c;
 }
 
-bool close_rel(double a, double b, double tol = 1e-12) { return std::abs(a - b) <= tol * std::max(std::abs(a), std::abs(b)); }
+bool close_rel(double a, double b, double tol = 1e-12) {
+  return std::abs(a - b) <= tol * std::max(std::abs(a), std::abs(b));
+}
 
 }  // namespace
 
@@ -76,8 +78,9 @@ class TestBenchHarness : public QObject {
     o.vs_python = !py.empty();
     o.python = py;
     auto j = bench::run_train_bench(o);
-    for (const char* k : {"engine_tokens_per_s", "flops_per_token", "engine_gflops", "gemm_peak_gflops", "peak_fraction",
-                          "rounds_detail", "phases_ms", "full_step", "machine", "loss_engine", "tokens_per_step"})
+    for (const char* k : {"engine_tokens_per_s", "flops_per_token", "engine_gflops",
+                          "gemm_peak_gflops", "peak_fraction", "rounds_detail", "phases_ms",
+                          "full_step", "machine", "loss_engine", "tokens_per_step"})
       QVERIFY2(j.contains(k), k);
     QCOMPARE(j["tokens_per_step"].get<int64_t>(), int64_t(2 * 16));
     QCOMPARE(j["flops_per_token"].get<double>(), estimate_cost(o.config, 64).flops_per_token);
@@ -94,9 +97,11 @@ class TestBenchHarness : public QObject {
     const double ev = j["engine_tokens_per_s"].get<double>();
     QCOMPARE(ev, bench::median(e));
     const double best = *std::max_element(g.begin(), g.end());
-    QCOMPARE(j["gemm_peak_gflops"].get<double>(), best);  // the best round: a median would flatter the fraction
+    QCOMPARE(j["gemm_peak_gflops"].get<double>(),
+             best);  // the best round: a median would flatter the fraction
     QCOMPARE(j["gemm_median_gflops"].get<double>(), bench::median(g));
-    QVERIFY(close_rel(j["engine_gflops"].get<double>(), ev * j["flops_per_token"].get<double>() / 1e9));
+    QVERIFY(
+        close_rel(j["engine_gflops"].get<double>(), ev * j["flops_per_token"].get<double>() / 1e9));
     QVERIFY(close_rel(j["peak_fraction"].get<double>(), j["engine_gflops"].get<double>() / best));
     QVERIFY(j["machine"]["cores"].get<int>() >= 1);
     QVERIFY(!j["machine"]["torch_version"].get<std::string>().empty());
@@ -122,16 +127,21 @@ class TestBenchHarness : public QObject {
       }
       QCOMPARE(sum_count, expected);
       QVERIFY(close_rel(gb["gemm_ms"].get<double>(), sum_ms, 1e-9));
-      QVERIFY(close_rel(gb["step_ms"].get<double>(), 1000.0 * 32 / j["engine_tokens_per_s"].get<double>(), 1e-9));
-      QVERIFY(close_rel(gb["fraction"].get<double>(), gb["gemm_ms"].get<double>() / gb["step_ms"].get<double>(), 1e-9));
+      QVERIFY(close_rel(gb["step_ms"].get<double>(),
+                        1000.0 * 32 / j["engine_tokens_per_s"].get<double>(), 1e-9));
+      QVERIFY(close_rel(gb["fraction"].get<double>(),
+                        gb["gemm_ms"].get<double>() / gb["step_ms"].get<double>(), 1e-9));
       // The ceiling: the step's model FLOPs over its products' time alone, against the same peak.
-      const double flops_per_step = j["flops_per_token"].get<double>() * j["tokens_per_step"].get<double>();
+      const double flops_per_step =
+          j["flops_per_token"].get<double>() * j["tokens_per_step"].get<double>();
       QVERIFY(close_rel(gb["peak_fraction_ceiling"].get<double>(),
-                        flops_per_step / (gb["gemm_ms"].get<double>() / 1000.0) / 1e9 / best, 1e-9));
+                        flops_per_step / (gb["gemm_ms"].get<double>() / 1000.0) / 1e9 / best,
+                        1e-9));
     }
     QVERIFY(j["profile"]["engine"].size() > 0);
     bool saw_mm = false;
-    for (const auto& r : j["profile"]["engine"]) saw_mm |= r["op"].get<std::string>().find("mm") != std::string::npos;
+    for (const auto& r : j["profile"]["engine"])
+      saw_mm |= r["op"].get<std::string>().find("mm") != std::string::npos;
     QVERIFY2(saw_mm, "the engine profile lists no matrix product");
     GLLM_REQUIRE_TORCH_PYTHON();  // the PyTorch side below
     const double pv = j["python_tokens_per_s"].get<double>();
@@ -142,7 +152,9 @@ class TestBenchHarness : public QObject {
     // The two sides compute the same objective on the same weights and batch.
     const double le = j["loss_engine"].get<double>();
     QVERIFY2(std::abs(le - j["loss_python"].get<double>()) < 1e-4 * std::max(1.0, std::abs(le)),
-             ("engine " + std::to_string(le) + " vs eager " + std::to_string(j["loss_python"].get<double>())).c_str());
+             ("engine " + std::to_string(le) + " vs eager " +
+              std::to_string(j["loss_python"].get<double>()))
+                 .c_str());
     QVERIFY(std::abs(le - j["loss_reference"].get<double>()) < 1e-4 * std::max(1.0, std::abs(le)));
     QVERIFY(j["profile"]["python"].size() > 0);
   }
@@ -164,15 +176,18 @@ class TestBenchHarness : public QObject {
     for (size_t c = 0; c < 3; ++c) {
       const double s = j["standard_ms"][0][c].get<double>(), g = j["graded_ms"][0][c].get<double>();
       QVERIFY(s > 0 && g > 0);
-      // One repetition: the overhead is exactly that pair's ratio − 1, and medians are the pair itself.
+      // One repetition: the overhead is exactly that pair's ratio − 1, and medians are the pair
+      // itself.
       QVERIFY(close_rel(1.0 + j["overhead"][0][c].get<double>(), g / s, 1e-9));
     }
     QVERIFY(j["overhead_at_target"].contains("8"));
     QCOMPARE(j["meets_target"].get<bool>(), j["overhead"][0][2].get<double>() <= 0.03);
     const auto& c = j["compiled"];
-    QVERIFY(c["max_abs_logit_diff"].get<double>() < 1e-3);  // the compiled model computes the graded logits
+    QVERIFY(c["max_abs_logit_diff"].get<double>() <
+            1e-3);  // the compiled model computes the graded logits
     // Whole-model forwards are noisier than one attention cell: the compiled check takes at least
-    // 15 paired runs whatever --repeats says; its ratio is a median of paired ratios (tested above).
+    // 15 paired runs whatever --repeats says; its ratio is a median of paired ratios (tested
+    // above).
     QCOMPARE(c["repeats"].get<int>(), 15);
     QVERIFY(c["ratio"].get<double>() > 0 && std::isfinite(c["ratio"].get<double>()));
     QVERIFY_THROWS_EXCEPTION(std::exception, [] {

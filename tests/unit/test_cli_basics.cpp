@@ -16,7 +16,8 @@ class TestCliBasics : public QObject {
     auto j = nlohmann::json::parse(r.out);
     QVERIFY2(j["blas"] == "OpenBLAS",
              ("BLAS in use is " + j["blas"].get<std::string>() + " (" +
-              j["blas_detail"].get<std::string>() + "); install libopenblas0-openmp").c_str());
+              j["blas_detail"].get<std::string>() + "); install libopenblas0-openmp")
+                 .c_str());
     QVERIFY(j["threads"].get<int>() >= 1);
     QCOMPARE(j["threads"].get<int>(), j["cores"].get<int>());  // all cores by default
     // The engine's own parallel loops fork too (they run serially where OpenMP flags were lost).
@@ -24,9 +25,11 @@ class TestCliBasics : public QObject {
     QVERIFY(j.contains("torch") && j.contains("cuda"));
     // Scaling out: Debian's LibTorch has Gloo (the 2-process test relies on it) and the attention
     // operator the model calls on CUDA (found by name at run time).
-    QVERIFY2(j["c10d_gloo"].get<bool>(), "no c10d Gloo in this build; install libgloo-dev (scripts/setup.sh)");
+    QVERIFY2(j["c10d_gloo"].get<bool>(),
+             "no c10d Gloo in this build; install libgloo-dev (scripts/setup.sh)");
     QVERIFY(j.contains("c10d_nccl") && j.contains("cuda_build"));
-    QVERIFY2(j["sdpa_operator"].get<std::string>().find("scaled_dot_product_attention") != std::string::npos,
+    QVERIFY2(j["sdpa_operator"].get<std::string>().find("scaled_dot_product_attention") !=
+                 std::string::npos,
              j.dump().c_str());
   }
   void threadsOverride() {
@@ -41,8 +44,9 @@ class TestCliBasics : public QObject {
     QCOMPARE(r.exit_code, 0);
     auto j = nlohmann::json::parse(r.out);
     QCOMPARE(j["threads"].get<int>(), 2);
-    QVERIFY2(j["kernel_threads"].get<int>() == 2, "the engine's at::parallel_for loops run on one thread: its "
-                                                  "sources were compiled without OpenMP (see GllmDependencies.cmake)");
+    QVERIFY2(j["kernel_threads"].get<int>() == 2,
+             "the engine's at::parallel_for loops run on one thread: its "
+             "sources were compiled without OpenMP (see GllmDependencies.cmake)");
   }
   void unknownSubcommandFails() {
     auto r = run_cli({"frobnicate"});

@@ -1,13 +1,13 @@
 // `gllm compile`: a saved random graded model compiles to a standard checkpoint with no grade
 // tensors, the probe-batch |Δlogits| is reported in JSON, and bad input fails with a message.
-#include "engine/model/gpt.h"
 #include <ATen/CPUGeneratorImpl.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
+#include "engine/model/gpt.h"
 #include "tests/support/test_support.h"
 
 using namespace gllm;
@@ -43,7 +43,8 @@ class TestCliCompile : public QObject {
     auto j = nlohmann::json::parse(r.out);
     QVERIFY(j["ok"].get<bool>());
     QVERIFY(j["max_abs_delta_logits"].get<double>() <= 1e-4);
-    QCOMPARE(j["removed_tensors"], nlohmann::json({"attn_grades", "mlge.level_grades", "mlge.proj"}));
+    QCOMPARE(j["removed_tensors"],
+             nlohmann::json({"attn_grades", "mlge.level_grades", "mlge.proj"}));
     GPT s = load_model(out);
     QVERIFY(s->compiled());
     QVERIFY(!s->state_tensors().count("attn_grades"));
@@ -51,7 +52,8 @@ class TestCliCompile : public QObject {
     torch::NoGradGuard ng;
     QVERIFY((s->eval_logits(idx) - m->eval_logits(idx)).abs().max().item<double>() <= 1e-4);
 
-    auto bad = test::run_cli({"compile", dir.filePath("missing.safetensors").toStdString(), "--out", out});
+    auto bad =
+        test::run_cli({"compile", dir.filePath("missing.safetensors").toStdString(), "--out", out});
     QVERIFY(bad.exit_code != 0);
     const std::string junk = dir.filePath("junk.safetensors").toStdString();
     { std::ofstream(junk) << "not a checkpoint"; }

@@ -2,7 +2,6 @@
 // `gllm overhead` reproduces §8.1.3, `gllm ladder` writes a ladder, `gllm bench cone` prints its
 // measurements, and bad input exits non-zero with a message.
 #include <QtTest>
-
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -52,9 +51,11 @@ class TestCliGrading : public QObject {
                           {"0.7", "0.3", 0.534, 0.582, 1.72, {1.00, 1.32, 1.95, 2.00}},
                           {"0.8", "0.4", 0.700, 0.708, 1.41, {1.00, 1.27, 1.69, 2.00}}};
     for (auto& row : rows) {
-      auto j = ok_json({"cone", "--geometric", "--nu", row.nu, "--mu", row.mu, "--levels", "4", "--clip", "2", "--json"});
+      auto j = ok_json({"cone", "--geometric", "--nu", row.nu, "--mu", row.mu, "--levels", "4",
+                        "--clip", "2", "--json"});
       QCOMPARE(round_to(j["lambda_star"].get<double>(), 3), row.lambda_star);
-      QVERIFY(std::abs(j["bc"].get<double>() * j["bc"].get<double>() - j["lambda_star"].get<double>()) < 1e-12);
+      QVERIFY(std::abs(j["bc"].get<double>() * j["bc"].get<double>() -
+                       j["lambda_star"].get<double>()) < 1e-12);
       QCOMPARE(round_to(j["lambda_c"].get<double>(), 3), row.lambda_c);
       QCOMPARE(round_to(j["gain"].get<double>(), 2), row.gain);
       auto g = j["g_c"].get<std::vector<double>>();
@@ -62,7 +63,8 @@ class TestCliGrading : public QObject {
       for (int l = 0; l < 4; ++l) QCOMPARE(round_to(g[l], 2), row.g[l]);
     }
     // Any L ≥ 1 and C > 1.
-    auto j = ok_json({"cone", "--geometric", "--nu", "0.5", "--mu", "0.5", "--levels", "7", "--clip", "4", "--json"});
+    auto j = ok_json({"cone", "--geometric", "--nu", "0.5", "--mu", "0.5", "--levels", "7",
+                      "--clip", "4", "--json"});
     QCOMPARE(j["g_c"].size(), size_t(7));
     QVERIFY(j["lambda_c"].get<double>() >= 1.0 / 16 - 1e-12);
     auto text = run_cli({"cone", "--geometric", "--nu", "0.5", "--mu", "0.2"});
@@ -71,25 +73,27 @@ class TestCliGrading : public QObject {
   }
 
   void overhead() {
-    auto m = ok_json({"overhead", "--d", "1024", "--layers", "24", "--heads", "16", "--levels", "4", "--vocab", "50257",
-                      "--total-params", "345000000", "--json"});
+    auto m = ok_json({"overhead", "--d", "1024", "--layers", "24", "--heads", "16", "--levels", "4",
+                      "--vocab", "50257", "--total-params", "345000000", "--json"});
     // §8.1.3: 1.05M + 24.6K + 1K + 50.3K ≈ 1.13M, 0.33 % of 345M.
     // Exact: 1,124,433 = 1.12M; the paper's 1.13M sums the components rounded to 3 digits.
     QCOMPARE(m["overhead_params"].get<long>(), 1048576L + 24576L + 1024L + 50257L);
     QCOMPARE(m["overhead_params_paper_rounding"].get<long>(), 1050000L + 24600L + 1020L + 50300L);
     QCOMPARE(round_to(m["overhead_params_paper_rounding"].get<double>() / 1e6, 2), 1.13);
     QCOMPARE(round_to(100 * m["fraction"].get<double>(), 2), 0.33);
-    auto b = ok_json({"overhead", "--d", "4096", "--layers", "32", "--heads", "32", "--levels", "4", "--vocab", "32000",
-                      "--total-params", "7000000000", "--json"});
+    auto b = ok_json({"overhead", "--d", "4096", "--layers", "32", "--heads", "32", "--levels", "4",
+                      "--vocab", "32000", "--total-params", "7000000000", "--json"});
     // 16.8M + 131K + 4K + 32K ≈ 17.0M, 0.24 % of 7B.
     // Exact: 16,944,384 = 16.9M; the paper's 17.0M sums the rounded components.
     QCOMPARE(b["overhead_params"].get<long>(), 16777216L + 131072L + 4096L + 32000L);
     QCOMPARE(b["overhead_params_paper_rounding"].get<long>(), 16800000L + 131000L + 4100L + 32000L);
     QCOMPARE(round_to(b["overhead_params_paper_rounding"].get<double>() / 1e6, 1), 17.0);
     QCOMPARE(round_to(100 * b["fraction"].get<double>(), 2), 0.24);
-    expect_failure({"overhead", "--d", "1000", "--layers", "2", "--heads", "16", "--vocab", "10", "--total-params", "100"},
+    expect_failure({"overhead", "--d", "1000", "--layers", "2", "--heads", "16", "--vocab", "10",
+                    "--total-params", "100"},
                    "divisible");
-    expect_failure({"overhead", "--d", "64", "--layers", "0", "--heads", "4", "--vocab", "10", "--total-params", "100"},
+    expect_failure({"overhead", "--d", "64", "--layers", "0", "--heads", "4", "--vocab", "10",
+                    "--total-params", "100"},
                    "layers");
   }
 
@@ -102,16 +106,18 @@ class TestCliGrading : public QObject {
                       {"alpha", {0.1, 0.2, 0.3, 0.4}},
                       {"tau", {0.4, 0.3, 0.2, 0.1}},
                       {"pos_grades", {0, 0, 1, 1}},
-                      {"bootstrap", {{{"alpha", {0.1, 0.2, 0.3, 0.4}}, {"tau", {0.4, 0.3, 0.2, 0.1}}},
-                                     {{"alpha", {0.4, 0.3, 0.2, 0.1}}, {"tau", {0.1, 0.2, 0.3, 0.4}}}}}};
+                      {"bootstrap",
+                       {{{"alpha", {0.1, 0.2, 0.3, 0.4}}, {"tau", {0.4, 0.3, 0.2, 0.1}}},
+                        {{"alpha", {0.4, 0.3, 0.2, 0.1}}, {"tau", {0.1, 0.2, 0.3, 0.4}}}}}};
     gllm::write_file_atomic(prof, pj.dump());
-    auto c = ok_json({"cone", "--profiles", prof, "--clip", "2", "--lambda", "1.1", "--grades", "0,1,2,3",
-                      "--level-grades", "0,2", "--json"});
+    auto c = ok_json({"cone", "--profiles", prof, "--clip", "2", "--lambda", "1.1", "--grades",
+                      "0,1,2,3", "--level-grades", "0,2", "--json"});
     double bc = std::sqrt(0.04) + std::sqrt(0.06) + std::sqrt(0.06) + std::sqrt(0.04);
     QVERIFY(std::abs(c["bc"].get<double>() - bc) < 1e-12);
     QVERIFY(c["lambda_c"].get<double>() >= 0.25 - 1e-12);
     QVERIFY(c["kkt_residual"].get<double>() < 1e-9);
-    QVERIFY(std::abs(c["grades_report"]["certificate"].get<double>() - (0 * -0.3 + 1 * -0.1 + 2 * 0.1 + 3 * 0.3)) < 1e-12);
+    QVERIFY(std::abs(c["grades_report"]["certificate"].get<double>() -
+                     (0 * -0.3 + 1 * -0.1 + 2 * 0.1 + 3 * 0.3)) < 1e-12);
     QVERIFY(c["grades_report"]["in_cone"].get<bool>());
     QVERIFY(std::abs(c["level_grades_report"]["certificate"].get<double>() - 2 * 0.4) < 1e-12);
     QCOMPARE(c["level_optimum"]["g_c"].size(), size_t(2));
@@ -154,7 +160,8 @@ class TestCliGrading : public QObject {
     expect_failure({"cone", "--geometric", "--nu", "0.5", "--mu", "0.2", "--lambda", "1"}, "λ");
     expect_failure({"cone", "--geometric", "--nu", "-0.5", "--mu", "0.2"}, "nu");
     expect_failure({"cone", "--geometric", "--nu", "nan", "--mu", "0.2"}, "nu");
-    expect_failure({"cone", "--geometric", "--nu", "0.5", "--mu", "0.2", "--levels", "0"}, "levels");
+    expect_failure({"cone", "--geometric", "--nu", "0.5", "--mu", "0.2", "--levels", "0"},
+                   "levels");
     expect_failure({"cone", "--geometric"}, "nu");
     expect_failure({"cone"}, "exactly one");
     QTemporaryDir dir;
@@ -167,14 +174,16 @@ class TestCliGrading : public QObject {
     expect_failure({"cone", "--profiles", neg}, "negative");
     auto len = write("len.json", {{"alpha", {0.5, 0.5}}, {"tau", {0.2, 0.3, 0.5}}});
     expect_failure({"cone", "--profiles", len}, "entries");
-    auto empty = write("empty.json", {{"alpha", nlohmann::json::array()}, {"tau", nlohmann::json::array()}});
+    auto empty =
+        write("empty.json", {{"alpha", nlohmann::json::array()}, {"tau", nlohmann::json::array()}});
     expect_failure({"cone", "--profiles", empty}, "empty");
     auto sum = write("sum.json", {{"alpha", {0.5, 0.6}}, {"tau", {0.5, 0.5}}});
     expect_failure({"cone", "--profiles", sum}, "sums to");
     auto good = write("good.json", {{"alpha", {0.5, 0.5}}, {"tau", {0.2, 0.8}}});
     expect_failure({"cone", "--profiles", good, "--grades", "1,2,3"}, "entries");
     expect_failure({"cone", "--profiles", good, "--grades", "1,nan"}, "finite");
-    expect_failure({"cone", "--profiles", dir.filePath("missing.json").toStdString()}, "missing.json");
+    expect_failure({"cone", "--profiles", dir.filePath("missing.json").toStdString()},
+                   "missing.json");
     expect_failure({"ladder", "--profiles", good, "--clip", "1"}, "clip");
     expect_failure({"bench", "cone", "--d", "0"}, "--d");
   }

@@ -1,8 +1,8 @@
 // RunConfig JSON: round trip, unknown keys and out-of-range values name the key path and the
-// allowed range, "base" presets merge, files a preset names resolve beside it, every shipped preset parses.
+// allowed range, "base" presets merge, files a preset names resolve beside it, every shipped preset
+// parses.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <filesystem>
 
 #include "engine/config/run_config.h"
@@ -42,7 +42,8 @@ class TestRunConfig : public QObject {
   }
   void outOfRangeNamesRange() {
     auto msg = message_of({{"train", {{"steps", 0}}}});
-    QVERIFY2(msg.find("train.steps") != std::string::npos && msg.find("[1,") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("train.steps") != std::string::npos && msg.find("[1,") != std::string::npos,
+             msg.c_str());
     msg = message_of({{"grading", {{"clip", 0.5}}}});
     QVERIFY2(msg.find("grading.clip") != std::string::npos, msg.c_str());
     msg = message_of({{"grading", {{"lambda", 0.9}}}});
@@ -82,8 +83,12 @@ class TestRunConfig : public QObject {
     const std::string ladder = dir.filePath("ladders/x.json").toStdString();
     gllm::write_file_atomic(ladder, "{\"arms\": []}\n");
     json arm = {{"name", "arm"},
-                {"grading", {{"mlge", true}, {"level_grades_source", "ladder"}, {"ladder_file", "ladders/x.json"},
-                             {"ladder_arm", "pos"}, {"profiles_file", "ladders/x.json"}}}};
+                {"grading",
+                 {{"mlge", true},
+                  {"level_grades_source", "ladder"},
+                  {"ladder_file", "ladders/x.json"},
+                  {"ladder_arm", "pos"},
+                  {"profiles_file", "ladders/x.json"}}}};
     gllm::write_file_atomic(dir.filePath("arm.json").toStdString(), arm.dump());
     const QString cwd = QDir::currentPath();
     QTemporaryDir elsewhere;

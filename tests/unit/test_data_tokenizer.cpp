@@ -99,13 +99,18 @@ class TestDataTokenizer : public QObject {
     // BPE merges must actually shorten frequent text relative to bytes.
     auto ids = tok_.encode(corpus_.documents[0].text);
     QVERIFY2(ids.size() < corpus_.documents[0].text.size() * 6 / 10,
-             qPrintable(QString("%1 tokens for %2 bytes").arg(ids.size()).arg(corpus_.documents[0].text.size())));
+             qPrintable(QString("%1 tokens for %2 bytes")
+                            .arg(ids.size())
+                            .arg(corpus_.documents[0].text.size())));
   }
 
   void refusals() {
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::Tokenizer::load(dir_.filePath("missing.model").toStdString()));
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::Tokenizer::train(corpus_, 100, dir_.filePath("x").toStdString(), 1));
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::Tokenizer::train(corpus_, 70000, dir_.filePath("x").toStdString(), 1));
+    QVERIFY_THROWS_EXCEPTION(gllm::Error,
+                             gllm::Tokenizer::load(dir_.filePath("missing.model").toStdString()));
+    QVERIFY_THROWS_EXCEPTION(
+        gllm::Error, gllm::Tokenizer::train(corpus_, 100, dir_.filePath("x").toStdString(), 1));
+    QVERIFY_THROWS_EXCEPTION(
+        gllm::Error, gllm::Tokenizer::train(corpus_, 70000, dir_.filePath("x").toStdString(), 1));
   }
 };
 

@@ -1,7 +1,7 @@
 // c10d data-parallel pieces over a FileStore in a temp folder, two ranks as two threads (Gloo on
 // loopback): bucketed gradient mean, visit-count sums, broadcast, batch plans, failure messages.
-#include <torch/torch.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -18,7 +18,8 @@ using gllm::dist::Context;
 using gllm::dist::DistOptions;
 
 // Runs fn(rank, ctx) on two threads joined through a fresh FileStore; rethrows the first failure.
-void two_ranks(const std::string& store, double bucket_mb, const std::function<void(int, Context&)>& fn) {
+void two_ranks(const std::string& store, double bucket_mb,
+               const std::function<void(int, Context&)>& fn) {
   std::exception_ptr errs[2];
   std::thread ts[2];
   for (int r = 0; r < 2; ++r) {
@@ -92,7 +93,8 @@ class TestDistAllreduce : public QObject {
   // Mean of the two ranks' gradients in fp32, with buckets small enough that several are used;
   // a gradient present on one rank only is averaged with zeros; one absent everywhere stays absent.
   void bucketed_gradient_mean() {
-    const std::vector<std::vector<int64_t>> shapes{{64, 32}, {7}, {300, 17}, {5, 5}, {1000}, {3, 4, 5}};
+    const std::vector<std::vector<int64_t>> shapes{{64, 32}, {7},    {300, 17},
+                                                   {5, 5},   {1000}, {3, 4, 5}};
     std::vector<torch::Tensor> results[2];
     int64_t buckets[2] = {0, 0};
     two_ranks(store(), /*bucket_mb=*/0.02, [&](int r, Context& ctx) {
@@ -106,7 +108,8 @@ class TestDistAllreduce : public QObject {
       }
       ctx.all_reduce_gradients(params);
       buckets[r] = ctx.buckets_last_reduce();
-      for (auto& p : params) results[r].push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
+      for (auto& p : params)
+        results[r].push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
     });
     QVERIFY2(buckets[0] >= 3, "the 20 kB buckets should split ~100 kB of gradients");
     QCOMPARE(buckets[0], buckets[1]);
@@ -116,18 +119,21 @@ class TestDistAllreduce : public QObject {
         continue;
       }
       auto dtype = i == 3 ? torch::kBFloat16 : torch::kFloat32;
-      auto g0 = i == 4 ? torch::zeros(shapes[i]) : grad_for(0, static_cast<int>(i), shapes[i]).to(dtype).to(torch::kFloat32);
+      auto g0 = i == 4 ? torch::zeros(shapes[i])
+                       : grad_for(0, static_cast<int>(i), shapes[i]).to(dtype).to(torch::kFloat32);
       auto g1 = grad_for(1, static_cast<int>(i), shapes[i]).to(dtype).to(torch::kFloat32);
       auto want = ((g0 + g1) / 2).to(dtype).to(torch::kFloat32);
       for (int r = 0; r < 2; ++r) {
         QCOMPARE(results[r][i].scalar_type(), dtype);
         double err = (results[r][i].to(torch::kFloat32) - want).abs().max().item<double>();
-        QVERIFY2(err <= (i == 3 ? 1e-2 : 1e-6), ("param " + std::to_string(i) + " err " + std::to_string(err)).c_str());
+        QVERIFY2(err <= (i == 3 ? 1e-2 : 1e-6),
+                 ("param " + std::to_string(i) + " err " + std::to_string(err)).c_str());
       }
     }
   }
 
-  // Visit counts sum over ranks; feeding the sum to the optimizer equals feeding it every rank's rows.
+  // Visit counts sum over ranks; feeding the sum to the optimizer equals feeding it every rank's
+  // rows.
   void visit_counts_sum_and_apply() {
     torch::Tensor summed[2];
     torch::Tensor rows[2];
@@ -141,7 +147,8 @@ class TestDistAllreduce : public QObject {
       ctx.all_reduce_counts(v);
       summed[r] = v.counts().at("t").clone();
     });
-    auto want = torch::bincount(torch::cat({rows[0].reshape(-1), rows[1].reshape(-1)}), {}, 50).to(torch::kFloat32);
+    auto want = torch::bincount(torch::cat({rows[0].reshape(-1), rows[1].reshape(-1)}), {}, 50)
+                    .to(torch::kFloat32);
     QVERIFY(torch::equal(summed[0], want));
     QVERIFY(torch::equal(summed[1], want));
 
@@ -175,9 +182,12 @@ class TestDistAllreduce : public QObject {
     QVERIFY(!torch::equal(pa.detach(), before));  // visited rows moved
     QVERIFY(torch::equal(pa.detach(), pb.detach()));
     // Rows nobody visited keep their values (the moment-free update touches visited rows only).
-    auto visited = torch::bincount(torch::cat({rows[0].reshape(-1), rows[1].reshape(-1)}), {}, 50) > 0;
+    auto visited =
+        torch::bincount(torch::cat({rows[0].reshape(-1), rows[1].reshape(-1)}), {}, 50) > 0;
     auto unvisited = visited.logical_not().nonzero().squeeze(1);
-    if (unvisited.numel() > 0) QVERIFY(torch::equal(pa.detach().index_select(0, unvisited), before.index_select(0, unvisited)));
+    if (unvisited.numel() > 0)
+      QVERIFY(
+          torch::equal(pa.detach().index_select(0, unvisited), before.index_select(0, unvisited)));
   }
 
   void broadcast_sum_any_barrier() {
@@ -188,14 +198,16 @@ class TestDistAllreduce : public QObject {
       QVERIFY(ctx.distributed());
       QCOMPARE(ctx.backend(), std::string("gloo"));
       auto w = torch::full({3, 4}, static_cast<float>(r + 1)).requires_grad_(true);
-      auto strided = torch::arange(12, torch::kFloat32).view({3, 4}).t() * (r + 1);  // non-contiguous
+      auto strided =
+          torch::arange(12, torch::kFloat32).view({3, 4}).t() * (r + 1);  // non-contiguous
       ctx.broadcast({w, strided}, 0);
       got[r] = torch::cat({w.detach().reshape(-1), strided.reshape(-1)});
       sums[r] = ctx.all_reduce_sum({1.0 * r, 2.5});
       anys[r] = ctx.any(r == 1);
       ctx.barrier();
     });
-    auto want = torch::cat({torch::ones({12}), torch::arange(12, torch::kFloat32).view({3, 4}).t().reshape(-1)});
+    auto want = torch::cat(
+        {torch::ones({12}), torch::arange(12, torch::kFloat32).view({3, 4}).t().reshape(-1)});
     QVERIFY(torch::equal(got[0], want));
     QVERIFY(torch::equal(got[1], want));
     QCOMPARE(sums[0], (std::vector<double>{1.0, 5.0}));
@@ -218,7 +230,8 @@ class TestDistAllreduce : public QObject {
         msg0 = e.what();
       }
     });
-    QVERIFY2(msg0.find("rank 1 failed: the corpus file vanished") != std::string::npos, msg0.c_str());
+    QVERIFY2(msg0.find("rank 1 failed: the corpus file vanished") != std::string::npos,
+             msg0.c_str());
     QVERIFY2(msg0.find("stopping rank 0") != std::string::npos, msg0.c_str());
   }
 };

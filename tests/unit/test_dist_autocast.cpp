@@ -1,10 +1,10 @@
 // AutocastScope on the CPU: an explicit bf16 scope computes matmuls in bf16 while parameters and
-// gradients stay fp32, restores the previous state, and train.dtype "bf16" opens it on either device.
+// gradients stay fp32, restores the previous state, and train.dtype "bf16" opens it on either
+// device.
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <QtTest>
-
 #include <cmath>
 
 #include "engine/dist/device.h"
@@ -115,7 +115,8 @@ class TestDistAutocast : public QObject {
     dist::AutocastScope cpu_fp32(torch::Device(torch::kCPU), std::string("fp32"));
     QVERIFY(!cpu_fp32.active());
     QCOMPARE(cpu_matmul_dtype(), torch::kFloat);
-    QVERIFY_THROWS_EXCEPTION(Error, dist::AutocastScope(torch::Device(torch::kCPU), std::string("fp16")));
+    QVERIFY_THROWS_EXCEPTION(Error,
+                             dist::AutocastScope(torch::Device(torch::kCPU), std::string("fp16")));
     QVERIFY_THROWS_EXCEPTION(Error, dist::AutocastScope(torch::Device(torch::kCPU), at::kHalf));
     QVERIFY_THROWS_EXCEPTION(Error, dist::AutocastScope(torch::Device(torch::kCPU), at::kFloat));
   }

@@ -1,7 +1,7 @@
-// Closed forms of the admissible cone (seed 000 Prop. 7, 8, 10, Rem. 9): Λ(0) = 1, gauge invariance,
-// min Λ = BC², convexity of log Λ, finite-difference gradients, the clip bound, and bad input.
+// Closed forms of the admissible cone (seed 000 Prop. 7, 8, 10, Rem. 9): Λ(0) = 1, gauge
+// invariance, min Λ = BC², convexity of log Λ, finite-difference gradients, the clip bound, and bad
+// input.
 #include <QtTest>
-
 #include <cmath>
 #include <random>
 
@@ -118,7 +118,8 @@ class TestGradingCone : public QObject {
     for (double c : {-7.5, -1.0, 0.25, 3.0, 40.0}) {
       auto q2 = q;
       for (double& x : q2) x += c;
-      QVERIFY2(std::abs(evaluate_cone(p, q2, lam, 2).log_lambda - base) < 1e-12, std::to_string(c).c_str());
+      QVERIFY2(std::abs(evaluate_cone(p, q2, lam, 2).log_lambda - base) < 1e-12,
+               std::to_string(c).c_str());
     }
     // The uniform grade c·1 has certificate 0 and Λ = 1 for every c.
     auto r = evaluate_cone(p, std::vector<double>(64, 5.0), lam, 2);
@@ -161,7 +162,8 @@ class TestGradingCone : public QObject {
     for (uint32_t s = 0; s < 50; ++s) {
       auto x = random_grades_vec(40, 2000 + s, -5, 5);
       auto y = random_grades_vec(40, 3000 + s, -5, 5);
-      double fx = evaluate_cone(p, x, lam, 2).log_lambda, fy = evaluate_cone(p, y, lam, 2).log_lambda;
+      double fx = evaluate_cone(p, x, lam, 2).log_lambda,
+             fy = evaluate_cone(p, y, lam, 2).log_lambda;
       for (double t : {0.1, 0.3, 0.5, 0.77, 0.9}) {
         std::vector<double> z(40);
         for (int j = 0; j < 40; ++j) z[j] = (1 - t) * x[j] + t * y[j];
@@ -181,7 +183,9 @@ class TestGradingCone : public QObject {
       auto qp = q, qm = q;
       qp[j] += h;
       qm[j] -= h;
-      double fd = (evaluate_cone(p, qp, lam, 2).log_lambda - evaluate_cone(p, qm, lam, 2).log_lambda) / (2 * h);
+      double fd =
+          (evaluate_cone(p, qp, lam, 2).log_lambda - evaluate_cone(p, qm, lam, 2).log_lambda) /
+          (2 * h);
       QVERIFY2(std::abs(fd - r.gradient[j]) < 1e-8, std::to_string(j).c_str());
     }
   }

@@ -2,7 +2,6 @@
 // hand computation, the educated arm's Λ against every other arm, ordering, JSON round trip, and
 // bootstrap answers known in closed form.
 #include <QtTest>
-
 #include <cmath>
 #include <random>
 
@@ -171,10 +170,9 @@ class TestGradingLadder : public QObject {
     // certificate, so the sign survives with probability ¾, and the 95 % BC interval spans the
     // three values' extremes.
     Eigen::MatrixXd A(2, 3), T(2, 3);
-    A << 6, 3, 1,   // r1: α-heavy on coordinate 0, certificate +0.35
-        1, 3, 1;    // r2: certificate −0.1
-    T << 1, 2, 2,
-        5, 2, 3;    // full sample: certificate +2/15
+    A << 6, 3, 1,           // r1: α-heavy on coordinate 0, certificate +0.35
+        1, 3, 1;            // r2: certificate −0.1
+    T << 1, 2, 2, 5, 2, 3;  // full sample: certificate +2/15
     std::vector<double> q{1, 0.5, 0};
     auto b = bootstrap_from_contributions(A, T, q, 20000, 7);
     auto cert = [&](const Eigen::VectorXd& a, const Eigen::VectorXd& t) {

@@ -1,7 +1,6 @@
 // §8.1.3 parameter overhead at GLLM-Medium and GLLM-7B: the paper's components (1.05M + 24.6K +
 // 1K + 50.3K; 16.8M + 131K + 4K + 32K), their totals, the fractions 0.33 % and 0.24 %, and errors.
 #include <QtTest>
-
 #include <cmath>
 
 #include "engine/grading/overhead.h"
@@ -21,7 +20,7 @@ class TestGradingOverhead : public QObject {
     QCOMPARE(round_significant(o.output_grades, 3), int64_t(50300));  // 50.3K
     QCOMPARE(o.total, int64_t(1124433));
     QCOMPARE(std::round(o.total_rounded_components / 1e4) / 100, 1.13);  // "≈ 1.13M"
-    QCOMPARE(std::round(o.fraction * 1e4) / 100, 0.33);                 // 0.33 %
+    QCOMPARE(std::round(o.fraction * 1e4) / 100, 0.33);                  // 0.33 %
   }
   void sevenB() {
     auto o = compute_overhead({4096, 32, 32, 4, 32000, 7000000000LL});
@@ -40,7 +39,8 @@ class TestGradingOverhead : public QObject {
     QCOMPARE(round_significant(0, 3), int64_t(0));
   }
   void errors() {
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, compute_overhead({1000, 24, 16, 4, 10, 100}));  // 16 ∤ 1000
+    QVERIFY_THROWS_EXCEPTION(gllm::Error,
+                             compute_overhead({1000, 24, 16, 4, 10, 100}));  // 16 ∤ 1000
     QVERIFY_THROWS_EXCEPTION(gllm::Error, compute_overhead({0, 24, 16, 4, 10, 100}));
     QVERIFY_THROWS_EXCEPTION(gllm::Error, compute_overhead({64, 2, 4, 4, 10, 0}));
     QVERIFY_THROWS_EXCEPTION(gllm::Error, compute_overhead({64, 2, 4, 100, 10, 1000}));

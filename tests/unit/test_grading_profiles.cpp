@@ -1,7 +1,6 @@
 // Profiles: validation messages, Def. 2 deletion with levels, Cor. 3 geometric profiles, and the
 // profiles JSON file (round trip, consistency checks, unknown keys refused).
 #include <QtTest>
-
 #include <cmath>
 
 #include "engine/grading/profiles.h"
@@ -35,11 +34,20 @@ class TestGradingProfiles : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void validation() {
-    QVERIFY(error_of([] { validate_distribution({}, "alpha"); }).find("empty") != std::string::npos);
-    QVERIFY(error_of([] { validate_distribution({0.5, -0.1, 0.6}, "alpha"); }).find("alpha[1]") != std::string::npos);
-    QVERIFY(error_of([] { validate_distribution({0.5, std::nan(""), 0.5}, "tau"); }).find("not finite") != std::string::npos);
-    QVERIFY(error_of([] { validate_distribution({0.5, 0.6}, "tau"); }).find("normalise") != std::string::npos);
-    QVERIFY(error_of([] { validate_distribution({0.5, 0.5}, "tau", 3); }).find("3 are expected") != std::string::npos);
+    QVERIFY(error_of([] { validate_distribution({}, "alpha"); }).find("empty") !=
+            std::string::npos);
+    QVERIFY(error_of([] {
+              validate_distribution({0.5, -0.1, 0.6}, "alpha");
+            }).find("alpha[1]") != std::string::npos);
+    QVERIFY(error_of([] {
+              validate_distribution({0.5, std::nan(""), 0.5}, "tau");
+            }).find("not finite") != std::string::npos);
+    QVERIFY(error_of([] {
+              validate_distribution({0.5, 0.6}, "tau");
+            }).find("normalise") != std::string::npos);
+    QVERIFY(error_of([] {
+              validate_distribution({0.5, 0.5}, "tau", 3);
+            }).find("3 are expected") != std::string::npos);
     QVERIFY(error_of([] { validate_distribution({0.5, 0.5}, "tau"); }).empty());
     Profiles p;
     p.alpha = {0.5, 0.5};
@@ -92,7 +100,8 @@ class TestGradingProfiles : public QObject {
     Profiles none;
     none.alpha = {1, 0};
     none.tau = {0, 1};
-    QVERIFY(error_of([&] { delete_degenerate(none); }).find("nothing is left") != std::string::npos);
+    QVERIFY(error_of([&] { delete_degenerate(none); }).find("nothing is left") !=
+            std::string::npos);
   }
 
   void roundTrip() {
@@ -113,21 +122,24 @@ class TestGradingProfiles : public QObject {
     QCOMPARE(g.profiles.alpha, f.profiles.alpha);
     QCOMPARE(g.profiles.level_dims, f.profiles.level_dims);
     QCOMPARE(g.targets.size(), size_t(1));
-    QVERIFY(std::abs(g.targets["syntax"].bc - bhattacharyya(f.targets["syntax"].alpha, f.profiles.tau)) < 1e-15);
+    QVERIFY(std::abs(g.targets["syntax"].bc -
+                     bhattacharyya(f.targets["syntax"].alpha, f.profiles.tau)) < 1e-15);
     QCOMPARE(g.heldout.alpha, f.heldout.alpha);
     QCOMPARE(g.pos_grades, f.pos_grades);
     QCOMPARE(g.bootstrap.size(), size_t(2));
     QCOMPARE(g.basis, f.basis);
     QCOMPARE(g.meta["corpus"].get<std::string>(), std::string("fixture"));
     auto j = nlohmann::json::parse(gllm::read_file(path));
-    QVERIFY(std::abs(j["bc"].get<double>() - bhattacharyya(f.profiles.alpha, f.profiles.tau)) < 1e-15);
+    QVERIFY(std::abs(j["bc"].get<double>() - bhattacharyya(f.profiles.alpha, f.profiles.tau)) <
+            1e-15);
     QCOMPARE(j["level_alpha"].size(), size_t(2));
   }
 
   void fileErrors() {
     auto j = small_file();
     j["colour"] = "blue";
-    QVERIFY(error_of([&] { profiles_from_json(j); }).find("unknown key \"colour\"") != std::string::npos);
+    QVERIFY(error_of([&] { profiles_from_json(j); }).find("unknown key \"colour\"") !=
+            std::string::npos);
     j = small_file();
     j["bc"] = 0.1;
     QVERIFY(error_of([&] { profiles_from_json(j); }).find("disagrees") != std::string::npos);
@@ -155,7 +167,9 @@ class TestGradingProfiles : public QObject {
     j.erase("levels");
     j.erase("level_dims");
     QVERIFY(error_of([&] { profiles_from_json(j); }).find("empty") != std::string::npos);
-    QVERIFY(error_of([] { load_profiles_file("/nonexistent/profiles.json"); }).find("/nonexistent") != std::string::npos);
+    QVERIFY(error_of([] {
+              load_profiles_file("/nonexistent/profiles.json");
+            }).find("/nonexistent") != std::string::npos);
   }
 };
 

@@ -1,7 +1,6 @@
 // The educated grading q*_C against independent references: brute-force grids at small d and L,
 // min Λ = BC² unclipped, the Prop. 10 bound, seed 000 Table 3 to the printed digits, and d = 4096.
 #include <QtTest>
-
 #include <cmath>
 #include <random>
 
@@ -41,7 +40,8 @@ double objective(const Profiles& p, const std::vector<double>& q, double lam, do
 }
 
 // Minimum over a uniform grid of the box [0, qmax]^d (d = 2 or 3).
-double grid_min(const Profiles& p, double lam, double qmax, double nu, int n, const std::vector<double>& w = {}) {
+double grid_min(const Profiles& p, double lam, double qmax, double nu, int n,
+                const std::vector<double>& w = {}) {
   double best = 1e300;
   const int d = p.d();
   std::vector<int> idx(d, 0);
@@ -78,14 +78,18 @@ class TestGradingSelect : public QObject {
           o.clip = C;
           o.magnitude_weight = nu;
           auto s = select_educated(p, o);
-          QVERIFY2(s.converged, (s.method + " it=" + std::to_string(s.iterations) + " kkt=" + std::to_string(s.kkt_residual) + " nu=" + std::to_string(nu)).c_str());
+          QVERIFY2(s.converged, (s.method + " it=" + std::to_string(s.iterations) + " kkt=" +
+                                 std::to_string(s.kkt_residual) + " nu=" + std::to_string(nu))
+                                    .c_str());
           QVERIFY2(s.kkt_residual < 1e-8, std::to_string(s.kkt_residual).c_str());
           for (double x : s.q) QVERIFY(x >= 0 && x <= qmax + 1e-12);
           double f = objective(p, s.q, lam, nu);
           QVERIFY(std::abs(f - s.objective) < 1e-12);
           int n = d == 2 ? 301 : 61;
           double g = grid_min(p, lam, qmax, nu, n);
-          QVERIFY2(f <= g + 1e-12, ("solver above the grid: " + std::to_string(f) + " > " + std::to_string(g)).c_str());
+          QVERIFY2(
+              f <= g + 1e-12,
+              ("solver above the grid: " + std::to_string(f) + " > " + std::to_string(g)).c_str());
           // The grid gets within its resolution of the optimum: the solver is not far below it.
           QVERIFY2(g - f < 2e-3, ("grid far above the solver at d=" + std::to_string(d)).c_str());
           if (nu == 0) {
@@ -125,7 +129,8 @@ class TestGradingSelect : public QObject {
         double g = grid_min(lp, lam, qmax, 0.0, L == 2 ? 401 : 81);
         QVERIFY(std::log(sl.lambda_c) <= g + 1e-12);
         QVERIFY(g - std::log(sl.lambda_c) < 2e-3);
-        // With a penalty the level program weighs level l by d_l (the full penalty on a level-constant q).
+        // With a penalty the level program weighs level l by d_l (the full penalty on a
+        // level-constant q).
         o.magnitude_weight = 0.3;
         auto slp = select_levels(p, o);
         auto scp = select_educated(p, o);
@@ -146,7 +151,8 @@ class TestGradingSelect : public QObject {
     o.clip = 1e12;
     auto s = select_educated(p, o);
     double bc = bhattacharyya(p.alpha, p.tau);
-    QVERIFY2(std::abs(s.lambda_c - bc * bc) < 1e-12, (std::to_string(s.lambda_c) + " vs " + std::to_string(bc * bc)).c_str());
+    QVERIFY2(std::abs(s.lambda_c - bc * bc) < 1e-12,
+             (std::to_string(s.lambda_c) + " vs " + std::to_string(bc * bc)).c_str());
     double c = s.q[0] - 0.25 * std::log(p.alpha[0] / p.tau[0]) * 64;
     for (int j = 0; j < 200; ++j)
       QVERIFY(std::abs(s.q[j] - (0.25 * std::log(p.alpha[j] / p.tau[j]) * 64 + c)) < 1e-6);
@@ -262,8 +268,8 @@ class TestGradingSelect : public QObject {
     QCOMPARE(s.deleted, (std::vector<int>{1, 2, 4}));
     QVERIFY(s.kkt_residual < 1e-9);
     double qmax = q_max_for(1.2, 2);
-    QVERIFY(std::abs(s.q[1]) < 1e-12);          // α = 0: lowest grade
-    QVERIFY(std::abs(s.q[2] - qmax) < 1e-12);   // τ = 0: highest grade
+    QVERIFY(std::abs(s.q[1]) < 1e-12);         // α = 0: lowest grade
+    QVERIFY(std::abs(s.q[2] - qmax) < 1e-12);  // τ = 0: highest grade
     // Brute force over the 5-d box on a coarse grid (the 4th coordinate matters too).
     double best = 1e300;
     const int n = 21;
@@ -271,7 +277,8 @@ class TestGradingSelect : public QObject {
       for (int b = 0; b < n; ++b)
         for (int c = 0; c < n; ++c)
           for (int e = 0; e < n; ++e) {
-            std::vector<double> q{qmax * a / (n - 1), qmax * b / (n - 1), qmax * c / (n - 1), qmax * e / (n - 1), 0};
+            std::vector<double> q{qmax * a / (n - 1), qmax * b / (n - 1), qmax * c / (n - 1),
+                                  qmax * e / (n - 1), 0};
             best = std::min(best, objective(p, q, 1.2, 0));
           }
     QVERIFY(s.log_lambda <= best + 1e-12);

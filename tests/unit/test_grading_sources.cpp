@@ -3,7 +3,6 @@
 // profiles, λ and C, and grades files checked for shape and range — each refusal names the key.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cmath>
 
 #include "engine/config/run_config.h"
@@ -26,7 +25,10 @@ grading::ProfilesFile small_profiles() {
   f.pos_grades = {0.2, 0.3, 0.9, 0.6};
   for (int j = 0; j < 4; ++j)
     for (int i = 0; i < 4; ++i) f.basis.push_back(i == j ? 1.0 : 0.0);
-  f.meta = {{"output_grades", {{"tokenizer_hash", "abc"}, {"vocab_size", 5}, {"open_share", {0.0, 0.25, 0.5, 1.0, 0.75}}}}};
+  f.meta = {{"output_grades",
+             {{"tokenizer_hash", "abc"},
+              {"vocab_size", 5},
+              {"open_share", {0.0, 0.25, 0.5, 1.0, 0.75}}}}};
   return f;
 }
 
@@ -98,7 +100,8 @@ class TestGradingSources : public QObject {
 
   void ladderArmsActInTheirProfilesBasis() {
     QTemporaryDir tmp;
-    const std::string prof = tmp.filePath("p.json").toStdString(), lad = tmp.filePath("l.json").toStdString();
+    const std::string prof = tmp.filePath("p.json").toStdString(),
+                      lad = tmp.filePath("l.json").toStdString();
     auto f = small_profiles();
     grading::save_profiles_file(prof, f);
     grading::LadderOptions o;

@@ -17,7 +17,10 @@ class TestAtomicFile : public QObject {
     gllm::write_file_atomic(path, "new contents");
     QCOMPARE(QString::fromStdString(gllm::read_file(path)), QString("new contents"));
     int files = 0;
-    for (auto& e : std::filesystem::directory_iterator(dir.path().toStdString())) { (void)e; ++files; }
+    for (auto& e : std::filesystem::directory_iterator(dir.path().toStdString())) {
+      (void)e;
+      ++files;
+    }
     QCOMPARE(files, 1);  // no temporary left behind
   }
   void abandonedWriterLeavesTargetUntouched() {
@@ -31,7 +34,10 @@ class TestAtomicFile : public QObject {
     }
     QCOMPARE(QString::fromStdString(gllm::read_file(path)), QString("keep me"));
     int files = 0;
-    for (auto& e : std::filesystem::directory_iterator(dir.path().toStdString())) { (void)e; ++files; }
+    for (auto& e : std::filesystem::directory_iterator(dir.path().toStdString())) {
+      (void)e;
+      ++files;
+    }
     QCOMPARE(files, 1);
   }
   void errorsNameTheFile() {
@@ -48,7 +54,8 @@ class TestAtomicFile : public QObject {
     std::string path = dir.filePath("m.jsonl").toStdString();
     gllm::append_line(path, "{\"step\":1}");
     gllm::append_line(path, "{\"step\":2}");
-    QCOMPARE(QString::fromStdString(gllm::read_file(path)), QString("{\"step\":1}\n{\"step\":2}\n"));
+    QCOMPARE(QString::fromStdString(gllm::read_file(path)),
+             QString("{\"step\":1}\n{\"step\":2}\n"));
   }
 };
 

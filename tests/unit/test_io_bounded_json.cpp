@@ -110,10 +110,10 @@ class TestIoBoundedJson : public QObject {
 
   void safetensorsShapeProductOverflow() {
     // 2^32 · 2^32 · 1024 wraps to 0 in 64 bits: a zero-byte tensor that claims 2^74 elements.
-    const std::string f = with_header(
-        R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296, 1024], )"
-        R"("data_offsets": [0, 0]}})",
-        0);
+    const std::string f =
+        with_header(R"({"w": {"dtype": "F32", "shape": [4294967296, 4294967296, 1024], )"
+                    R"("data_offsets": [0, 0]}})",
+                    0);
     const std::string e = error_of([&] { SafetensorsFile::parse(f, "wrap.safetensors"); });
     QVERIFY2(e.find("more elements than a file can hold") != std::string::npos, e.c_str());
     // numel · dtype size overflowing size_t is refused the same way.

@@ -2,7 +2,6 @@
 // files: every corruption must be refused with an error naming the file.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -76,10 +75,13 @@ class TestSafetensors : public QObject {
 
   void refusesBadInput() {
     const float f[2] = {1, 2};
-    QVERIFY_THROWS_EXCEPTION(Error, encode_safetensors({{"x", StDtype::F32, {3}, f, sizeof f}}));  // size mismatch
-    QVERIFY_THROWS_EXCEPTION(Error, encode_safetensors({{"x", StDtype::F32, {2}, f, sizeof f},
-                                                        {"x", StDtype::F32, {2}, f, sizeof f}}));  // duplicate
-    QVERIFY_THROWS_EXCEPTION(Error, encode_safetensors({{"__metadata__", StDtype::F32, {2}, f, sizeof f}}));
+    QVERIFY_THROWS_EXCEPTION(
+        Error, encode_safetensors({{"x", StDtype::F32, {3}, f, sizeof f}}));  // size mismatch
+    QVERIFY_THROWS_EXCEPTION(
+        Error, encode_safetensors({{"x", StDtype::F32, {2}, f, sizeof f},
+                                   {"x", StDtype::F32, {2}, f, sizeof f}}));  // duplicate
+    QVERIFY_THROWS_EXCEPTION(
+        Error, encode_safetensors({{"__metadata__", StDtype::F32, {2}, f, sizeof f}}));
   }
 
   void truncatedFilesAreRefused() {
@@ -114,17 +116,23 @@ class TestSafetensors : public QObject {
       }
     };
     QVERIFY(SafetensorsFile::parse(with_header(h)).has("ids"));  // re-encoded header still fine
-    auto b1 = h; b1["ids"]["data_offsets"] = {4, 9999};
+    auto b1 = h;
+    b1["ids"]["data_offsets"] = {4, 9999};
     expect_error(b1, "offset past the end");
-    auto b2 = h; b2["ids"]["shape"] = {4};
+    auto b2 = h;
+    b2["ids"]["shape"] = {4};
     expect_error(b2, "shape/size mismatch");
-    auto b3 = h; b3["ids"]["dtype"] = "Q7";
+    auto b3 = h;
+    b3["ids"]["dtype"] = "Q7";
     expect_error(b3, "unknown dtype");
-    auto b4 = h; b4["w.weight"]["data_offsets"] = {20, 44};
+    auto b4 = h;
+    b4["w.weight"]["data_offsets"] = {20, 44};
     expect_error(b4, "overlap");
-    auto b5 = h; b5["ids"]["data_offsets"] = {28, 4};
+    auto b5 = h;
+    b5["ids"]["data_offsets"] = {28, 4};
     expect_error(b5, "backwards offsets");
-    auto b6 = h; b6["__metadata__"]["n"] = 3;
+    auto b6 = h;
+    b6["__metadata__"]["n"] = 3;
     expect_error(b6, "non-string metadata");
     std::string junk = good;
     junk[8] = '#';

@@ -13,7 +13,8 @@ class TestSha512 : public QObject {
              QString("ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
                      "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"));
     auto two_block = gllm::sha512(
-        "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu");
+        "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlm"
+        "nopqrsmnopqrstnopqrstu");
     QCOMPARE(QString::fromStdString(gllm::to_hex(two_block.data(), two_block.size())),
              QString("8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018"
                      "501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909"));
@@ -24,7 +25,8 @@ class TestSha512 : public QObject {
     std::string data(1000, 'x');
     for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 31 + 7);
     gllm::Sha512 h;
-    for (size_t i = 0; i < data.size(); i += 37) h.update(data.data() + i, std::min<size_t>(37, data.size() - i));
+    for (size_t i = 0; i < data.size(); i += 37)
+      h.update(data.data() + i, std::min<size_t>(37, data.size() - i));
     QVERIFY(h.finish() == gllm::sha512(data));
   }
   void base64() {

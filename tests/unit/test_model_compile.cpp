@@ -1,12 +1,12 @@
-// Compile-to-standard (seed 000 Cor. 1, docs/design.md): random graded models fold into standard ones
-// with the same evaluation logits (max |Δ| ≤ 1e-4 in fp32) and no grade tensors left.
-#include "engine/model/gpt.h"
-#include "tests/support/test_configs.h"
+// Compile-to-standard (seed 000 Cor. 1, docs/design.md): random graded models fold into standard
+// ones with the same evaluation logits (max |Δ| ≤ 1e-4 in fp32) and no grade tensors left.
 #include <ATen/CPUGeneratorImpl.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
 
-
+#include "engine/model/gpt.h"
+#include "tests/support/test_configs.h"
 
 using namespace gllm;
 
@@ -65,12 +65,14 @@ class TestModelCompile : public QObject {
         if (tp.group != "grades" && tp.group != "level_proj")
           tp.param.add_(torch::empty_like(tp.param).normal_(0.0, 0.2, gen));
       auto& P = m->parts();
-      P.level_proj.add_(torch::empty_like(P.level_proj).normal_(0.0, 0.05, gen));  // not orthonormal any more
+      P.level_proj.add_(
+          torch::empty_like(P.level_proj).normal_(0.0, 0.05, gen));  // not orthonormal any more
     }
     QVERIFY(m->parts().attn_grades.max().item<double>() > 1.0);  // grades really matter
     GPT s = compile_to_standard(m);
     auto names = s->state_tensors();
-    for (const char* n : {"attn_grades", "mlge.level_grades", "output_grades"}) QVERIFY2(!names.count(n), n);
+    for (const char* n : {"attn_grades", "mlge.level_grades", "output_grades"})
+      QVERIFY2(!names.count(n), n);
     QVERIFY(!s->config().grading.attention);
     QVERIFY(!s->config().grading.mlge);
     auto gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t(50 + variant));
@@ -78,7 +80,8 @@ class TestModelCompile : public QObject {
     torch::NoGradGuard ng;
     auto a = m->eval_logits(idx), b = s->eval_logits(idx);
     const double delta = (a - b).abs().max().item<double>();
-    qInfo("variant %d: max |Δlogits| = %.3g (logit range %.3g)", variant, delta, a.abs().max().item<double>());
+    qInfo("variant %d: max |Δlogits| = %.3g (logit range %.3g)", variant, delta,
+          a.abs().max().item<double>());
     QVERIFY2(delta <= 1e-4, qPrintable(QString::number(delta)));
     // Without the folds the functions differ: the check can fail.
     GPTOptions plain;

@@ -1,16 +1,15 @@
 // The GPT against independent references: shapes, causality, the window rule, parameter counts
 // (baseline.md §1.4, seed 001 §2.1), finite differences, grade clipping, overfitting, hashed rows.
-#include "engine/model/gpt.h"
-#include "engine/model/param_count.h"
 #include <ATen/CPUGeneratorImpl.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
-
-
 #include <cmath>
 #include <set>
 
 #include "engine/io/error.h"
+#include "engine/model/gpt.h"
+#include "engine/model/param_count.h"
 #include "tests/support/test_configs.h"
 
 using namespace gllm;
@@ -26,7 +25,8 @@ void randomize(GPT& m, double scale = 0.3, int64_t seed = 1) {
   torch::NoGradGuard ng;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
   for (auto& tp : m->tagged_parameters()) {
-    if (tp.group == "grades" || tp.group == "level_proj" || tp.group == "resid_lambdas" || tp.group == "x0_lambdas")
+    if (tp.group == "grades" || tp.group == "level_proj" || tp.group == "resid_lambdas" ||
+        tp.group == "x0_lambdas")
       continue;
     tp.param.add_(torch::empty_like(tp.param).normal_(0.0, scale, gen));
   }
@@ -53,9 +53,10 @@ class TestModelGPT : public QObject {
     QCOMPARE(logits.scalar_type(), torch::kFloat);
     QVERIFY(logits.abs().max().item<double>() <= 15.0);
     auto names = m->state_tensors();
-    for (const char* n : {"transformer.wte.weight", "lm_head.weight", "transformer.h.0.attn.c_q.weight",
-                          "transformer.h.1.attn.ve_gate.weight", "transformer.h.0.mlp.c_fc.weight",
-                          "value_embeds.1.weight", "resid_lambdas", "x0_lambdas"})
+    for (const char* n :
+         {"transformer.wte.weight", "lm_head.weight", "transformer.h.0.attn.c_q.weight",
+          "transformer.h.1.attn.ve_gate.weight", "transformer.h.0.mlp.c_fc.weight",
+          "value_embeds.1.weight", "resid_lambdas", "x0_lambdas"})
       QVERIFY2(names.count(n), n);
     QVERIFY(!names.count("value_embeds.0.weight"));  // VE on layers with i%2 == (L-1)%2
     // Initialisation (baseline §1.3): zero projections and gates, lambdas 1 and 0.1, wte ~ N(0,1).
@@ -69,7 +70,8 @@ class TestModelGPT : public QObject {
     QVERIFY(names["lm_head.weight"].std().item<double>() < 0.002);
     // Same seed, same weights.
     GPT m2(c);
-    QVERIFY(torch::equal(m2->state_tensors()["transformer.h.1.mlp.c_fc.weight"], names["transformer.h.1.mlp.c_fc.weight"]));
+    QVERIFY(torch::equal(m2->state_tensors()["transformer.h.1.mlp.c_fc.weight"],
+                         names["transformer.h.1.mlp.c_fc.weight"]));
     // ve_gate reads min(32, d) channels.
     QCOMPARE(names["transformer.h.1.attn.ve_gate.weight"].size(1), int64_t(16));
   }
@@ -101,7 +103,8 @@ class TestModelGPT : public QObject {
     auto base = m->forward(idx);
     for (int t : {0, 5, 11}) {
       auto idx2 = idx.clone();
-      idx2.index_put_({torch::indexing::Slice(), t}, (idx.index({torch::indexing::Slice(), t}) + 1) % 23);
+      idx2.index_put_({torch::indexing::Slice(), t},
+                      (idx.index({torch::indexing::Slice(), t}) + 1) % 23);
       auto out = m->forward(idx2);
       auto diff = (out - base).abs().amax({0, 2});  // (T)
       for (int s = 0; s < 12; ++s) {
@@ -134,7 +137,8 @@ class TestModelGPT : public QObject {
       for (int j = 0; j < T; ++j) {
         auto idx2 = idx.clone();
         idx2[0][j] = (idx[0][j].item<int64_t>() + 3) % 23;
-        const bool changed = (m->forward(idx2)[0][t] - base[0][t]).abs().max().item<double>() > 1e-7;
+        const bool changed =
+            (m->forward(idx2)[0][t] - base[0][t]).abs().max().item<double>() > 1e-7;
         QCOMPARE(changed, j <= t && t - j <= 4);
         seen += changed;
       }
@@ -325,7 +329,11 @@ class TestModelGPT : public QObject {
           const double fd = (lp - lm) / (2 * h), ad = grad[k].item<double>();
           QVERIFY2(std::abs(fd - ad) <= 1e-6 + 1e-5 * std::abs(fd),
                    qPrintable(QString("%1[%2]: autograd %3 vs fd %4 (variant %5)")
-                                  .arg(tp.name.c_str()).arg(k).arg(ad, 0, 'g', 10).arg(fd, 0, 'g', 10).arg(variant)));
+                                  .arg(tp.name.c_str())
+                                  .arg(k)
+                                  .arg(ad, 0, 'g', 10)
+                                  .arg(fd, 0, 'g', 10)
+                                  .arg(variant)));
           ++checked;
         }
       }
@@ -357,7 +365,9 @@ class TestModelGPT : public QObject {
     for (int step = 0; step < 3; ++step) {
       opt.zero_grad();
       auto l = m->loss(idx, random_tokens(2, 8, 23, 10 + step));
-      (l.total - 5.0 * m->parts().attn_grades.sum() + 5.0 * m->parts().level_grades.sum() + m->parts().q_tau.sum()).backward();
+      (l.total - 5.0 * m->parts().attn_grades.sum() + 5.0 * m->parts().level_grades.sum() +
+       m->parts().q_tau.sum())
+          .backward();
       opt.step();
       QVERIFY(m->parts().attn_grades.max().item<double>() > qmax);  // the step left the box
       QVERIFY(m->parts().level_grades.min().item<double>() < 0);
@@ -407,7 +417,8 @@ class TestModelGPT : public QObject {
     auto c = tiny(1, 16, 2, 4, 4);
     c.grading.graded_loss = true;
     c.grading.output_lambda = 1.25;
-    c.grading.clip = 8.0;  // q_max_out = log 8 / log 1.25 ≈ 9.3: the grades below are inside the box
+    c.grading.clip =
+        8.0;  // q_max_out = log 8 / log 1.25 ≈ 9.3: the grades below are inside the box
     GPTOptions o;
     o.output_grades = qout;
     GPT m(c, o);

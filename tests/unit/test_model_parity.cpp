@@ -1,11 +1,12 @@
 // Parity with the PyTorch reference tests/python/model_reference.py: the same seeded weights pass
 // through safetensors and logits, loss, regularisers and matched-tilt nats agree within 1e-5.
-#include "engine/model/checkpoint_tensors.h"
-#include "engine/model/gpt.h"
 #include <ATen/CPUGeneratorImpl.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "engine/model/checkpoint_tensors.h"
+#include "engine/model/gpt.h"
 #include "tests/support/test_support.h"
 
 using namespace gllm;
@@ -98,14 +99,16 @@ class TestModelParity : public QObject {
       const double reg = parts.reg.item<double>();
       const double dreg = std::abs(reg - ref["reg"].item<double>());
       const double dnats = (nats - ref["nats"]).abs().max().item<double>();
-      qInfo("%s: max|Δlogits| %.3g, |Δloss| %.3g, |Δreg| %.3g (reg %.4g), max|Δnats| %.3g (loss %.5f)", kVariants[v],
-            dl, dloss, dreg, reg, dnats, parts.data.item<double>());
+      qInfo(
+          "%s: max|Δlogits| %.3g, |Δloss| %.3g, |Δreg| %.3g (reg %.4g), max|Δnats| %.3g (loss "
+          "%.5f)",
+          kVariants[v], dl, dloss, dreg, reg, dnats, parts.data.item<double>());
       QVERIFY2(dl <= 1e-5, kVariants[v]);
       QVERIFY2(dloss <= 1e-5, kVariants[v]);
       QVERIFY2(dreg <= 1e-5 * std::max(1.0, std::abs(reg)), kVariants[v]);
       QVERIFY2(dnats <= 1e-5, kVariants[v]);
       QVERIFY(logits.std().item<double>() > 0.1);  // a nontrivial function was compared
-      if (v > 0) QVERIFY(reg > 0.01);               // and the regularisers were on
+      if (v > 0) QVERIFY(reg > 0.01);              // and the regularisers were on
     }
   }
 };

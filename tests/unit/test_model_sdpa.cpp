@@ -1,15 +1,16 @@
-// gllm::sdpa (the attention operator called boxed through the dispatcher) against a float64 windowed
-// softmax, forward and gradients; the GPT's fused and matmul attention kernels against each other.
-#include "engine/model/gpt.h"
-#include "engine/ops/sdpa.h"
+// gllm::sdpa (the attention operator called boxed through the dispatcher) against a float64
+// windowed softmax, forward and gradients; the GPT's fused and matmul attention kernels against
+// each other.
 #include <ATen/CPUGeneratorImpl.h>
-#include <QtTest>
 
+#include <QtTest>
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "engine/io/error.h"
+#include "engine/model/gpt.h"
+#include "engine/ops/sdpa.h"
 #include "tests/support/test_configs.h"
 
 using namespace gllm;
@@ -28,17 +29,17 @@ torch::Tensor additive_window_mask(int64_t T, int64_t window) {
 
 // Float64 reference without a mask: query t attends over keys max(0, t − window)..t only,
 // softmax(q_t k_sᵀ/√Dh) v_s. q, k, v (B, H, T, Dh) → (B, H, T, Dh), differentiable.
-torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                  int64_t window) {
+torch::Tensor reference_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                  const torch::Tensor& v, int64_t window) {
   const int64_t T = q.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   std::vector<torch::Tensor> rows;
   for (int64_t t = 0; t < T; ++t) {
     const int64_t lo = std::max<int64_t>(0, t - window), n = t - lo + 1;
-    auto qt = q.narrow(2, t, 1).to(torch::kDouble);                                   // (B, H, 1, Dh)
-    auto ks = k.narrow(2, lo, n).to(torch::kDouble);                                  // (B, H, n, Dh)
-    auto p = torch::softmax(torch::matmul(qt, ks.transpose(-2, -1)) * scale, -1);     // (B, H, 1, n)
-    rows.push_back(torch::matmul(p, v.narrow(2, lo, n).to(torch::kDouble)));          // (B, H, 1, Dh)
+    auto qt = q.narrow(2, t, 1).to(torch::kDouble);                                // (B, H, 1, Dh)
+    auto ks = k.narrow(2, lo, n).to(torch::kDouble);                               // (B, H, n, Dh)
+    auto p = torch::softmax(torch::matmul(qt, ks.transpose(-2, -1)) * scale, -1);  // (B, H, 1, n)
+    rows.push_back(torch::matmul(p, v.narrow(2, lo, n).to(torch::kDouble)));       // (B, H, 1, Dh)
   }
   return torch::cat(rows, 2);  // (B, H, T, Dh)
 }
@@ -77,9 +78,9 @@ void randomize(GPT& m, int64_t seed) {
 }
 
 struct Pass {
-  torch::Tensor logits;                // (B, T, V)
-  torch::Tensor loss;                  // ()
-  std::vector<torch::Tensor> grads;    // per tagged parameter (undefined when it got none)
+  torch::Tensor logits;              // (B, T, V)
+  torch::Tensor loss;                // ()
+  std::vector<torch::Tensor> grads;  // per tagged parameter (undefined when it got none)
 };
 
 Pass run(GPT& m, const torch::Tensor& idx, const torch::Tensor& tgt) {
@@ -117,7 +118,7 @@ class TestModelSdpa : public QObject {
     auto q0 = torch::randn({B, H, T, Dh}, gen);  // (B, H, T, Dh)
     auto k0 = torch::randn({B, H, T, Dh}, gen);
     auto v0 = torch::randn({B, H, T, Dh}, gen);
-    auto g = torch::randn({B, H, T, Dh}, gen);   // upstream gradient
+    auto g = torch::randn({B, H, T, Dh}, gen);  // upstream gradient
     for (int64_t w : {int64_t(0), int64_t(3), T - 1}) {
       const bool causal = w == T - 1;
       auto mask = causal ? torch::Tensor() : additive_window_mask(T, w);  // (T, T)
@@ -127,7 +128,8 @@ class TestModelSdpa : public QObject {
       auto ref = reference_attention(qd, kd, vd, w);  // (B, H, T, Dh)
       (ref * g.to(torch::kDouble)).sum().backward();
       // The operator in fp32 through the dispatcher.
-      auto q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(), v = v0.clone().requires_grad_();
+      auto q = q0.clone().requires_grad_(), k = k0.clone().requires_grad_(),
+           v = v0.clone().requires_grad_();
       auto y = ops::sdpa(q, k, v, mask, causal);  // (B, H, T, Dh)
       QCOMPARE(y.sizes(), (torch::IntArrayRef{B, H, T, Dh}));
       QCOMPARE(y.scalar_type(), torch::kFloat);
@@ -135,8 +137,8 @@ class TestModelSdpa : public QObject {
       (y * g).sum().backward();
       const double dy = max_abs_diff(y, ref), dq = max_abs_diff(q.grad(), qd.grad()),
                    dk = max_abs_diff(k.grad(), kd.grad()), dv = max_abs_diff(v.grad(), vd.grad());
-      qInfo("window %lld%s: max |Δy| %.2e, |Δdq| %.2e, |Δdk| %.2e, |Δdv| %.2e", static_cast<long long>(w),
-            causal ? " (is_causal)" : "", dy, dq, dk, dv);
+      qInfo("window %lld%s: max |Δy| %.2e, |Δdq| %.2e, |Δdk| %.2e, |Δdv| %.2e",
+            static_cast<long long>(w), causal ? " (is_causal)" : "", dy, dq, dk, dv);
       QVERIFY2(dy < 1e-5, qPrintable(QString("forward differs by %1").arg(dy)));
       QVERIFY2(dq < 1e-5 && dk < 1e-5 && dv < 1e-5,
                qPrintable(QString("gradients differ: q %1, k %2, v %3").arg(dq).arg(dk).arg(dv)));
@@ -144,11 +146,13 @@ class TestModelSdpa : public QObject {
       torch::NoGradGuard ng;
       auto y_ng = ops::sdpa(q0, k0, v0, mask, causal);
       QVERIFY(!y_ng.requires_grad());
-      QVERIFY2(max_abs_diff(y_ng, ref.detach()) < 1e-5, "no-grad forward differs from the reference");
+      QVERIFY2(max_abs_diff(y_ng, ref.detach()) < 1e-5,
+               "no-grad forward differs from the reference");
     }
     // The full causal mask as an additive mask gives what is_causal gives.
     torch::NoGradGuard ng;
-    auto a = ops::sdpa(q0, k0, v0, {}, true), b = ops::sdpa(q0, k0, v0, additive_window_mask(T, T), false);
+    auto a = ops::sdpa(q0, k0, v0, {}, true),
+         b = ops::sdpa(q0, k0, v0, additive_window_mask(T, T), false);
     QVERIFY(max_abs_diff(a, b) < 1e-6);
     // Both a mask and is_causal is refused with a message.
     QVERIFY_THROWS_EXCEPTION(Error, ops::sdpa(q0, k0, v0, additive_window_mask(T, 2), true));
@@ -157,14 +161,18 @@ class TestModelSdpa : public QObject {
   // A missing (or non-attention) operator is a gllm::Error naming what to do; the named operator
   // itself gives ops::sdpa()'s result.
   void missingOperatorIsAnError() {
-    auto q = torch::randn({1, 2, 5, 4}), k = torch::randn({1, 2, 5, 4}), v = torch::randn({1, 2, 5, 4});
+    auto q = torch::randn({1, 2, 5, 4}), k = torch::randn({1, 2, 5, 4}),
+         v = torch::randn({1, 2, 5, 4});
     try {
       gllm::ops::detail::sdpa_with_operator("aten::no_such_attention", q, k, v, {}, true);
       QFAIL("a missing operator must throw");
     } catch (const Error& e) {
       qInfo("%s", e.what());
-      QVERIFY2(std::string(e.what()).find("aten::no_such_attention") != std::string::npos, e.what());
-      QVERIFY2(std::string(e.what()).find("aten::scaled_dot_product_attention") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("aten::no_such_attention") != std::string::npos,
+               e.what());
+      QVERIFY2(
+          std::string(e.what()).find("aten::scaled_dot_product_attention") != std::string::npos,
+          e.what());
     }
     try {
       gllm::ops::detail::sdpa_with_operator("aten::matmul", q, k, v, {}, true);
@@ -173,7 +181,8 @@ class TestModelSdpa : public QObject {
       qInfo("%s", e.what());
       QVERIFY2(std::string(e.what()).find("no argument 'query'") != std::string::npos, e.what());
     }
-    auto named = gllm::ops::detail::sdpa_with_operator(ops::sdpa_operator_name(), q, k, v, {}, true);
+    auto named =
+        gllm::ops::detail::sdpa_with_operator(ops::sdpa_operator_name(), q, k, v, {}, true);
     QVERIFY(torch::equal(named, ops::sdpa(q, k, v, {}, true)));
   }
 
@@ -206,7 +215,8 @@ class TestModelSdpa : public QObject {
 
     auto tagged = m->tagged_parameters();
     auto agree = [&](const Pass& other, const char* name) {
-      const double dlog = rel_diff(other.logits, mat.logits), dloss = rel_diff(other.loss, mat.loss);
+      const double dlog = rel_diff(other.logits, mat.logits),
+                   dloss = rel_diff(other.loss, mat.loss);
       double dgrad = 0;
       std::string worst;
       int compared = 0;
@@ -217,11 +227,15 @@ class TestModelSdpa : public QObject {
         if (e > dgrad) dgrad = e, worst = tagged[i].name;
         ++compared;
       }
-      qInfo("%s vs matmul: logits %.2e, loss %.2e, max grad %.2e (%s) over %d tensors", name, dlog, dloss, dgrad,
-            worst.c_str(), compared);
+      qInfo("%s vs matmul: logits %.2e, loss %.2e, max grad %.2e (%s) over %d tensors", name, dlog,
+            dloss, dgrad, worst.c_str(), compared);
       QVERIFY(compared > 15);
-      QVERIFY2(dlog < 1e-5 && dloss < 1e-5, qPrintable(QString("%1: logits %2, loss %3").arg(name).arg(dlog).arg(dloss)));
-      QVERIFY2(dgrad < 1e-5, qPrintable(QString("%1: gradient of %2 differs by %3").arg(name, worst.c_str()).arg(dgrad)));
+      QVERIFY2(dlog < 1e-5 && dloss < 1e-5,
+               qPrintable(QString("%1: logits %2, loss %3").arg(name).arg(dlog).arg(dloss)));
+      QVERIFY2(
+          dgrad < 1e-5,
+          qPrintable(
+              QString("%1: gradient of %2 differs by %3").arg(name, worst.c_str()).arg(dgrad)));
       // The attention grades and query scales get gradients through this path.
       for (size_t i = 0; i < tagged.size(); ++i)
         if (tagged[i].name == "attn_grades" || tagged[i].name == "q_tau")

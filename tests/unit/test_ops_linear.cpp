@@ -1,13 +1,14 @@
-// The register-tiled panel products and the linear layers built on them, against float64 ATen: partial
-// row tiles and panels, several column blocks, both packings, the row epilogue, gradients, fallbacks.
-#include "engine/ops/linear.h"
+// The register-tiled panel products and the linear layers built on them, against float64 ATen:
+// partial row tiles and panels, several column blocks, both packings, the row epilogue, gradients,
+// fallbacks.
 #include <ATen/CPUGeneratorImpl.h>
-#include <QtTest>
 
+#include <QtTest>
 #include <vector>
 
-#include "engine/ops/pointwise.h"
+#include "engine/ops/linear.h"
 #include "engine/ops/panel_gemm.h"
+#include "engine/ops/pointwise.h"
 
 using namespace gllm;
 using namespace gllm::ops;
@@ -20,7 +21,8 @@ torch::Tensor normal(std::vector<int64_t> sizes, uint64_t seed) {
 }
 
 double max_rel(const torch::Tensor& got, const torch::Tensor& ref) {
-  return (got.to(torch::kDouble) - ref).abs().max().item<double>() / std::max(1.0, ref.abs().max().item<double>());
+  return (got.to(torch::kDouble) - ref).abs().max().item<double>() /
+         std::max(1.0, ref.abs().max().item<double>());
 }
 
 }  // namespace
@@ -29,7 +31,8 @@ class TestTiledLinear : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void init() {
-    if (!ops::panel::available()) QSKIP("this CPU has no AVX2 + FMA: the panel kernels are not used here");
+    if (!ops::panel::available())
+      QSKIP("this CPU has no AVX2 + FMA: the panel kernels are not used here");
   }
 
   void panelProductMatchesReference_data() {
@@ -62,8 +65,8 @@ class TestTiledLinear : public QObject {
         ops::panel::pack(B.data_ptr<float>(), N, K, N, aligned);
       }
       auto C_full = torch::full({M, N + 5}, 7.0f);
-      // The epilogue sees every (row, column) once, after the row's segment is final: it records the
-      // segment's sum, which must match the reference's.
+      // The epilogue sees every (row, column) once, after the row's segment is final: it records
+      // the segment's sum, which must match the reference's.
       auto seen = torch::zeros({M, N}, torch::kInt);
       std::vector<double> epi_sum(M, 0.0);
       const ops::panel::RowEpilogue record = [&](int64_t i, int64_t col0, int64_t cols) {
@@ -73,12 +76,14 @@ class TestTiledLinear : public QObject {
           epi_sum[i] += c[j];
         }
       };
-      ops::panel::multiply(A.data_ptr<float>(), K + 3, M, K, aligned, N, C_full.data_ptr<float>(), N + 5, &record);
+      ops::panel::multiply(A.data_ptr<float>(), K + 3, M, K, aligned, N, C_full.data_ptr<float>(),
+                           N + 5, &record);
       const double err = max_rel(C_full.narrow(1, 0, N), ref);
       qInfo("%s packing: max relative |ΔC| %.3g", transposed ? "transposed" : "plain", err);
       QVERIFY(err < 1e-5);
       QVERIFY2(C_full.narrow(1, N, 5).eq(7.0f).all().item<bool>(), "columns past N were written");
-      QVERIFY2(seen.eq(1).all().item<bool>(), "the epilogue did not see every element exactly once");
+      QVERIFY2(seen.eq(1).all().item<bool>(),
+               "the epilogue did not see every element exactly once");
       auto row_sums = ref.sum(1);
       for (int64_t i = 0; i < M; ++i) {
         const double want = row_sums[i].item<double>();
@@ -88,9 +93,11 @@ class TestTiledLinear : public QObject {
   }
 
   void linearMatchesReferenceWithGradients() {
-    auto x0 = normal({2, 101, 40}, 3), W0 = normal({37, 40}, 4), g = normal({2, 101, 37}, 5);  // 202 rows
+    auto x0 = normal({2, 101, 40}, 3), W0 = normal({37, 40}, 4),
+         g = normal({2, 101, 37}, 5);  // 202 rows
     QVERIFY(ops::linear_uses_panels(x0, W0));
-    auto xr = x0.to(torch::kDouble).requires_grad_(true), Wr = W0.to(torch::kDouble).requires_grad_(true);
+    auto xr = x0.to(torch::kDouble).requires_grad_(true),
+         Wr = W0.to(torch::kDouble).requires_grad_(true);
     auto ref = torch::linear(xr, Wr);
     (ref * g.to(torch::kDouble)).sum().backward();
     auto x = x0.clone().requires_grad_(true), W = W0.clone().requires_grad_(true);
@@ -106,8 +113,10 @@ class TestTiledLinear : public QObject {
   }
 
   void fallsBackWhereThePanelsDoNotApply() {
-    // Too wide an inner dimension, too few rows, fused ops off, a bf16 input: torch::linear, same values.
-    auto x = normal({ops::panel::kMinRows, ops::panel::kMaxInner + 1}, 6), W = normal({5, ops::panel::kMaxInner + 1}, 7);
+    // Too wide an inner dimension, too few rows, fused ops off, a bf16 input: torch::linear, same
+    // values.
+    auto x = normal({ops::panel::kMinRows, ops::panel::kMaxInner + 1}, 6),
+         W = normal({5, ops::panel::kMaxInner + 1}, 7);
     QVERIFY(!ops::linear_uses_panels(x, W));
     QVERIFY((ops::linear(x, W) - torch::linear(x, W)).abs().max().item<double>() < 1e-4);
     auto xs = normal({ops::panel::kMinRows, 8}, 8), Ws = normal({6, 8}, 9);
@@ -117,7 +126,8 @@ class TestTiledLinear : public QObject {
     QVERIFY(!ops::linear_uses_panels(xs, Ws));
     ops::set_fused_ops_enabled(was);
     QVERIFY(!ops::linear_uses_panels(xs.to(torch::kBFloat16), Ws));
-    QCOMPARE(ops::linear(xs.to(torch::kBFloat16), Ws.to(torch::kBFloat16)).scalar_type(), torch::kBFloat16);
+    QCOMPARE(ops::linear(xs.to(torch::kBFloat16), Ws.to(torch::kBFloat16)).scalar_type(),
+             torch::kBFloat16);
   }
 };
 

@@ -1,12 +1,12 @@
 // The fused RMSNorm, rotary embedding and ReLU² against their formulas in float64 ATen ops: values
 // and gradients (random upstream gradients), row lengths off the vector width.
-#include "engine/ops/pointwise.h"
 #include <ATen/CPUGeneratorImpl.h>
-#include <QtTest>
 
+#include <QtTest>
 #include <cfloat>
 
 #include "engine/io/error.h"
+#include "engine/ops/pointwise.h"
 
 using namespace gllm;
 using namespace gllm::ops;
@@ -79,7 +79,8 @@ class TestFusedOps : public QObject {
     QFETCH(double, scale);
     auto x = torch::randn({rows, width}, gen_for(rows + width)) * scale;
     auto gap = compare(
-        x, [](const torch::Tensor& t) { return ops::fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 3);
+        x, [](const torch::Tensor& t) { return ops::fused_rms_norm(t, FLT_EPSILON); },
+        reference_rms, 3);
     qInfo("rows %d width %d: max |Δy| %.3g, max |Δdx| %.3g", rows, width, gap.value, gap.grad);
     QVERIFY2(gap.value < 2e-5, qPrintable(QString::number(gap.value)));
     // The gradient scales with 1/rms(x): compare relative to it.
@@ -90,7 +91,8 @@ class TestFusedOps : public QObject {
   void rmsNormOfThreeDimensionalInput() {
     auto x = torch::randn({3, 7, 24}, gen_for(5));
     auto gap = compare(
-        x, [](const torch::Tensor& t) { return ops::fused_rms_norm(t, FLT_EPSILON); }, reference_rms, 6);
+        x, [](const torch::Tensor& t) { return ops::fused_rms_norm(t, FLT_EPSILON); },
+        reference_rms, 6);
     QVERIFY(gap.value < 2e-5);
     QVERIFY(gap.grad < 5e-5);
   }
@@ -159,7 +161,8 @@ class TestFusedOps : public QObject {
     auto [cos, sin] = rope_tables(3, 2);
     QVERIFY_THROWS_EXCEPTION(
         Error, ops::fused_rope(torch::randn({1, 5, 1, 4}), cos, sin));  // table shorter than T
-    QVERIFY_THROWS_EXCEPTION(Error, ops::fused_rope(torch::randn({1, 3, 1, 5}), cos, sin));  // odd Dh
+    QVERIFY_THROWS_EXCEPTION(Error,
+                             ops::fused_rope(torch::randn({1, 3, 1, 5}), cos, sin));  // odd Dh
   }
 
   void noGraphUnderNoGrad() {

@@ -1,10 +1,12 @@
 // The fused soft-capped cross-entropy against the same formula in float64 ATen ops: nats, gradients
-// (chain through c·tanh(x/c), the bias, ignored targets, the output layer), the uncapped case, bad targets.
-#include "engine/ops/softcapped_nll.h"
+// (chain through c·tanh(x/c), the bias, ignored targets, the output layer), the uncapped case, bad
+// targets.
 #include <ATen/CPUGeneratorImpl.h>
+
 #include <QtTest>
 
 #include "engine/io/error.h"
+#include "engine/ops/softcapped_nll.h"
 
 using namespace gllm;
 using namespace gllm::ops;
@@ -12,7 +14,8 @@ using namespace gllm::ops;
 namespace {
 
 // −log softmax(c·tanh(x/c) + b)[y] in float64 ATen ops; rows with y < 0 give 0. x (N, V), y (N).
-torch::Tensor reference_nats(const torch::Tensor& x, const torch::Tensor& y, double cap, const torch::Tensor& b) {
+torch::Tensor reference_nats(const torch::Tensor& x, const torch::Tensor& y, double cap,
+                             const torch::Tensor& b) {
   auto z = cap > 0 ? cap * torch::tanh(x / cap) : x;  // (N, V)
   if (b.defined()) z = z + b.to(z.scalar_type());
   auto logp = torch::log_softmax(z, -1);
@@ -74,16 +77,19 @@ class TestSoftcapLoss : public QObject {
     const double value_err = (nats.to(torch::kDouble) - ref).abs().max().item<double>();
     const double grad_err = (x.grad().to(torch::kDouble) - xr.grad()).abs().max().item<double>();
     const double grad_scale = xr.grad().abs().max().item<double>();
-    qInfo("max |Δnats| %.3g, max |Δgrad| %.3g (largest gradient %.3g)", value_err, grad_err, grad_scale);
+    qInfo("max |Δnats| %.3g, max |Δgrad| %.3g (largest gradient %.3g)", value_err, grad_err,
+          grad_scale);
     QVERIFY2(value_err < 2e-5, "fused nats differ from the float64 reference");
-    QVERIFY2(grad_err < 2e-6 * std::max(1.0, grad_scale), "fused gradient differs from the float64 reference");
+    QVERIFY2(grad_err < 2e-6 * std::max(1.0, grad_scale),
+             "fused gradient differs from the float64 reference");
     QCOMPARE(nats[1].item<float>(), 0.0f);
     QCOMPARE(x.grad()[1].abs().max().item<float>(), 0.0f);  // ignored rows get no gradient
   }
 
   void evaluationWithoutGraphGivesTheSameNats() {
     auto c = make_case(9, 4096, 3.0, 0.7, 3);
-    auto with_graph = ops::softcapped_nll(c.x.clone().requires_grad_(true), c.y, 15.0, c.b).detach();
+    auto with_graph =
+        ops::softcapped_nll(c.x.clone().requires_grad_(true), c.y, 15.0, c.b).detach();
     torch::NoGradGuard ng;
     auto without = ops::softcapped_nll(c.x, c.y, 15.0, c.b);
     QCOMPARE((with_graph - without).abs().max().item<float>(), 0.0f);
@@ -103,28 +109,32 @@ class TestSoftcapLoss : public QObject {
         xp[i][j] += h;
         xm[i][j] -= h;
         const double fd = (ops::softcapped_nll(xp, c.y, 4.0, c.b).sum().item<double>() -
-                           ops::softcapped_nll(xm, c.y, 4.0, c.b).sum().item<double>()) / (2.0 * h);
+                           ops::softcapped_nll(xm, c.y, 4.0, c.b).sum().item<double>()) /
+                          (2.0 * h);
         worst = std::max(worst, std::abs(fd - x.grad()[i][j].item<double>()));
       }
     qInfo("max |analytic − finite difference| %.3g", worst);
     QVERIFY(worst < 2e-3);
   }
 
-  // The linear form takes the panel product (6 rows × 16 columns, column blocks of 128 KiB of packed
-  // W) when one pass applies and there are at least ops::panel::kMinRows rows: shapes with partial row
-  // tiles, partial panels and several column blocks; few rows, a bias too wide for one pass and no
-  // cap take the BLAS product instead.
+  // The linear form takes the panel product (6 rows × 16 columns, column blocks of 128 KiB of
+  // packed W) when one pass applies and there are at least ops::panel::kMinRows rows: shapes with
+  // partial row tiles, partial panels and several column blocks; few rows, a bias too wide for one
+  // pass and no cap take the BLAS product instead.
   void linearFormMatchesReferenceForHiddenAndWeight_data() {
     QTest::addColumn<qint64>("N");
     QTest::addColumn<qint64>("d");
     QTest::addColumn<qint64>("V");
     QTest::addColumn<double>("cap");
     QTest::addColumn<double>("bias_sd");
-    QTest::newRow("whole row tiles, one block") << qint64(192) << qint64(16) << qint64(301) << 15.0 << 0.5;
-    QTest::newRow("partial tile, several blocks") << qint64(197) << qint64(40) << qint64(3001) << 15.0 << 0.5;
+    QTest::newRow("whole row tiles, one block")
+        << qint64(192) << qint64(16) << qint64(301) << 15.0 << 0.5;
+    QTest::newRow("partial tile, several blocks")
+        << qint64(197) << qint64(40) << qint64(3001) << 15.0 << 0.5;
     QTest::newRow("odd width, cap 2") << qint64(193) << qint64(7) << qint64(19) << 2.0 << 0.5;
     QTest::newRow("few rows: BLAS path") << qint64(4) << qint64(7) << qint64(19) << 2.0 << 0.5;
-    QTest::newRow("bias too wide: BLAS path") << qint64(13) << qint64(16) << qint64(301) << 15.0 << 20.0;
+    QTest::newRow("bias too wide: BLAS path")
+        << qint64(13) << qint64(16) << qint64(301) << 15.0 << 20.0;
     QTest::newRow("no cap: BLAS path") << qint64(13) << qint64(16) << qint64(301) << 0.0 << 0.5;
   }
 
@@ -141,13 +151,14 @@ class TestSoftcapLoss : public QObject {
     y[N / 2] = -1;
     auto bias = torch::empty({V}).normal_(0.0, bias_sd, gen);
     auto w = torch::empty({N}).uniform_(0.5, 2.0, gen);
-    auto hr = h0.to(torch::kDouble).requires_grad_(true), Wr = W0.to(torch::kDouble).requires_grad_(true);
+    auto hr = h0.to(torch::kDouble).requires_grad_(true),
+         Wr = W0.to(torch::kDouble).requires_grad_(true);
     auto ref = reference_nats(torch::mm(hr, Wr.t()), y, cap, bias);
     (ref * w.to(torch::kDouble)).sum().backward();
 
     LogitWorkspace ws;
-    // Two forwards before either backward (gradient accumulation that keeps both graphs): the second
-    // must not overwrite the first's buffer; then a third after both backwards reuses it.
+    // Two forwards before either backward (gradient accumulation that keeps both graphs): the
+    // second must not overwrite the first's buffer; then a third after both backwards reuses it.
     std::vector<torch::Tensor> hs, Ws, outs;
     for (int k = 0; k < 3; ++k) {
       hs.push_back(h0.clone().requires_grad_(true));
@@ -159,7 +170,8 @@ class TestSoftcapLoss : public QObject {
     }
     (outs[2] * w).sum().backward();
     for (int k = 0; k < 3; ++k) {
-      const double dv = (outs[k].detach().to(torch::kDouble) - ref.detach()).abs().max().item<double>();
+      const double dv =
+          (outs[k].detach().to(torch::kDouble) - ref.detach()).abs().max().item<double>();
       const double dh = (hs[k].grad().to(torch::kDouble) - hr.grad()).abs().max().item<double>();
       const double dW = (Ws[k].grad().to(torch::kDouble) - Wr.grad()).abs().max().item<double>();
       qInfo("pass %d: max |Δnats| %.3g, |Δ dh| %.3g, |Δ dW| %.3g", k, dv, dh, dW);

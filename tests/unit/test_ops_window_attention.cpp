@@ -1,30 +1,34 @@
-// The blocked window attention against masked softmax attention in float64 ATen ops: outputs and the
-// gradients of q, k, v for short, block-sized, odd and full windows, sequences off the block size.
-#include "engine/ops/window_attention.h"
+// The blocked window attention against masked softmax attention in float64 ATen ops: outputs and
+// the gradients of q, k, v for short, block-sized, odd and full windows, sequences off the block
+// size.
 #include <ATen/CPUGeneratorImpl.h>
-#include <QtTest>
 
+#include <QtTest>
 #include <limits>
 
 #include "engine/io/error.h"
 #include "engine/ops/pointwise.h"
+#include "engine/ops/window_attention.h"
 
 using namespace gllm;
 using namespace gllm::ops;
 
 namespace {
 
-at::Generator gen_for(int64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed)); }
+at::Generator gen_for(int64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+}
 
 // softmax(scale·q kᵀ + mask) v with mask 0 where 0 ≤ i − j ≤ window, −∞ elsewhere; (B, T, H, Dh) in
 // and out, computed in float64 with an explicit (T, T) mask.
-torch::Tensor reference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, int64_t window,
-                        double scale) {
+torch::Tensor reference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        int64_t window, double scale) {
   const int64_t T = q.size(1);
   auto i = torch::arange(T, torch::kLong).unsqueeze(1);
   auto j = torch::arange(T, torch::kLong).unsqueeze(0);
   auto seen = (i - j >= 0).logical_and(i - j <= window);  // (T, T)
-  auto mask = torch::zeros({T, T}, torch::kDouble).masked_fill(seen.logical_not(), -std::numeric_limits<double>::infinity());
+  auto mask = torch::zeros({T, T}, torch::kDouble)
+                  .masked_fill(seen.logical_not(), -std::numeric_limits<double>::infinity());
   auto qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);  // (B, H, T, Dh)
   auto att = torch::softmax(torch::matmul(qh, kh.transpose(-2, -1)) * scale + mask, -1);
   return torch::matmul(att, vh).transpose(1, 2);  // (B, T, H, Dh)
@@ -61,15 +65,19 @@ class TestWindowAttention : public QObject {
     QFETCH(int, headDim);
     QFETCH(int, window);
     auto gen = gen_for(seq * 7 + window);
-    auto q = torch::randn({batch, seq, heads, headDim}, gen), k = torch::randn({batch, seq, heads, headDim}, gen);
-    auto v = torch::randn({batch, seq, heads, headDim}, gen), w = torch::randn({batch, seq, heads, headDim}, gen);
+    auto q = torch::randn({batch, seq, heads, headDim}, gen),
+         k = torch::randn({batch, seq, heads, headDim}, gen);
+    auto v = torch::randn({batch, seq, heads, headDim}, gen),
+         w = torch::randn({batch, seq, heads, headDim}, gen);
     const double scale = 1.3 / std::sqrt(static_cast<double>(headDim));
 
-    auto qf = q.clone().requires_grad_(true), kf = k.clone().requires_grad_(true), vf = v.clone().requires_grad_(true);
+    auto qf = q.clone().requires_grad_(true), kf = k.clone().requires_grad_(true),
+         vf = v.clone().requires_grad_(true);
     auto y = ops::window_attention(qf, kf, vf, window, scale);
     (y * w).sum().backward();
 
-    auto qd = q.to(torch::kDouble).requires_grad_(true), kd = k.to(torch::kDouble).requires_grad_(true);
+    auto qd = q.to(torch::kDouble).requires_grad_(true),
+         kd = k.to(torch::kDouble).requires_grad_(true);
     auto vd = v.to(torch::kDouble).requires_grad_(true);
     auto yd = reference(qd, kd, vd, window, scale);
     (yd * w.to(torch::kDouble)).sum().backward();
@@ -87,7 +95,8 @@ class TestWindowAttention : public QObject {
     // Independent of the reference: query 0 sees key 0 alone, so its output is v_0 exactly (up to
     // the probability 1 being exp(0)/exp(0)).
     auto gen = gen_for(3);
-    auto q = torch::randn({1, 100, 2, 8}, gen), k = torch::randn({1, 100, 2, 8}, gen), v = torch::randn({1, 100, 2, 8}, gen);
+    auto q = torch::randn({1, 100, 2, 8}, gen), k = torch::randn({1, 100, 2, 8}, gen),
+         v = torch::randn({1, 100, 2, 8}, gen);
     auto y = ops::window_attention(q, k, v, 10, 0.5);
     QVERIFY(max_abs_diff(y.select(1, 0), v.select(1, 0)) < 1e-6);
     // Window 0: every query returns its own value.
@@ -111,7 +120,8 @@ class TestWindowAttention : public QObject {
     // six products of 2·rows·keys·Dh each per block (two forward, four backward), two heads.
     const int64_t T = 128, Dh = 16, R = ops::window_attention_block_rows;
     double expected = 0;
-    for (int64_t r0 = 0; r0 < T; r0 += R) expected += 6.0 * 2.0 * std::min(R, T - r0) * std::min(T, r0 + R) * Dh;
+    for (int64_t r0 = 0; r0 < T; r0 += R)
+      expected += 6.0 * 2.0 * std::min(R, T - r0) * std::min(T, r0 + R) * Dh;
     auto [seconds, flops] = ops::window_attention_gemm_time(2, T, Dh, T, 1);
     QVERIFY(seconds > 0);
     QCOMPARE(flops, 2 * expected);

@@ -60,12 +60,16 @@ class TestOptimBlocks : public QObject {
       auto s = torch::linalg::svdvals(x[k], c10::nullopt);
       auto s0 = torch::linalg::svdvals(g[k], c10::nullopt);
       QVERIFY2(s.min().item<double>() > 0.8 && s.max().item<double>() < 1.2,
-               qPrintable(QString("singular values in [%1, %2]").arg(s.min().item<double>()).arg(s.max().item<double>())));
-      QVERIFY(s0.max().item<double>() / s0.min().item<double>() > 1.5);  // the input was not already orthogonal
+               qPrintable(QString("singular values in [%1, %2]")
+                              .arg(s.min().item<double>())
+                              .arg(s.max().item<double>())));
+      QVERIFY(s0.max().item<double>() / s0.min().item<double>() >
+              1.5);  // the input was not already orthogonal
       // Close to the exact polar factor U Vᵀ.
       auto [u, sv, vh] = torch::linalg::svd(g[k], false, c10::nullopt);
       auto polar = u.matmul(vh);
-      QVERIFY(torch::linalg::matrix_norm(x[k] - polar, 2, {-2, -1}, false, c10::nullopt).item<double>() < 0.16);
+      QVERIFY(torch::linalg::matrix_norm(x[k] - polar, 2, {-2, -1}, false, c10::nullopt)
+                  .item<double>() < 0.16);
     }
   }
 
@@ -112,7 +116,8 @@ class TestOptimBlocks : public QObject {
     QCOMPARE(ramp(25, 25), 1.0);
     QCOMPARE(ramp(80, 25), 1.0);
     QCOMPARE(ramp(40, 80), 0.25);
-    auto m = torch::randn({6, 10}) * torch::linspace(0.1, 5.0, 6).unsqueeze(1);  // rows of very different scale
+    auto m = torch::randn({6, 10}) *
+             torch::linspace(0.1, 5.0, 6).unsqueeze(1);  // rows of very different scale
     QVERIFY(torch::equal(bieq(m, 2, 0.0), m));
     // α = 1: after the column step every column has RMS 1, rows are close to 1 after two passes.
     auto full = bieq(m, 2, 1.0);
@@ -202,8 +207,9 @@ class TestOptimBlocks : public QObject {
     auto s = Schedule::from_config(c, 953);
     QCOMPARE(s.progress(0), 0.0);
     QCOMPARE(s.lr_multiplier(0), 1.0);
-    QCOMPARE(s.lr_multiplier(476), 1.0);                      // p = 0.4995
-    QVERIFY(std::abs(s.lr_multiplier(477) - (1 - 477.0 / 953) / 0.5) < 1e-12);  // first warmdown step
+    QCOMPARE(s.lr_multiplier(476), 1.0);  // p = 0.4995
+    QVERIFY(std::abs(s.lr_multiplier(477) - (1 - 477.0 / 953) / 0.5) <
+            1e-12);  // first warmdown step
     QVERIFY(s.lr_multiplier(477) < 1.0);
     QCOMPARE(s.lr_multiplier(953), 0.0);
     QCOMPARE(s.muon_momentum(0), 0.85);

@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <QtTest>
-
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -27,9 +26,13 @@ torch::Tensor det(std::vector<int64_t> shape, int seed) {
   return torch::tensor(v, torch::kFloat64).to(torch::kFloat32).reshape(shape);
 }
 
-torch::Tensor leaf(torch::Tensor t) { return t.detach().clone().set_requires_grad(true); }
+torch::Tensor leaf(torch::Tensor t) {
+  return t.detach().clone().set_requires_grad(true);
+}
 
-void set_grad(torch::Tensor& p, torch::Tensor g) { p.mutable_grad() = g.to(p.scalar_type()); }
+void set_grad(torch::Tensor& p, torch::Tensor g) {
+  p.mutable_grad() = g.to(p.scalar_type());
+}
 
 double max_abs_diff(const torch::Tensor& a, const std::vector<double>& b) {
   auto af = a.to(torch::kFloat64).flatten();
@@ -83,7 +86,8 @@ class TestOptimMuonAdamW : public QObject {
     }
     MuonAdamW opt(c, 384, 10, list);
     for (int step = 0; step < 10; ++step) {
-      for (size_t k = 0; k < shapes.size(); ++k) set_grad(ps[k], det(shapes[k], 100 + 10 * step + static_cast<int>(k)));
+      for (size_t k = 0; k < shapes.size(); ++k)
+        set_grad(ps[k], det(shapes[k], 100 + 10 * step + static_cast<int>(k)));
       opt.step(step);
       opt.zero_grad();
     }
@@ -113,7 +117,8 @@ class TestOptimMuonAdamW : public QObject {
       set_grad(wte, det({16, 4}, 200 + step) * 0.01);
       opt.step(step);
     }
-    const double d = max_abs_diff(wte, ref_[neumann ? "adamw_neumann" : "adamw"].get<std::vector<double>>());
+    const double d =
+        max_abs_diff(wte, ref_[neumann ? "adamw_neumann" : "adamw"].get<std::vector<double>>());
     QVERIFY2(d < 1e-5, qPrintable(QString("wte differs by %1").arg(d)));
   }
 
@@ -122,7 +127,8 @@ class TestOptimMuonAdamW : public QObject {
     gllm::OptimConfig c;
     auto resid = leaf(torch::ones({3}));
     auto x0 = leaf(torch::full({3}, 0.1));
-    MuonAdamW opt(c, 512, 4, {{"resid_lambdas", resid, "resid_lambdas"}, {"x0_lambdas", x0, "x0_lambdas"}});
+    MuonAdamW opt(c, 512, 4,
+                  {{"resid_lambdas", resid, "resid_lambdas"}, {"x0_lambdas", x0, "x0_lambdas"}});
     struct Ref {
       double lr, b1, b2 = 0.95;
       std::vector<double> p, m{0, 0, 0}, v{0, 0, 0};
@@ -133,7 +139,8 @@ class TestOptimMuonAdamW : public QObject {
       set_grad(resid, gr);
       set_grad(x0, gx);
       opt.step(step);
-      const double lrm = step < 2 ? 1.0 : (1.0 - step / 4.0) / 0.5;  // p = step/4, warmdown over the last half
+      const double lrm =
+          step < 2 ? 1.0 : (1.0 - step / 4.0) / 0.5;  // p = step/4, warmdown over the last half
       const int t = step + 1;
       for (auto* r : {&rr, &rx}) {
         auto g = (r == &rr ? gr : gx).to(torch::kFloat64);
@@ -153,11 +160,15 @@ class TestOptimMuonAdamW : public QObject {
 
   void group_learning_rates() {
     gllm::OptimConfig c;
-    auto w = leaf(torch::zeros({8, 4})), h = leaf(torch::zeros({8, 4})), m = leaf(torch::zeros({4, 4}));
+    auto w = leaf(torch::zeros({8, 4})), h = leaf(torch::zeros({8, 4})),
+         m = leaf(torch::zeros({4, 4}));
     auto t = leaf(torch::zeros({5, 1})), q = leaf(torch::zeros({2, 1, 2}));
     MuonAdamW opt(c, 384, 10,
-                  {{"wte", w, "embedding"}, {"lm_head", h, "unembedding"}, {"c_q", m, "matrix"},
-                   {"oe_tables.0.weight", t, "oe_table"}, {"q_tau", q, "query_scale"}});
+                  {{"wte", w, "embedding"},
+                   {"lm_head", h, "unembedding"},
+                   {"c_q", m, "matrix"},
+                   {"oe_tables.0.weight", t, "oe_table"},
+                   {"q_tau", q, "query_scale"}});
     auto plan = opt.plan();
     QCOMPARE(plan.size(), size_t(5));
     QVERIFY(std::abs(plan[0].base_lr - 0.848528) < 1e-6);   // 0.6·√2, seed 001 §2.1
@@ -175,8 +186,10 @@ class TestOptimMuonAdamW : public QObject {
     auto table = leaf(det({10, 4}, 3));
     const auto before = table.detach().clone();
     MuonAdamW opt(c, 384, 100, {{"oe_tables.0.weight", table, "oe_table"}});
-    opt.accumulate_visits("oe_tables.0.weight", torch::tensor({1, 3, 3}, torch::kLong));   // micro-step 1
-    opt.accumulate_visits("oe_tables.0.weight", torch::tensor({{7}, {3}}, torch::kLong));  // micro-step 2, (B, T)
+    opt.accumulate_visits("oe_tables.0.weight",
+                          torch::tensor({1, 3, 3}, torch::kLong));  // micro-step 1
+    opt.accumulate_visits("oe_tables.0.weight",
+                          torch::tensor({{7}, {3}}, torch::kLong));  // micro-step 2, (B, T)
     auto g = det({10, 4}, 9);  // nonzero on unvisited rows too: those must still not move
     set_grad(table, g);
     opt.step(0);
@@ -193,7 +206,8 @@ class TestOptimMuonAdamW : public QObject {
           QCOMPARE(a, b);  // unvisited rows untouched, no weight decay
         } else {
           const double want = b - lr * (g[r][j].item<double>() / n.at(r)) / rms;
-          QVERIFY2(std::abs(a - want) < 1e-5, qPrintable(QString("row %1 col %2: %3 vs %4").arg(r).arg(j).arg(a).arg(want)));
+          QVERIFY2(std::abs(a - want) < 1e-5,
+                   qPrintable(QString("row %1 col %2: %3 vs %4").arg(r).arg(j).arg(a).arg(want)));
         }
       }
     // The normalised update has unit RMS over visited entries.
@@ -203,7 +217,8 @@ class TestOptimMuonAdamW : public QObject {
     set_grad(table, g);
     QVERIFY_THROWS_EXCEPTION(gllm::Error, opt.step(1));
     // Out-of-range rows are refused with a message.
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, opt.accumulate_visits("oe_tables.0.weight", torch::tensor({10}, torch::kLong)));
+    QVERIFY_THROWS_EXCEPTION(gllm::Error, opt.accumulate_visits("oe_tables.0.weight",
+                                                                torch::tensor({10}, torch::kLong)));
   }
 
   void moment_free_bf16_rows() {
@@ -245,7 +260,8 @@ class TestOptimMuonAdamW : public QObject {
     QCOMPARE(m3["wte.exp_avg"].scalar_type(), torch::kBFloat16);
   }
 
-  // Save after two steps, load into a fresh optimizer over copied weights: the next steps agree bit for bit.
+  // Save after two steps, load into a fresh optimizer over copied weights: the next steps agree bit
+  // for bit.
   void state_round_trip() {
     gllm::OptimConfig c;
     c.embedding_state = "fp32";
@@ -253,18 +269,24 @@ class TestOptimMuonAdamW : public QObject {
     c.bieq = true;
     c.momentum_cooldown = true;
     auto make = [](std::vector<torch::Tensor>& ps) {
-      ps = {leaf(det({16, 4}, 1).to(torch::kBFloat16)), leaf(det({16, 4}, 2) * 1e-3), leaf(det({8, 4}, 3) * 0.1),
-            leaf(det({4, 8}, 4) * 0.1),  leaf(torch::ones({3})),  leaf(torch::full({3}, 0.1)),
+      ps = {leaf(det({16, 4}, 1).to(torch::kBFloat16)),
+            leaf(det({16, 4}, 2) * 1e-3),
+            leaf(det({8, 4}, 3) * 0.1),
+            leaf(det({4, 8}, 4) * 0.1),
+            leaf(torch::ones({3})),
+            leaf(torch::full({3}, 0.1)),
             leaf(det({10, 4}, 5).to(torch::kBFloat16))};
     };
     auto tag = [](std::vector<torch::Tensor>& ps) {
-      return std::vector<TaggedParam>{{"wte", ps[0], "embedding"},        {"lm_head", ps[1], "unembedding"},
-                                      {"c_fc", ps[2], "matrix"},          {"c_proj", ps[3], "matrix"},
-                                      {"resid", ps[4], "resid_lambdas"},  {"x0", ps[5], "x0_lambdas"},
-                                      {"oe", ps[6], "oe_table"}};
+      return std::vector<TaggedParam>{
+          {"wte", ps[0], "embedding"},       {"lm_head", ps[1], "unembedding"},
+          {"c_fc", ps[2], "matrix"},         {"c_proj", ps[3], "matrix"},
+          {"resid", ps[4], "resid_lambdas"}, {"x0", ps[5], "x0_lambdas"},
+          {"oe", ps[6], "oe_table"}};
     };
     auto feed = [](MuonAdamW& opt, std::vector<torch::Tensor>& ps, int step) {
-      for (size_t k = 0; k < ps.size(); ++k) set_grad(ps[k], det(ps[k].sizes().vec(), 500 + 10 * step + static_cast<int>(k)) * 0.01);
+      for (size_t k = 0; k < ps.size(); ++k)
+        set_grad(ps[k], det(ps[k].sizes().vec(), 500 + 10 * step + static_cast<int>(k)) * 0.01);
       opt.accumulate_visits("oe", torch::tensor({step % 10, (step + 3) % 10, 7}, torch::kLong));
       opt.step(step);
       opt.zero_grad();
@@ -287,7 +309,8 @@ class TestOptimMuonAdamW : public QObject {
       feed(oa, a, s);
       feed(ob, b, s);
     }
-    for (size_t k = 0; k < a.size(); ++k) QVERIFY2(torch::equal(a[k], b[k]), qPrintable(QString("param %1").arg(k)));
+    for (size_t k = 0; k < a.size(); ++k)
+      QVERIFY2(torch::equal(a[k], b[k]), qPrintable(QString("param %1").arg(k)));
     // Without the loaded state the next steps differ (the check can fail).
     std::vector<torch::Tensor> cfresh;
     make(cfresh);
@@ -305,7 +328,8 @@ class TestOptimMuonAdamW : public QObject {
     auto v = leaf(torch::zeros({4}));
     QVERIFY_THROWS_EXCEPTION(gllm::Error, MuonAdamW(c, 384, 10, {{"v", v, "matrix"}}));
     QVERIFY_THROWS_EXCEPTION(gllm::Error, MuonAdamW(c, 384, 10, {{"v", v, "no_such_group"}}));
-    QVERIFY_THROWS_EXCEPTION(gllm::Error, MuonAdamW(c, 384, 10, {{"v", v, "scalar"}, {"v", v, "scalar"}}));
+    QVERIFY_THROWS_EXCEPTION(gllm::Error,
+                             MuonAdamW(c, 384, 10, {{"v", v, "scalar"}, {"v", v, "scalar"}}));
     QVERIFY_THROWS_EXCEPTION(gllm::Error, MuonAdamW(c, 384, 0, {{"v", v, "scalar"}}));
   }
 };

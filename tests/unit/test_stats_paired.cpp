@@ -42,7 +42,10 @@ struct Row {
 void check(const Paired& p, const Row& r, const char* what) {
   auto near = [&](double got, double want, double tol, const char* field) {
     if (std::fabs(got - want) > tol)
-      QFAIL(qPrintable(QString("%1 %2: got %3, paper %4").arg(what, field).arg(got, 0, 'f', 7).arg(want, 0, 'f', 7)));
+      QFAIL(qPrintable(QString("%1 %2: got %3, paper %4")
+                           .arg(what, field)
+                           .arg(got, 0, 'f', 7)
+                           .arg(want, 0, 'f', 7)));
   };
   near(p.delta.mean, r.mean, 1.5e-6, "mean");
   near(p.delta.sd, r.sd, 2e-6, "sd");
@@ -89,46 +92,76 @@ class TestStatsPaired : public QObject {
   void table3_depth6() {
     auto t = table2(6);
     using gllm::stats::paired;
-    check(paired(t["00"].val, t["01"].val), {-0.001395, 0.000920, -0.003680, 0.000891, {-0.001009, -0.000730, -0.002445}}, "d6 row1 val");
-    check(paired(t["00"].held, t["01"].held), {-0.001404, 0.000974, -0.003824, 0.001016, {}}, "d6 row1 held");
-    check(paired(t["01"].val, t["02"].val), {-0.002075, 0.000227, -0.002639, -0.001510, {-0.002231, -0.002180, -0.001814}}, "d6 row2 val");
-    check(paired(t["00"].val, t["02"].val), {-0.003469, 0.000703, -0.005216, -0.001723, {-0.003240, -0.002910, -0.004259}}, "d6 row3 val");
-    check(paired(t["00"].val, t["10"].val), {-0.023583, 0.000591, -0.025050, -0.022117, {-0.023165, -0.023327, -0.024259}}, "d6 row4 val");
-    check(paired(t["10"].val, t["11"].val), {-0.000668, 0.000527, -0.001978, 0.000641, {-0.001258, -0.000507, -0.000241}, 3}, "d6 row5 val");
-    check(paired(t["10"].held, t["11"].held), {-0.000682, 0.000526, -0.001988, 0.000624, {}}, "d6 row5 held");
-    check(paired(t["11"].held, t["12"].held), {-0.001121, 0.000341, -0.001967, -0.000275, {}, 3}, "d6 row6 held");
-    check(paired(t["10"].held, t["12"].held), {-0.001803, 0.000670, -0.003467, -0.000138, {}, 3}, "d6 row7 held");
-    check(paired(t["00"].held, t["12"].held), {-0.025416, 0.000797, -0.027395, -0.023437, {}, 3}, "d6 row8 held");
+    check(paired(t["00"].val, t["01"].val),
+          {-0.001395, 0.000920, -0.003680, 0.000891, {-0.001009, -0.000730, -0.002445}},
+          "d6 row1 val");
+    check(paired(t["00"].held, t["01"].held), {-0.001404, 0.000974, -0.003824, 0.001016, {}},
+          "d6 row1 held");
+    check(paired(t["01"].val, t["02"].val),
+          {-0.002075, 0.000227, -0.002639, -0.001510, {-0.002231, -0.002180, -0.001814}},
+          "d6 row2 val");
+    check(paired(t["00"].val, t["02"].val),
+          {-0.003469, 0.000703, -0.005216, -0.001723, {-0.003240, -0.002910, -0.004259}},
+          "d6 row3 val");
+    check(paired(t["00"].val, t["10"].val),
+          {-0.023583, 0.000591, -0.025050, -0.022117, {-0.023165, -0.023327, -0.024259}},
+          "d6 row4 val");
+    check(paired(t["10"].val, t["11"].val),
+          {-0.000668, 0.000527, -0.001978, 0.000641, {-0.001258, -0.000507, -0.000241}, 3},
+          "d6 row5 val");
+    check(paired(t["10"].held, t["11"].held), {-0.000682, 0.000526, -0.001988, 0.000624, {}},
+          "d6 row5 held");
+    check(paired(t["11"].held, t["12"].held), {-0.001121, 0.000341, -0.001967, -0.000275, {}, 3},
+          "d6 row6 held");
+    check(paired(t["10"].held, t["12"].held), {-0.001803, 0.000670, -0.003467, -0.000138, {}, 3},
+          "d6 row7 held");
+    check(paired(t["00"].held, t["12"].held), {-0.025416, 0.000797, -0.027395, -0.023437, {}, 3},
+          "d6 row8 held");
     // Rows 9–11: differences of differences.
     using gllm::stats::difference_of_differences;
     check(difference_of_differences(t["00"].val, t["01"].val, t["10"].val, t["11"].val),
-          {0.000726, 0.001301, -0.002506, 0.003958, {-0.000248, 0.000223, 0.002204}}, "d6 row9 val");
+          {0.000726, 0.001301, -0.002506, 0.003958, {-0.000248, 0.000223, 0.002204}},
+          "d6 row9 val");
     check(difference_of_differences(t["01"].val, t["02"].val, t["11"].val, t["12"].val),
-          {0.000983, 0.000612, -0.000538, 0.002503, {0.000970, 0.001601, 0.000377}}, "d6 row10 val");
+          {0.000983, 0.000612, -0.000538, 0.002503, {0.000970, 0.001601, 0.000377}},
+          "d6 row10 val");
     check(difference_of_differences(t["00"].held, t["02"].held, t["10"].held, t["12"].held),
           {0.001670, 0.000906, -0.000581, 0.003921, {}}, "d6 row11 held");
     // Descriptive ratios (held-out): 48.6 % and 51.9 %.
-    auto r5 = gllm::stats::descriptive_ratio(paired(t["10"].held, t["11"].held), paired(t["00"].held, t["01"].held));
+    auto r5 = gllm::stats::descriptive_ratio(paired(t["10"].held, t["11"].held),
+                                             paired(t["00"].held, t["01"].held));
     QVERIFY(std::fabs(r5 - 0.486) < 0.0006);
-    auto r7 = gllm::stats::descriptive_ratio(paired(t["10"].held, t["12"].held), paired(t["00"].held, t["02"].held));
+    auto r7 = gllm::stats::descriptive_ratio(paired(t["10"].held, t["12"].held),
+                                             paired(t["00"].held, t["02"].held));
     QVERIFY(std::fabs(r7 - 0.519) < 0.0006);
   }
 
   void table3_depth8() {
     auto t = table2(8);
     using gllm::stats::paired;
-    check(paired(t["00"].val, t["01"].val), {-0.001801, 0.000686, -0.003505, -0.000097, {-0.001093, -0.001848, -0.002462}}, "d8 row1 val");
-    check(paired(t["00"].held, t["01"].held), {-0.001779, 0.000563, -0.003176, -0.000381, {}}, "d8 row1 held");
-    check(paired(t["10"].held, t["11"].held), {-0.001884, 0.000510, -0.003151, -0.000617, {}, 3}, "d8 row5 held");
-    check(paired(t["11"].val, t["12"].val), {-0.000743, 0.000892, -0.002960, 0.001474, {-0.001327, -0.001186, 0.000284}, 2}, "d8 row6 val");
-    check(paired(t["10"].held, t["12"].held), {-0.002625, 0.000643, -0.004222, -0.001029, {}, 3}, "d8 row7 held");
-    check(paired(t["00"].val, t["12"].val), {-0.017821, 0.001181, -0.020755, -0.014886, {-0.016785, -0.017571, -0.019107}}, "d8 row8 val");
+    check(paired(t["00"].val, t["01"].val),
+          {-0.001801, 0.000686, -0.003505, -0.000097, {-0.001093, -0.001848, -0.002462}},
+          "d8 row1 val");
+    check(paired(t["00"].held, t["01"].held), {-0.001779, 0.000563, -0.003176, -0.000381, {}},
+          "d8 row1 held");
+    check(paired(t["10"].held, t["11"].held), {-0.001884, 0.000510, -0.003151, -0.000617, {}, 3},
+          "d8 row5 held");
+    check(paired(t["11"].val, t["12"].val),
+          {-0.000743, 0.000892, -0.002960, 0.001474, {-0.001327, -0.001186, 0.000284}, 2},
+          "d8 row6 val");
+    check(paired(t["10"].held, t["12"].held), {-0.002625, 0.000643, -0.004222, -0.001029, {}, 3},
+          "d8 row7 held");
+    check(paired(t["00"].val, t["12"].val),
+          {-0.017821, 0.001181, -0.020755, -0.014886, {-0.016785, -0.017571, -0.019107}},
+          "d8 row8 val");
     using gllm::stats::difference_of_differences;
     check(difference_of_differences(t["00"].held, t["01"].held, t["10"].held, t["11"].held),
           {-0.000105, 0.000408, -0.001118, 0.000907, {}}, "d8 row9 held");
     check(difference_of_differences(t["00"].val, t["02"].val, t["10"].val, t["12"].val),
-          {0.000365, 0.001300, -0.002863, 0.003594, {-0.000901, 0.000301, 0.001696}}, "d8 row11 val");
-    auto r5 = gllm::stats::descriptive_ratio(paired(t["10"].held, t["11"].held), paired(t["00"].held, t["01"].held));
+          {0.000365, 0.001300, -0.002863, 0.003594, {-0.000901, 0.000301, 0.001696}},
+          "d8 row11 val");
+    auto r5 = gllm::stats::descriptive_ratio(paired(t["10"].held, t["11"].held),
+                                             paired(t["00"].held, t["01"].held));
     QVERIFY(std::fabs(r5 - 1.059) < 0.0006);
   }
 

@@ -4,7 +4,6 @@
 #include <torch/torch.h>
 
 #include <QtTest>
-
 #include <cmath>
 
 #include "engine/model/gpt.h"
@@ -34,9 +33,9 @@ RunConfig config(double diversity) {
 
 // Mean over layers and head pairs of ‖q_h − q_h'‖.
 double mean_pair_distance(GPT& m) {
-  auto q = m->parts().attn_grades.detach();           // (L, H, Dh/2)
-  auto diff = q.unsqueeze(2) - q.unsqueeze(1);         // (L, H, H, Dh/2)
-  auto dist = diff.pow(2).sum(-1).sqrt();              // (L, H, H)
+  auto q = m->parts().attn_grades.detach();     // (L, H, Dh/2)
+  auto diff = q.unsqueeze(2) - q.unsqueeze(1);  // (L, H, H, Dh/2)
+  auto dist = diff.pow(2).sum(-1).sqrt();       // (L, H, H)
   const int64_t H = q.size(1);
   return dist.sum().item<double>() / static_cast<double>(q.size(0) * H * (H - 1));
 }
@@ -53,7 +52,8 @@ class TestTrainDiversity : public QObject {
     const double q_max = m->q_max();
     auto q = m->parts().attn_grades.detach();
     QVERIFY(q.min().item<double>() >= 0);
-    QVERIFY(q.max().item<double>() <= 0.01 * q_max + 1e-6);  // ε(r − ½) with ε = 2 % of q_max, clipped at 0
+    QVERIFY(q.max().item<double>() <=
+            0.01 * q_max + 1e-6);  // ε(r − ½) with ε = 2 % of q_max, clipped at 0
     QVERIFY(mean_pair_distance(m) > 0);
     // Without a diversity weight (or frozen grades) the uniform grades stay exactly uniform.
     GPT plain = build_model(config(0.0), 41, 3);
@@ -94,7 +94,8 @@ class TestTrainDiversity : public QObject {
     };
     const auto [b1, a1] = run(1.0);
     const auto [b0, a0] = run(0.0);
-    qInfo("mean head-pair distance: with the term %.4f → %.4f, without %.4f → %.4f", b1, a1, b0, a0);
+    qInfo("mean head-pair distance: with the term %.4f → %.4f, without %.4f → %.4f", b1, a1, b0,
+          a0);
     QCOMPARE(b1, b0);
     QVERIFY(a1 > 2.0 * b1);
     QVERIFY(a1 > 1.5 * a0);

@@ -2,7 +2,6 @@
 // it, holds the arm's grades in mlge.level_grades and the profiles' basis in mlge.proj, and the
 // inner product recomputed from those tensors is the published one, in the published order.
 #include <QtTest>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -50,23 +49,30 @@ class TestTrainLadderPresets : public QObject {
       QCOMPARE(static_cast<int>(m.level_grades.size()), d);
       QCOMPARE(ladder["d"].get<int>(), d);
       // The certificate ⟨q, α̂−τ̂⟩ from the model's own tensor and the profiles file, summed here.
-      const auto alpha = profiles["alpha"].get<std::vector<double>>(), tau = profiles["tau"].get<std::vector<double>>();
+      const auto alpha = profiles["alpha"].get<std::vector<double>>(),
+                 tau = profiles["tau"].get<std::vector<double>>();
       double ip = 0;
-      for (int j = 0; j < d; ++j) ip += m.level_grades[static_cast<size_t>(j)] * (alpha[static_cast<size_t>(j)] - tau[static_cast<size_t>(j)]);
+      for (int j = 0; j < d; ++j)
+        ip += m.level_grades[static_cast<size_t>(j)] *
+              (alpha[static_cast<size_t>(j)] - tau[static_cast<size_t>(j)]);
       recomputed[arm] = ip;
       double published = NAN;
       for (const auto& a : ladder["arms"])
         if (a["name"] == arm) published = a["certificate"].get<double>();
-      qInfo("%-9s published %.6f, read back from mlge.level_grades %.6f", arm.c_str(), published, ip);
+      qInfo("%-9s published %.6f, read back from mlge.level_grades %.6f", arm.c_str(), published,
+            ip);
       // Grades are stored in float32: the read-back inner product agrees to float rounding.
-      QVERIFY2(std::abs(ip - published) <= 1e-5 * (1 + std::abs(published)),
-               qPrintable(QString("%1: %2 vs %3").arg(QString::fromStdString(arm)).arg(ip).arg(published)));
+      QVERIFY2(
+          std::abs(ip - published) <= 1e-5 * (1 + std::abs(published)),
+          qPrintable(
+              QString("%1: %2 vs %3").arg(QString::fromStdString(arm)).arg(ip).arg(published)));
       // P is the profiles' graded basis: column j of mlge.proj is row j of the file's basis.
       const auto basis = profiles["basis"].get<std::vector<double>>();
       double dev = 0;
       for (int j = 0; j < d; ++j)
         for (int i = 0; i < d; ++i)
-          dev = std::max(dev, std::abs(m.level_basis[static_cast<size_t>(i) * d + j] - basis[static_cast<size_t>(j) * d + i]));
+          dev = std::max(dev, std::abs(m.level_basis[static_cast<size_t>(i) * d + j] -
+                                       basis[static_cast<size_t>(j) * d + i]));
       QVERIFY2(dev < 1e-6, qPrintable(QString::number(dev)));
       if (arm == "uniform") QCOMPARE(ip, 0.0);
     }

@@ -2,7 +2,6 @@
 // fixed BPB, Spearman's ρ of predicted and measured order — each checked against a hand value.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -22,37 +21,66 @@ struct ArmSpec {
   double delta;  // true mean held-out Δ against uniform
 };
 
-const std::vector<ArmSpec> kArms{{"uniform", 0.0, 0.0},     {"random", -0.5, 0.01}, {"taxonomic", 1.0, -0.01},
-                                 {"pos", 2.0, -0.005},      {"educated", 3.0, -0.02}};
+const std::vector<ArmSpec> kArms{{"uniform", 0.0, 0.0},
+                                 {"random", -0.5, 0.01},
+                                 {"taxonomic", 1.0, -0.01},
+                                 {"pos", 2.0, -0.005},
+                                 {"educated", 3.0, -0.02}};
 const std::vector<int> kSeeds{41, 42, 47};
 const double kNoise[3] = {0.001, 0.0, -0.001};  // per-seed deviation of every non-uniform arm
 
-void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 std::string make_ladder(const std::string& dir) {
   nlohmann::json arms = nlohmann::json::array();
   std::vector<std::string> order{"educated", "pos", "taxonomic", "uniform", "random"};
   for (const auto& a : kArms) {
     int rank = static_cast<int>(std::find(order.begin(), order.end(), a.name) - order.begin()) + 1;
-    arms.push_back({{"name", a.name}, {"available", true}, {"program", "test"}, {"grades", {0.0, 0.0}},
-                    {"level_grades", {0.0, 0.0}}, {"certificate", a.certificate}, {"sign", 0}, {"lambda_q", 1.0},
-                    {"gain", 1.0}, {"in_cone", false}, {"rank", rank}});
+    arms.push_back({{"name", a.name},
+                    {"available", true},
+                    {"program", "test"},
+                    {"grades", {0.0, 0.0}},
+                    {"level_grades", {0.0, 0.0}},
+                    {"certificate", a.certificate},
+                    {"sign", 0},
+                    {"lambda_q", 1.0},
+                    {"gain", 1.0},
+                    {"in_cone", false},
+                    {"rank", rank}});
   }
   arms.push_back({{"name", "oracle"}, {"available", false}, {"reason", "no held-out profiles"}});
-  nlohmann::json j = {{"format", "gllm-ladder/1"}, {"lambda", 1.1}, {"clip", 2.0}, {"q_max", std::log(2.0) / std::log(1.1)},
-                      {"d", 2}, {"levels", 2}, {"level_dims", {1, 1}}, {"bc", 0.9}, {"lambda_star", 0.81}, {"seed", 0},
-                      {"alpha", {0.5, 0.5}}, {"tau", {0.5, 0.5}}, {"arms", arms}, {"order", order}};
+  nlohmann::json j = {{"format", "gllm-ladder/1"},
+                      {"lambda", 1.1},
+                      {"clip", 2.0},
+                      {"q_max", std::log(2.0) / std::log(1.1)},
+                      {"d", 2},
+                      {"levels", 2},
+                      {"level_dims", {1, 1}},
+                      {"bc", 0.9},
+                      {"lambda_star", 0.81},
+                      {"seed", 0},
+                      {"alpha", {0.5, 0.5}},
+                      {"tau", {0.5, 0.5}},
+                      {"arms", arms},
+                      {"order", order}};
   const std::string path = dir + "/ladder.json";
   write(path, j.dump());
   return path;
 }
 
-// A completed run: config, metrics with a validation curve falling by `slope` per 1000 tokens, summary.
-void make_run(const std::string& dir, const std::string& ladder, const ArmSpec& a, int seed, double heldout, double slope) {
+// A completed run: config, metrics with a validation curve falling by `slope` per 1000 tokens,
+// summary.
+void make_run(const std::string& dir, const std::string& ladder, const ArmSpec& a, int seed,
+              double heldout, double slope) {
   std::filesystem::create_directories(dir);
   nlohmann::json cfg = {{"name", "ladder-" + a.name},
-                        {"grading", {{"mlge", true}, {"level_grades_source", "ladder"}, {"ladder_file", ladder},
-                                     {"ladder_arm", a.name}}},
+                        {"grading",
+                         {{"mlge", true},
+                          {"level_grades_source", "ladder"},
+                          {"ladder_file", ladder},
+                          {"ladder_arm", a.name}}},
                         {"train", {{"seed", seed}, {"steps", 4}}}};
   write(dir + "/config.json", cfg.dump());
   std::string metrics;
@@ -62,8 +90,11 @@ void make_run(const std::string& dir, const std::string& ladder, const ArmSpec& 
   }
   metrics += nlohmann::json{{"step", 4}, {"tokens", 4000}, {"heldout_bpb", heldout}}.dump() + "\n";
   write(dir + "/metrics.jsonl", metrics);
-  write(dir + "/summary.json", nlohmann::json{{"status", "completed"}, {"val_bpb", 3.0 - 4 * slope},
-                                              {"heldout_bpb", heldout}, {"seed", seed}}.dump());
+  write(dir + "/summary.json", nlohmann::json{{"status", "completed"},
+                                              {"val_bpb", 3.0 - 4 * slope},
+                                              {"heldout_bpb", heldout},
+                                              {"seed", seed}}
+                                   .dump());
 }
 
 }  // namespace
@@ -81,15 +112,18 @@ class TestTrainLadderReport : public QObject {
       for (size_t i = 0; i < kSeeds.size(); ++i) {
         const double base = 2.0 + 0.01 * static_cast<double>(i);  // the seed's uniform held-out BPB
         const double heldout = base + a.delta + (a.name == "uniform" ? 0.0 : kNoise[i]);
-        // Faster arms fall faster: the educated curve reaches 2.7 after 2000 tokens, uniform after 3000.
+        // Faster arms fall faster: the educated curve reaches 2.7 after 2000 tokens, uniform after
+        // 3000.
         const double slope = a.name == "educated" ? 0.15 : 0.1;
-        make_run(runs + "/ladder-" + a.name + "-s" + std::to_string(kSeeds[i]), ladder, a, kSeeds[i], heldout, slope);
+        make_run(runs + "/ladder-" + a.name + "-s" + std::to_string(kSeeds[i]), ladder, a,
+                 kSeeds[i], heldout, slope);
       }
     const LadderReport r = ladder_report(runs, 2.7, 500, 1);
     QCOMPARE(static_cast<int>(r.arms.size()), 5);
     QCOMPARE(r.target_bpb, 2.7);
     for (const auto& x : r.arms) {
-      const auto it = std::find_if(kArms.begin(), kArms.end(), [&](const ArmSpec& a) { return a.name == x.ladder_arm; });
+      const auto it = std::find_if(kArms.begin(), kArms.end(),
+                                   [&](const ArmSpec& a) { return a.name == x.ladder_arm; });
       QVERIFY(it != kArms.end());
       QVERIFY(x.has_delta);
       QCOMPARE(x.delta_heldout.delta.n, 3);
@@ -97,7 +131,8 @@ class TestTrainLadderReport : public QObject {
       if (x.ladder_arm != "uniform") {
         // deltas δ + (0.001, 0, −0.001): sd 0.001, half-width t(0.975, 2)·0.001/√3
         const double half = stats::student_t_quantile(0.975, 2) * 0.001 / std::sqrt(3.0);
-        QVERIFY(std::abs(x.delta_heldout.delta.ci_high - x.delta_heldout.delta.ci_low - 2 * half) < 1e-9);
+        QVERIFY(std::abs(x.delta_heldout.delta.ci_high - x.delta_heldout.delta.ci_low - 2 * half) <
+                1e-9);
       }
       QCOMPARE(x.token_ratio, x.ladder_arm == "educated" ? 2000.0 / 3000.0 : 1.0);
       QVERIFY(std::isnan(x.certificate_readback));  // no checkpoints here: reported as a warning

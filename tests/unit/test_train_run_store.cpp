@@ -31,15 +31,17 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 // A finished run folder with the given arm, seed and final BPB (metrics reach `bpb` at step 10).
-std::string make_run(const std::string& parent, const std::string& arm, int seed, double val, double held,
-                     int64_t tokens_per_step = 1000) {
+std::string make_run(const std::string& parent, const std::string& arm, int seed, double val,
+                     double held, int64_t tokens_per_step = 1000) {
   std::string dir = gllm::join_path(parent, arm + "-s" + std::to_string(seed));
   gllm::RunStore s(dir);
   s.create({{"name", arm}, {"train", {{"seed", seed}, {"steps", 10}}}});
   for (int step = 1; step <= 10; ++step) {
-    s.append_metric({{"step", step}, {"tokens", step * tokens_per_step}, {"loss", 3.0 - 0.1 * step}});
+    s.append_metric(
+        {{"step", step}, {"tokens", step * tokens_per_step}, {"loss", 3.0 - 0.1 * step}});
     // val BPB falls linearly from val + 1 at step 1 to val at step 10.
-    s.append_metric({{"step", step}, {"tokens", step * tokens_per_step}, {"val_bpb", val + (10 - step) / 9.0}});
+    s.append_metric(
+        {{"step", step}, {"tokens", step * tokens_per_step}, {"val_bpb", val + (10 - step) / 9.0}});
   }
   s.append_metric({{"step", 10}, {"tokens", 10 * tokens_per_step}, {"heldout_bpb", held}});
   s.write_summary({{"status", "completed"}, {"val_bpb", val}, {"heldout_bpb", held}});
@@ -56,7 +58,9 @@ class TestTrainRunStore : public QObject {
  private Q_SLOTS:
   void metrics_torn_tail_and_corruption() {
     std::string p = root() + "/m1.jsonl";
-    write_text(p, "{\"step\":1,\"tokens\":10,\"loss\":2.5}\n{\"step\":2,\"tokens\":20,\"loss\":2.4}\n{\"step\":3,\"tok");
+    write_text(p,
+               "{\"step\":1,\"tokens\":10,\"loss\":2.5}\n{\"step\":2,\"tokens\":20,\"loss\":2.4}\n{"
+               "\"step\":3,\"tok");
     auto m = gllm::read_metrics(p);
     QCOMPARE(m.records.size(), size_t(2));
     QVERIFY(m.torn_tail);
@@ -65,7 +69,8 @@ class TestTrainRunStore : public QObject {
     std::string q = root() + "/m2.jsonl";
     write_text(q, "{\"step\":1,\"loss\":2.5}\ngarbage\n{\"step\":3,\"loss\":2.3}\n");
     auto err = error_of([&] { gllm::read_metrics(q); });
-    QVERIFY2(err.find("line 2") != std::string::npos && err.find("corrupted") != std::string::npos, err.c_str());
+    QVERIFY2(err.find("line 2") != std::string::npos && err.find("corrupted") != std::string::npos,
+             err.c_str());
     // Records without an integer step are refused too.
     write_text(q, "{\"loss\":2.5}\n{\"step\":2}\n");
     QVERIFY(!error_of([&] { gllm::read_metrics(q); }).empty());
@@ -97,7 +102,9 @@ class TestTrainRunStore : public QObject {
     // Truncate the newest weights: verification names the file and the cause; resume falls back.
     fs::resize_file(s.weights_path(8), 40);
     auto err = error_of([&] { gllm::verify_checkpoint(gllm::list_checkpoints(s.dir()).back()); });
-    QVERIFY2(err.find("truncated") != std::string::npos && err.find("step_000008") != std::string::npos, err.c_str());
+    QVERIFY2(
+        err.find("truncated") != std::string::npos && err.find("step_000008") != std::string::npos,
+        err.c_str());
     std::vector<std::string> skipped;
     QCOMPARE(gllm::last_valid_checkpoint(s.dir(), &skipped).step, int64_t(6));
     QCOMPARE(skipped.size(), size_t(1));
@@ -127,12 +134,14 @@ class TestTrainRunStore : public QObject {
     gllm::RunStore s(dir);
     s.write_summary({{"status", "running"}, {"pid", 999999999L}});
     QCOMPARE(gllm::read_run(dir).status, std::string("interrupted"));
-    s.write_summary({{"status", "running"}, {"pid", static_cast<long>(QCoreApplication::applicationPid())}});
+    s.write_summary(
+        {{"status", "running"}, {"pid", static_cast<long>(QCoreApplication::applicationPid())}});
     QCOMPARE(gllm::read_run(dir).status, std::string("running"));
     auto info = gllm::read_run(dir);
     QCOMPARE(info.step, int64_t(10));
     QVERIFY(std::fabs(info.heldout_bpb - 1.1) < 1e-12);
-    QVERIFY(error_of([&] { gllm::read_run(root() + "/nothing"); }).find("not a run folder") != std::string::npos);
+    QVERIFY(error_of([&] { gllm::read_run(root() + "/nothing"); }).find("not a run folder") !=
+            std::string::npos);
   }
 
   void compare_reproduces_table3_dod() {
@@ -146,7 +155,8 @@ class TestTrainRunStore : public QObject {
         {"11_oe_opt", {1.023987, 1.021989, 1.025326}}};
     std::vector<gllm::RunInfo> runs;
     for (const auto& [arm, vals] : cells)
-      for (size_t i = 0; i < seeds.size(); ++i) runs.push_back(gllm::read_run(make_run(parent, arm, seeds[i], vals[i] + 0.001, vals[i])));
+      for (size_t i = 0; i < seeds.size(); ++i)
+        runs.push_back(gllm::read_run(make_run(parent, arm, seeds[i], vals[i] + 0.001, vals[i])));
     auto j = gllm::compare_runs(runs, "00_dense_native", "heldout_bpb", true);
     // Row 1 held-out: −0.001404 ± 0.000974, CI [−0.003824, +0.001016].
     const auto& r1 = j["arms"][1]["vs_baseline"];
@@ -162,7 +172,9 @@ class TestTrainRunStore : public QObject {
     QCOMPARE(d["seeds"].size(), size_t(3));
     // Only three arms: a 2x2 is refused.
     runs.resize(9);
-    QVERIFY(!error_of([&] { gllm::compare_runs(runs, "00_dense_native", "heldout_bpb", true); }).empty());
+    QVERIFY(!error_of([&] {
+               gllm::compare_runs(runs, "00_dense_native", "heldout_bpb", true);
+             }).empty());
     QVERIFY(!error_of([&] { gllm::compare_runs(runs, "nope", "heldout_bpb", false); }).empty());
   }
 
@@ -170,8 +182,9 @@ class TestTrainRunStore : public QObject {
     std::string parent = root() + "/eff";
     // Uniform reaches val BPB 2.0 at step 10 (tokens 10·1000); the graded arm, with the same curve
     // but 600 tokens per step, at 6000 tokens: ratio 0.6. Target 1.5 is never reached.
-    std::vector<gllm::RunInfo> runs = {gllm::read_run(make_run(parent, "ladder-uniform", 1, 2.0, 2.0, 1000)),
-                                       gllm::read_run(make_run(parent, "ladder-educated", 1, 2.0, 2.0, 600))};
+    std::vector<gllm::RunInfo> runs = {
+        gllm::read_run(make_run(parent, "ladder-uniform", 1, 2.0, 2.0, 1000)),
+        gllm::read_run(make_run(parent, "ladder-educated", 1, 2.0, 2.0, 600))};
     auto j = gllm::token_efficiency(runs, "val_bpb", 2.0, "");
     QCOMPARE(j["uniform_arm"].get<std::string>(), std::string("ladder-uniform"));
     QCOMPARE(j["runs"][0]["tokens"].get<int64_t>(), int64_t(10000));

@@ -5,7 +5,6 @@
 #include <torch/torch.h>
 
 #include <QtTest>
-
 #include <cmath>
 
 #include "engine/dist/device.h"
@@ -84,16 +83,19 @@ class TestTrainStep : public QObject {
       MicroStepLoss l = step.micro_step(x, y, 1.0);
       QVERIFY(l.finite);
       const double err = std::abs(l.total - reference) / reference;
-      qInfo("step %d: bf16 autocast loss %.5f, fp32 loss of the same weights %.5f (relative %.1e)", k + 1, l.total,
-            reference, err);
+      qInfo("step %d: bf16 autocast loss %.5f, fp32 loss of the same weights %.5f (relative %.1e)",
+            k + 1, l.total, reference, err);
       QVERIFY2(l.total != reference, "the loss did not run under autocast");
       QVERIFY2(err < 1e-2, qPrintable(QString("step %1: relative error %2").arg(k + 1).arg(err)));
-      if (k > 0) QVERIFY2(std::abs(reference - previous) / reference > 5e-2, "the update did not move the loss");
+      if (k > 0)
+        QVERIFY2(std::abs(reference - previous) / reference > 5e-2,
+                 "the update did not move the loss");
       previous = reference;
       step.update(k);
       // Between steps the worker thread computes in fp32: nothing is left open.
       QVERIFY(!dist::autocast_active(torch::Device(torch::kCPU)));
-      QCOMPARE(torch::matmul(torch::ones({2, 2}), torch::ones({2, 2})).scalar_type(), torch::kFloat);
+      QCOMPARE(torch::matmul(torch::ones({2, 2}), torch::ones({2, 2})).scalar_type(),
+               torch::kFloat);
     }
   }
 
@@ -117,7 +119,8 @@ class TestTrainStep : public QObject {
     }
     QVERIFY(grads > 10);
     step.update(0);
-    for (const auto& tp : m->tagged_parameters()) QVERIFY2(!tp.param.grad().defined(), tp.name.c_str());
+    for (const auto& tp : m->tagged_parameters())
+      QVERIFY2(!tp.param.grad().defined(), tp.name.c_str());
     auto nats = step.eval_nats(x, y);  // (B, T)
     QCOMPARE(nats.sizes(), x.sizes());
     QVERIFY(torch::isfinite(nats).all().item<bool>());
@@ -128,7 +131,8 @@ class TestTrainStep : public QObject {
   void fp32StepIsThePlainLoop() {
     const RunConfig c = tiny();
     GPT a = build_model(c, 31, 7), b = build_model(c, 31, 7);
-    optim::MuonAdamW oa(c.optim, a->width(), 10, optimizer_params(a)), ob(c.optim, b->width(), 10, optimizer_params(b));
+    optim::MuonAdamW oa(c.optim, a->width(), 10, optimizer_params(a)),
+        ob(c.optim, b->width(), 10, optimizer_params(b));
     TrainStep step(a, oa, torch::Device(torch::kCPU), "fp32");
     auto gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t(3));
     auto x = torch::randint(31, {2, 12}, gen, torch::kLong);  // (B, T)

@@ -6,14 +6,13 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cstdio>
 #include <filesystem>
 
 #include "engine/io/safetensors.h"
 #include "engine/model/checkpoint_tensors.h"
-#include "engine/model/gpt.h"
 #include "engine/model/cost.h"
+#include "engine/model/gpt.h"
 #include "engine/optim/muon_adamw.h"
 #include "engine/train/step.h"
 
@@ -40,10 +39,13 @@ RunConfig arm(const std::string& storage, const std::string& state) {
 }
 
 bool is_table(const std::string& name) {
-  return name == "transformer.wte.weight" || name.rfind("value_embeds.", 0) == 0 || name.rfind("oe_tables.", 0) == 0;
+  return name == "transformer.wte.weight" || name.rfind("value_embeds.", 0) == 0 ||
+         name.rfind("oe_tables.", 0) == 0;
 }
 
-int64_t bytes_of(const torch::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
+int64_t bytes_of(const torch::Tensor& t) {
+  return t.numel() * static_cast<int64_t>(t.element_size());
+}
 
 struct Trained {
   GPT model{nullptr};
@@ -53,7 +55,8 @@ struct Trained {
 Trained train(const RunConfig& c, int steps) {
   Trained t;
   t.model = build_model(c, 97, 3);
-  t.opt = std::make_unique<optim::MuonAdamW>(c.optim, t.model->width(), 10, optimizer_params(t.model));
+  t.opt =
+      std::make_unique<optim::MuonAdamW>(c.optim, t.model->width(), 10, optimizer_params(t.model));
   TrainStep step(t.model, *t.opt, torch::Device(torch::kCPU), "fp32");
   auto gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t(11));
   for (int k = 0; k < steps; ++k) {
@@ -84,7 +87,8 @@ class TestTrainStorage : public QObject {
     GPT f = build_model(arm("fp32", "bf16"), 97, 1);
     for (const auto& [name, t] : f->state_tensors()) QCOMPARE(t.scalar_type(), torch::kFloat);
     // The bf16 tables are the fp32 initialisation rounded once.
-    auto w16 = m->state_tensors().at("transformer.wte.weight"), w32 = f->state_tensors().at("transformer.wte.weight");
+    auto w16 = m->state_tensors().at("transformer.wte.weight"),
+         w32 = f->state_tensors().at("transformer.wte.weight");
     QVERIFY(torch::equal(w16, w32.to(torch::kBFloat16)));
     // Gradients of bf16 tables are bf16; the loss is finite.
     auto gen = at::make_generator<at::CPUGeneratorImpl>(uint64_t(2));
@@ -93,7 +97,8 @@ class TestTrainStorage : public QObject {
     QVERIFY(std::isfinite(loss.item<double>()));
     loss.backward();
     for (const auto& tp : m->tagged_parameters())
-      if (is_table(tp.name) && tp.param.grad().defined()) QCOMPARE(tp.param.grad().scalar_type(), torch::kBFloat16);
+      if (is_table(tp.name) && tp.param.grad().defined())
+        QCOMPARE(tp.param.grad().scalar_type(), torch::kBFloat16);
   }
 
   // Tier 1 (#12) keeps an fp32 master and fp32 moments for wte and value_embeds; #4a keeps bf16
@@ -121,8 +126,10 @@ class TestTrainStorage : public QObject {
     const int64_t elements = pc.wte + pc.value_embeds;
     QCOMPARE(b1 - b0, 8 * elements);
     const auto acc = account(c, 97);
-    QCOMPARE(acc.memory.fp32_embedding_state, 8.0 * static_cast<double>(elements) / (1024.0 * 1024.0));
-    const double analytic = estimate_cost(c, 97).optimizer_mib - estimate_cost(arm("bf16", "bf16"), 97).optimizer_mib;
+    QCOMPARE(acc.memory.fp32_embedding_state,
+             8.0 * static_cast<double>(elements) / (1024.0 * 1024.0));
+    const double analytic =
+        estimate_cost(c, 97).optimizer_mib - estimate_cost(arm("bf16", "bf16"), 97).optimizer_mib;
     QCOMPARE(analytic, acc.memory.fp32_embedding_state);
   }
 
@@ -143,8 +150,8 @@ class TestTrainStorage : public QObject {
       optimizer += 4 * count_params(c, 97).oe_rows;
       const CostEstimate e = estimate_cost(c, 97);
       const double mib = 1024.0 * 1024.0;
-      qInfo("%s state: weights %.4f MiB (analytic %.4f), optimizer %.4f MiB (analytic %.4f)", state, weights / mib,
-            e.weights_mib, (optimizer - normuon) / mib, e.optimizer_mib);
+      qInfo("%s state: weights %.4f MiB (analytic %.4f), optimizer %.4f MiB (analytic %.4f)", state,
+            weights / mib, e.weights_mib, (optimizer - normuon) / mib, e.optimizer_mib);
       QCOMPARE(e.weights_mib, static_cast<double>(weights) / mib);
       QCOMPARE(e.optimizer_mib, static_cast<double>(optimizer - normuon) / mib);
     }
@@ -153,8 +160,10 @@ class TestTrainStorage : public QObject {
   // #4a is not arm 12 in disguise: three steps from the same start give different weights, and
   // both differ from fp32 storage.
   void armsTrainDifferently() {
-    Trained t12 = train(arm("bf16", "fp32"), 3), t4a = train(arm("bf16", "bf16"), 3), f32 = train(arm("fp32", "bf16"), 3);
-    auto a = t12.model->state_tensors(), b = t4a.model->state_tensors(), c = f32.model->state_tensors();
+    Trained t12 = train(arm("bf16", "fp32"), 3), t4a = train(arm("bf16", "bf16"), 3),
+            f32 = train(arm("fp32", "bf16"), 3);
+    auto a = t12.model->state_tensors(), b = t4a.model->state_tensors(),
+         c = f32.model->state_tensors();
     const auto& w = "transformer.wte.weight";
     QVERIFY(!torch::equal(a.at(w), b.at(w)));
     QVERIFY(!torch::equal(a.at(w).to(torch::kFloat), c.at(w)));
@@ -171,7 +180,8 @@ class TestTrainStorage : public QObject {
     int i = 0;
     for (const char* state : {"fp32", "bf16"}) {
       Trained t = train(arm("bf16", state), 1);
-      const std::string wpath = dir + "/" + state + ".safetensors", opath = dir + "/" + state + ".optim.safetensors";
+      const std::string wpath = dir + "/" + state + ".safetensors",
+                        opath = dir + "/" + state + ".optim.safetensors";
       write_tensor_file(wpath, t.model->state_tensors());
       TensorMap st;
       for (const auto& [n, s] : t.opt->state_tensors()) st[n] = s;
@@ -182,7 +192,8 @@ class TestTrainStorage : public QObject {
       QCOMPARE(QString(st_dtype_name(w.info("oe_tables.0.weight").dtype)), QString("BF16"));
       QCOMPARE(QString(st_dtype_name(w.info("lm_head.weight").dtype)), QString("F32"));
       const bool tier1 = std::string(state) == "fp32";
-      QCOMPARE(QString(st_dtype_name(o.info("transformer.wte.weight.exp_avg").dtype)), QString(tier1 ? "F32" : "BF16"));
+      QCOMPARE(QString(st_dtype_name(o.info("transformer.wte.weight.exp_avg").dtype)),
+               QString(tier1 ? "F32" : "BF16"));
       QCOMPARE(o.has("transformer.wte.weight.master"), tier1);
       for (const auto& info : o.tensors()) data[i] += static_cast<int64_t>(info.end - info.begin);
       // Reading the checkpoint back restores the bf16 tables bit for bit.

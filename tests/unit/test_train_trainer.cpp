@@ -2,9 +2,6 @@
 // their keys, cancel stops within one step, the NaN guard stops with a checkpoint, an in-process
 // cancel + resume reproduces the uninterrupted final loss, and checkpoints pass the stdlib
 // safetensors check and (with python3-torch) load into the PyTorch reference with equal logits.
-#include "engine/model/checkpoint_tensors.h"
-#include "engine/model/gpt.h"
-
 #include <QtTest>
 #include <atomic>
 #include <cmath>
@@ -15,10 +12,12 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
+#include "engine/model/checkpoint_tensors.h"
+#include "engine/model/gpt.h"
 #include "engine/train/run_store.h"
 #include "engine/train/trainer.h"
-#include "tests/support/test_support.h"
 #include "tests/support/test_configs.h"
+#include "tests/support/test_support.h"
 
 namespace {
 
@@ -117,7 +116,8 @@ class TestTrainTrainer : public QObject {
       QVERIFY(r.contains("loss") || r.contains("val_bpb") || r.contains("heldout_bpb"));
       if (r.contains("loss")) {
         ++step_records;
-        for (const char* k : {"tokens_per_s", "peak_mem_mib", "wall_s", "flops"}) QVERIFY2(r.contains(k), k);
+        for (const char* k : {"tokens_per_s", "peak_mem_mib", "wall_s", "flops"})
+          QVERIFY2(r.contains(k), k);
       }
     }
     QCOMPARE(step_records, 8);
@@ -160,14 +160,18 @@ class TestTrainTrainer : public QObject {
     QCOMPARE(b.finished.status, std::string("completed"));
     QCOMPARE(b.steps.front().step, int64_t(6));
     QVERIFY2(std::fabs(b.finished.final_loss - ref.finished.final_loss) <= 1e-6,
-             qPrintable(QString("resumed %1 vs %2").arg(b.finished.final_loss, 0, 'g', 17).arg(ref.finished.final_loss, 0, 'g', 17)));
+             qPrintable(QString("resumed %1 vs %2")
+                            .arg(b.finished.final_loss, 0, 'g', 17)
+                            .arg(ref.finished.final_loss, 0, 'g', 17)));
     QVERIFY(std::fabs(b.finished.heldout_bpb - ref.finished.heldout_bpb) <= 1e-6);
     // Every step's loss matches, not just the last.
     auto m_ref = gllm::read_metrics(dir("ref") + "/metrics.jsonl").records;
     auto m_res = gllm::read_metrics(dir("cut") + "/metrics.jsonl").records;
     std::vector<double> l_ref, l_res;
-    for (const auto& r : m_ref) if (r.contains("loss")) l_ref.push_back(r["loss"].get<double>());
-    for (const auto& r : m_res) if (r.contains("loss")) l_res.push_back(r["loss"].get<double>());
+    for (const auto& r : m_ref)
+      if (r.contains("loss")) l_ref.push_back(r["loss"].get<double>());
+    for (const auto& r : m_res)
+      if (r.contains("loss")) l_res.push_back(r["loss"].get<double>());
     QCOMPARE(l_res.size(), l_ref.size());
     for (size_t i = 0; i < l_ref.size(); ++i) QVERIFY(std::fabs(l_ref[i] - l_res[i]) <= 1e-6);
   }
@@ -214,7 +218,8 @@ class TestTrainTrainer : public QObject {
     auto ck = gllm::last_valid_checkpoint(dir("full"));
     std::string py = gllm::test::plain_python();
     if (py.empty()) py = "/usr/bin/python3";
-    auto r = gllm::test::run_program(py, {gllm::test::python_script("safetensors_check.py"), ck.weights_path, ck.optimizer_path});
+    auto r = gllm::test::run_program(py, {gllm::test::python_script("safetensors_check.py"),
+                                          ck.weights_path, ck.optimizer_path});
     QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
     QVERIFY(r.out.find("\"ok\": true") != std::string::npos);
     // The checker must reject a file whose offsets leave a gap.
@@ -246,8 +251,9 @@ class TestTrainTrainer : public QObject {
     }
     std::string in = dir("ref_in.safetensors"), out = dir("ref_out.safetensors");
     gllm::write_tensor_file(in, {{"idx", idx}, {"targets", idx.roll(-1, 1)}});
-    auto rr = gllm::test::run_program(gllm::test::torch_python(),
-                                      {gllm::test::python_script("model_reference.py"), ck.weights_path, in, out});
+    auto rr = gllm::test::run_program(
+        gllm::test::torch_python(),
+        {gllm::test::python_script("model_reference.py"), ck.weights_path, in, out});
     QVERIFY2(rr.exit_code == 0, (rr.out + rr.err).c_str());
     auto ref = gllm::read_tensor_file(out).at("logits");
     double diff = (ref - logits).abs().max().item<double>();
