@@ -269,14 +269,7 @@ void ComparePanel::startCompute() {
 }
 
 bool ComparePanel::waitForResult(int ms) {
-  QElapsedTimer t;
-  t.start();
-  while (busy() && t.elapsed() < ms) {
-    QEventLoop loop;
-    QTimer::singleShot(5, &loop, &QEventLoop::quit);
-    loop.exec();
-  }
-  return !busy();
+  return runEventsUntil([this] { return !busy(); }, ms);
 }
 
 void ComparePanel::applyResult(const CompareResult& r) {

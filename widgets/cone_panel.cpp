@@ -347,10 +347,14 @@ QString ConePanel::loadHeadProfilesFile(const QString& path) {
     schedule();
     return {};
   } catch (const std::exception& e) {
-    m_sourceError->setText(qs(e.what()));
-    m_sourceError->setVisible(true);
-    return qs(e.what());
+    return showSourceError(qs(e.what()));
   }
+}
+
+QString ConePanel::showSourceError(const QString& message) {
+  m_sourceError->setText(message);
+  m_sourceError->setVisible(true);
+  return message;
 }
 
 void ConePanel::setGeometric(double nu, double mu) {
@@ -382,9 +386,7 @@ QString ConePanel::loadProfilesFile(const QString& path) {
     schedule();
     return {};
   } catch (const std::exception& e) {
-    m_sourceError->setText(qs(e.what()));
-    m_sourceError->setVisible(true);
-    return qs(e.what());
+    return showSourceError(qs(e.what()));
   }
 }
 
@@ -435,14 +437,7 @@ void ConePanel::startCompute() {
 }
 
 bool ConePanel::waitForResult(int ms) {
-  QElapsedTimer t;
-  t.start();
-  while ((busy() || m_result.generation != m_generation) && t.elapsed() < ms) {
-    QEventLoop loop;
-    QTimer::singleShot(5, &loop, &QEventLoop::quit);
-    loop.exec();
-  }
-  return m_result.generation == m_generation && !busy();
+  return runEventsUntil([this] { return !busy() && m_result.generation == m_generation; }, ms);
 }
 
 QString ConePanel::badgeText() const {

@@ -84,6 +84,8 @@ class ConePanel : public QWidget {
   void educatedRequested(const std::vector<double>& levelGrades);
 
  private:
+  // Shows why a profiles file was not loaded under the source buttons; returns the message.
+  QString showSourceError(const QString& message);
   void schedule();
   void startCompute();
   void applyResult(const ConeResult& r);

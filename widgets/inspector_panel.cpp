@@ -176,14 +176,7 @@ bool InspectorPanel::busy() const {
 }
 
 bool InspectorPanel::waitForResult(int ms) {
-  QElapsedTimer t;
-  t.start();
-  while (busy() && t.elapsed() < ms) {
-    QEventLoop loop;
-    QTimer::singleShot(5, &loop, &QEventLoop::quit);
-    loop.exec();
-  }
-  return !busy();
+  return runEventsUntil([this] { return !busy(); }, ms);
 }
 
 void InspectorPanel::applyResult(const InspectorResult& r) {

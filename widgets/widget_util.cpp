@@ -3,8 +3,11 @@
 #include "widgets/widget_util.h"
 
 #include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <QTimer>
 #include <QValueAxis>
 #include <algorithm>
 #include <array>
@@ -161,6 +164,17 @@ QStringList filesNewestFirst(const QString& dir, const QStringList& patterns) {
 QString newestFile(const QString& dir, const QStringList& patterns) {
   const QStringList files = filesNewestFirst(dir, patterns);
   return files.isEmpty() ? QString() : files.first();
+}
+
+bool runEventsUntil(const std::function<bool()>& done, int ms) {
+  QElapsedTimer t;
+  t.start();
+  while (!done() && t.elapsed() < ms) {
+    QEventLoop loop;
+    QTimer::singleShot(5, &loop, &QEventLoop::quit);
+    loop.exec();
+  }
+  return done();
 }
 
 }  // namespace gllm::gui

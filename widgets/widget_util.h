@@ -6,6 +6,7 @@
 #include <QString>
 #include <QStringList>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ bool parseNumberList(const QString& text, std::vector<double>* out, QString* why
 // The viridis colour map at t in [0, 1] and a blue–white–red diverging map at t in [−1, 1].
 QColor viridis(double t);
 QColor diverging(double t);
+
+// Runs the calling thread's event loop in short slices until `done()` or `ms` milliseconds have
+// passed; returns done(). For tests and offscreen screenshots, which wait on a panel's worker.
+bool runEventsUntil(const std::function<bool()>& done, int ms);
 
 // A colour for the i-th series of a chart (distinct, print-friendly).
 QColor seriesColor(int i);

@@ -59,7 +59,7 @@ void run(const ParamsArgs& a) {
   if (vocab <= 0) vocab = 8192;
   const auto acc = gllm::account(cfg, vocab, a.tokens);
   if (a.json) {
-    auto j = gllm::optim::to_json(acc);
+    auto j = gllm::to_json(acc);
     j["name"] = cfg.name;
     j["vocab_size"] = vocab;
     j["depth"] = cfg.model.depth;

@@ -12,18 +12,9 @@
 #include "engine/train/run_store.h"
 #include "tests/support/test_support.h"
 
+using gllm::test::read_json;
+
 using namespace gllm;
-
-namespace {
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
-
-}  // namespace
 
 class TestCliHeadProfiles : public QObject {
   Q_OBJECT

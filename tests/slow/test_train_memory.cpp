@@ -12,6 +12,8 @@
 #include "engine/model/cost.h"
 #include "tests/support/test_support.h"
 
+using gllm::test::read_json;
+
 using namespace gllm;
 
 namespace {
@@ -39,13 +41,6 @@ nlohmann::json arm_config(const std::string& state) {
             {"heldout_tokens", 4096},
             {"device", "cpu"},
             {"threads", 2}}}};
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
 }
 
 }  // namespace

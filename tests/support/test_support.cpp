@@ -6,6 +6,10 @@
 #include <QProcessEnvironment>
 #include <QStringList>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "engine/io/error.h"
 
 namespace gllm::test {
 
@@ -81,6 +85,27 @@ std::string workbench_path() {
 }
 std::string plain_python() {
   return GLLM_PLAIN_PYTHON;
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const gllm::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
 }
 
 }  // namespace gllm::test

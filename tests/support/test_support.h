@@ -3,6 +3,8 @@
 #pragma once
 #include <QString>
 #include <QTemporaryDir>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,13 @@ std::string missing_reference(const std::string& what);
 std::string cli_path();        // the built `gllm`
 std::string workbench_path();  // the built `gllm-workbench` (empty without the GUI)
 std::string plain_python();
+
+// The message of the gllm::Error `fn` throws; "" when it throws none (another exception escapes).
+std::string error_of(const std::function<void()>& fn);
+// Writes `text` to `path` as it is, replacing the file (not atomic: tests damage files on purpose).
+void write_text(const std::string& path, const std::string& text);
+// Reads and parses a JSON file the code under test wrote (a parse error fails the test loudly).
+nlohmann::json read_json(const std::string& path);
 
 }  // namespace gllm::test
 

@@ -48,7 +48,8 @@ class TestCliCounts : public QObject {
     QTest::newRow("125k") << "125k" << qint64(125000);
     QTest::newRow("2T") << "2T" << qint64(2000000000000);
     QTest::newRow("15000e-3") << "15000e-3" << qint64(15);
-    QTest::newRow("int64 max") << "9223372036854775807" << qint64(9223372036854775807LL);
+    // --total-params is bounded at 10^15 (a count no model reaches); the bound itself reads.
+    QTest::newRow("the bound, 1e15") << "1e15" << qint64(1000000000000000LL);
   }
   void spellings() {
     QFETCH(QString, text);
@@ -65,6 +66,10 @@ class TestCliCounts : public QObject {
                                           << "not a whole number";
     QTest::newRow("negative") << "-345M"
                               << "negative";
+    QTest::newRow("past the bound") << "1000000000000001"
+                                    << "too large";
+    QTest::newRow("int64 max") << "9223372036854775807"
+                               << "too large";
     QTest::newRow("overflow") << "9223372036854775808"
                               << "too large";
     QTest::newRow("overflow by exponent") << "1e19"

@@ -8,19 +8,13 @@
 #include "engine/config/sweep.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "tests/support/test_support.h"
+
+using gllm::test::error_of;
 
 using nlohmann::json;
 
 namespace {
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const gllm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // {"name": "deep", "model": [[[ … ]]]} built without recursion (nlohmann destroys iteratively).
 json deep_value(int depth) {
@@ -40,7 +34,7 @@ class TestConfigBounded : public QObject {
   QTemporaryDir tmp_;
   std::string path(const char* name) { return tmp_.filePath(name).toStdString(); }
 
- private slots:
+ private Q_SLOTS:
   void deepPresetFileIsRefused() {
     const std::string p = path("deep.json");
     gllm::write_file_atomic(p, "{\"name\": \"deep\", \"model\": " + std::string(100000, '[') +

@@ -20,18 +20,11 @@
 #include "engine/io/subprocess.h"
 #include "tests/support/test_support.h"
 
+using gllm::test::error_of;
+
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const gllm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 gllm::DataConfig text_config(int vocab) {
   gllm::DataConfig c;
@@ -67,7 +60,7 @@ class TestDataCacheIntegrity : public QObject {
   Q_OBJECT
   QTemporaryDir tmp_;
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     ::setenv("GLLM_DATA", (tmp_.path().toStdString() + "/cache").c_str(), 1);

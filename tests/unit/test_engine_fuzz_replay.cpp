@@ -43,7 +43,7 @@ int replay(const std::string& harness, Fn&& fn) {
 
 class TestEngineFuzzReplay : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void safetensors() { QVERIFY(replay("safetensors", gllm::fuzz::safetensors) > 0); }
   void runConfig() {
     const std::string presets = gllm::presets_dir();

@@ -6,19 +6,12 @@
 #include "engine/grading/profiles.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "tests/support/test_support.h"
 
 using namespace gllm::grading;
+using gllm::test::error_of;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const gllm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 nlohmann::json small_file() {
   return {{"d", 4},

@@ -44,7 +44,7 @@ class TestIoBoundedJson : public QObject {
   Q_OBJECT
   QTemporaryDir tmp_;
 
- private slots:
+ private Q_SLOTS:
   void depthIsRefusedBeforeParsing() {
     // 100,000 levels: nlohmann parses this iteratively, but dumping or copying it recurses.
     const std::string deep = "{\"a\": " + nested(100000) + "}";

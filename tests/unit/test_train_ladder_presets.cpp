@@ -12,17 +12,13 @@
 #include "engine/config/run_config.h"
 #include "engine/grading/certify.h"
 #include "engine/train/model_grades.h"
+#include "tests/support/test_support.h"
+
+using gllm::test::read_json;
 
 using namespace gllm;
 
 namespace {
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
 
 const std::vector<std::string> kArms{"uniform", "random", "taxonomic", "pos", "educated", "oracle"};
 

@@ -17,6 +17,8 @@
 #include "engine/train/trainer.h"
 #include "tests/support/test_support.h"
 
+using gllm::test::error_of;
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -78,15 +80,6 @@ struct Recorder : gllm::RunObserver {
   }
 };
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const gllm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string text(const std::string& path) {
   return gllm::read_file(path);
 }
@@ -122,7 +115,7 @@ class TestTrainResumeGuard : public QObject {
     QCOMPARE(rec.status, std::string("completed"));
   }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     ::setenv("GLLM_DATA", (tmp_.path().toStdString() + "/cache").c_str(), 1);

@@ -16,24 +16,15 @@
 #include "engine/io/paths.h"
 #include "engine/train/compare.h"
 #include "engine/train/run_store.h"
+#include "tests/support/test_support.h"
+
+using gllm::test::error_of;
+using gllm::test::read_json;
+using gllm::test::write_text;
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const gllm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-}
 
 // A run folder with one committed checkpoint at step 4 (sidecar with real sizes and digests).
 std::string make_run(const std::string& parent, const std::string& name, int seed = 1) {
@@ -50,10 +41,6 @@ std::string make_run(const std::string& parent, const std::string& name, int see
   return dir;
 }
 
-nlohmann::json read_json(const std::string& path) {
-  return nlohmann::json::parse(gllm::read_file(path));
-}
-
 }  // namespace
 
 class TestTrainRunFolderGuard : public QObject {
@@ -61,7 +48,7 @@ class TestTrainRunFolderGuard : public QObject {
   QTemporaryDir tmp_;
   std::string root() const { return tmp_.path().toStdString(); }
 
- private slots:
+ private Q_SLOTS:
   void secondWriterIsRefusedNamingTheOwner() {
     const std::string dir = root() + "/locked";
     gllm::make_directories(dir);

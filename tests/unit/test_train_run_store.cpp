@@ -11,24 +11,14 @@
 #include "engine/io/paths.h"
 #include "engine/train/compare.h"
 #include "engine/train/run_store.h"
+#include "tests/support/test_support.h"
+
+using gllm::test::error_of;
+using gllm::test::write_text;
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const gllm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-}
 
 // A finished run folder with the given arm, seed and final BPB (metrics reach `bpb` at step 10).
 std::string make_run(const std::string& parent, const std::string& arm, int seed, double val,

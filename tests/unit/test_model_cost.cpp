@@ -25,7 +25,7 @@ bool near(double a, double b, double tol) {
 }
 }  // namespace
 
-class TestOptimAccounting : public QObject {
+class TestModelCost : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
@@ -190,5 +190,5 @@ class TestOptimAccounting : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestOptimAccounting)
-#include "test_optim_accounting.moc"
+QTEST_APPLESS_MAIN(TestModelCost)
+#include "test_model_cost.moc"
