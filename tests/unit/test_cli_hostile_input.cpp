@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/safetensors.h"
@@ -82,7 +84,7 @@ class TestCliHostileInput : public QObject {
     return run_cli(args, env, 120000);
   }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     env_ = {"GLLM_DATA=" + path("cache")};
@@ -193,7 +195,18 @@ class TestCliHostileInput : public QObject {
              "--probe-batch", "1024"});
     QVERIFY_CLEAR_ERROR(r, "--probe-batch");
     r = cli({"train", path("tiny.json"), "--steps", "abc"});
-    QVERIFY2(r.exit_code != 0 && r.err.size() < 300, r.err.c_str());
+    QVERIFY2(r.exit_code == 2 && r.err.size() < 300, r.err.c_str());
+    // Option errors exit 2 like every other bad input (CLI11's own codes are 105, 106, ...);
+    // --help still exits 0.
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"cone", "--geometric", "--nu", ".6", "--mu", ".3", "--levels", "2147483647"},
+             {"bench", "cone", "--d", "100000000"},
+             {"train", "--no-such-option"},
+             {"no-such-command"}}) {
+      r = cli(args);
+      QVERIFY2(r.exit_code == 2, (args[0] + ": rc " + std::to_string(r.exit_code)).c_str());
+    }
+    QCOMPARE(cli({"train", "--help"}).exit_code, 0);
   }
 
   void badInputNeverEndsInRcThree() {
