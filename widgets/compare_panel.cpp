@@ -26,6 +26,13 @@
 
 namespace gllm::gui {
 
+QString uniformArm(const QStringList& arms) {
+  if (arms.contains(QStringLiteral("uniform"))) return QStringLiteral("uniform");
+  for (const QString& a : arms)
+    if (a.contains(QStringLiteral("uniform"))) return a;
+  return {};
+}
+
 namespace {
 QTableWidgetItem* cell(const QString& text, bool right = false) {
   auto* it = new QTableWidgetItem(text);
@@ -72,10 +79,13 @@ CompareResult compute(const CompareJob& job) {
     r.error = qs(e.what());
     return r;
   }
-  r.baseline = r.arms.contains(job.keepBaseline)            ? job.keepBaseline
-               : r.arms.contains(QStringLiteral("uniform")) ? QStringLiteral("uniform")
-               : r.arms.isEmpty()                           ? QString()
-                                                            : r.arms.first();
+  // The baseline a researcher compares against: the one kept from before, else the uniform arm
+  // ("uniform", or a name holding it such as the ladder's "ladder-uniform"), else the first arm.
+  const QString uniform = uniformArm(r.arms);
+  r.baseline = r.arms.contains(job.keepBaseline) ? job.keepBaseline
+               : !uniform.isEmpty()              ? uniform
+               : r.arms.isEmpty()                ? QString()
+                                                 : r.arms.first();
   if (r.runs.empty()) return r;
   try {
     r.comparison = compare_runs(r.runs, ss(r.baseline), job.metric, false);
@@ -85,7 +95,7 @@ CompareResult compute(const CompareJob& job) {
   }
   if (job.hasTarget) {
     try {
-      r.efficiency = token_efficiency(r.runs, job.metric, job.target, "uniform");
+      r.efficiency = token_efficiency(r.runs, job.metric, job.target, ss(uniform));
     } catch (const std::exception& e) {
       r.error = qs(e.what());
     }

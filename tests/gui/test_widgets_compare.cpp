@@ -117,6 +117,24 @@ class TestCompare : public QObject {
     QVERIFY(panel.waitForResult());
     QCOMPARE(panel.comparison()["baseline"].get<std::string>(), std::string("tiny-cpu"));
   }
+
+  void uniformArmIsTheDefaultBaseline() {
+    // The ladder's arms: the comparison starts against ladder-uniform, not the first arm by name.
+    QCOMPARE(uniformArm({"ladder-educated", "ladder-uniform", "ladder-random"}),
+             QStringLiteral("ladder-uniform"));
+    QCOMPARE(uniformArm({"uniform-wide", "uniform"}), QStringLiteral("uniform"));
+    QVERIFY(uniformArm({"a", "b"}).isEmpty());
+    const QString dir = tmp_.filePath("ladder");
+    writeRun(dir + "/ladder-educated-s1", "ladder-educated", 1, 1.80);
+    writeRun(dir + "/ladder-educated-s2", "ladder-educated", 2, 1.81);
+    writeRun(dir + "/ladder-uniform-s1", "ladder-uniform", 1, 1.85);
+    writeRun(dir + "/ladder-uniform-s2", "ladder-uniform", 2, 1.86);
+    ComparePanel panel;
+    QVERIFY(panel.waitForResult());
+    panel.setRunsFolder(dir);
+    QVERIFY(panel.waitForResult());
+    QCOMPARE(panel.comparison()["baseline"].get<std::string>(), std::string("ladder-uniform"));
+  }
 };
 
 QTEST_MAIN(TestCompare)
