@@ -163,16 +163,28 @@ struct MuonAdamW::Impl {
     if (q.neumann) grad = neumann_gram(grad, ramp(q.t, cfg.neumann_tau));  // fp32 on the fly
     // Work tensor: the fp32 master when one exists, else the parameter itself (in its dtype).
     torch::Tensor w = q.master.defined() ? q.master : q.p;
-    grad = grad.to(q.exp_avg.scalar_type());
-    q.exp_avg.lerp_(grad, 1.0 - q.beta1);
-    q.exp_avg_sq.lerp_(grad.square(), 1.0 - q.beta2);
-    // The update in one buffer, in place (the same operations in the same order as
-    // exp_avg / (sqrt(exp_avg_sq / bias2) + eps)): a step's temporaries stay at two table-sized
-    // buffers, so its memory is the state's and not the arithmetic's.
-    torch::Tensor upd = q.exp_avg_sq.div(bias2);
-    upd.sqrt_().add_(q.eps);
-    torch::div_out(upd, q.exp_avg, upd);
-    w.add_(upd.scalar_type() == w.scalar_type() ? upd : upd.to(w.scalar_type()), -lr / bias1);
+    // The update runs over slices of 2^18 elements (1 MiB in fp32) with the same operations in
+    // the same order as exp_avg / (sqrt(exp_avg_sq / bias2) + eps) on the whole tensor: a step's
+    // temporaries (the gradient widened to the moments' dtype, its square, the update) stay at a
+    // few MiB whatever the table's size, so a run's peak memory is its state's (Table 1b).
+    const at::ScalarType moment_dtype = q.exp_avg.scalar_type();
+    const torch::Tensor grad_flat = grad.reshape({-1});  // (n,) views of contiguous tensors
+    torch::Tensor m_flat = q.exp_avg.view({-1}), v_flat = q.exp_avg_sq.view({-1});
+    torch::Tensor w_flat = w.view({-1});
+    const int64_t n = w_flat.numel();
+    constexpr int64_t kSlice = int64_t(1) << 18;
+    for (int64_t a = 0; a < n; a += kSlice) {
+      const int64_t b = std::min(n, a + kSlice);
+      const torch::Tensor g = grad_flat.slice(0, a, b).to(moment_dtype);  // (b − a,)
+      torch::Tensor m = m_flat.slice(0, a, b), v = v_flat.slice(0, a, b);
+      m.lerp_(g, 1.0 - q.beta1);
+      v.lerp_(g.square(), 1.0 - q.beta2);
+      torch::Tensor upd = v.div(bias2);
+      upd.sqrt_().add_(q.eps);
+      torch::div_out(upd, m, upd);
+      w_flat.slice(0, a, b).add_(
+          upd.scalar_type() == w.scalar_type() ? upd : upd.to(w.scalar_type()), -lr / bias1);
+    }
     if (q.master.defined()) q.p.copy_(q.master);
   }
 
@@ -316,7 +328,7 @@ MuonAdamW::MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps,
       q.exp_avg = torch::zeros_like(q.p, q.p.options().dtype(sdt));
       q.exp_avg_sq = torch::zeros_like(q.p, q.p.options().dtype(sdt));
       if (widen && q.p.scalar_type() != torch::kFloat32)
-        q.master = q.p.detach().to(torch::kFloat32).clone();
+        q.master = q.p.detach().to(torch::kFloat32);  // a new fp32 tensor (the dtype differs)
     }
     m.by_name[q.name] = m.params.size();
     m.params.push_back(std::move(q));

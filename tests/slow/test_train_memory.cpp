@@ -18,15 +18,16 @@ using namespace gllm;
 
 namespace {
 
-// Width 512 with wte and one value embedding over the Brown tokenizer's 8192 types: 8.4 M table
-// elements, so the two arms differ by 64 MiB, and a batch large enough that the forward and
+// Width 1024 with wte and one value embedding over the Brown tokenizer's 8192 types: 16.8 M table
+// elements, so the two arms differ by 128 MiB (well above the few MiB by which the heap's layout
+// moves a peak), and a batch large enough that the forward and
 // backward pass (not the optimizer step's temporaries) sets the peak.
 nlohmann::json arm_config(const std::string& state) {
   return {{"name", "memory-" + state},
           {"model",
            {{"n_layer", 2},
-            {"n_embd", 512},
-            {"n_head", 4},
+            {"n_embd", 1024},
+            {"n_head", 8},
             {"sequence_len", 256},
             {"window_pattern", "L"},
             {"storage", "bf16"}}},
