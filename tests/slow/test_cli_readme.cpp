@@ -129,6 +129,8 @@ class TestCliReadme : public QObject {
       const std::string& w = cmd[i];
       if (w == "PRESET")
         out.push_back("tiny-cpu");
+      else if (w == "N" && sub == "resume")
+        out.push_back("3");  // one step past the README's train row: resume extends a run
       else if (w == "N")
         out.push_back("2");  // steps, evaluation and checkpoint period, processes
       else if (w == "S")

@@ -69,9 +69,22 @@ class TestDataBrown : public QObject {
     QCOMPARE(f.bootstrap.size(), size_t(20));
     auto rep = nlohmann::json::parse(r.out);
     QVERIFY(rep["bc"].get<double>() > 0 && rep["bc"].get<double>() < 1);
-    // Per-token output grades: closed-class " the" low, open-class " election" high.
-    auto& og = f.meta["output_grades"]["grades"];
-    QCOMPARE(og.size(), size_t(8192));
+    // Per-token open-class shares (output grades "pos" scale them by q_max_out): one per token,
+    // in (0, 1) by the +1/+2 smoothing (specials 0), and both classes present: closed-class
+    // tokens (" the", " of") near 0, open-class ones near 1.
+    const auto& share = f.meta["output_grades"]["open_share"];
+    QCOMPARE(share.size(), size_t(8192));
+    QCOMPARE(f.meta["output_grades"]["vocab_size"].get<int>(), 8192);
+    int low = 0, high = 0, zero = 0;
+    for (const auto& v : share) {
+      const double x = v.get<double>();
+      QVERIFY(x >= 0 && x < 1);
+      zero += x == 0;
+      low += x > 0 && x < 0.1;
+      high += x > 0.9;
+    }
+    QVERIFY2(zero >= 1 && zero < 16, std::to_string(zero).c_str());  // the special tokens only
+    QVERIFY2(low > 50 && high > 1000, (std::to_string(low) + " " + std::to_string(high)).c_str());
   }
 };
 
