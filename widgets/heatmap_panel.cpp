@@ -116,8 +116,27 @@ QString HeatmapPanel::statusText() const {
   return m_status->text();
 }
 
+HeatmapPanel::Quantity HeatmapPanel::quantity() const {
+  return m_quantity->currentData().toInt() == QueryScale ? QueryScale : Grades;
+}
+
 void HeatmapPanel::refresh() {
-  const bool scale = m_quantity->currentData().toInt() == QueryScale;
+  // A source without the chosen quantity shows the one it holds, and says so: a run with query
+  // scale and no graded attention opens on exp(q_τ), not on an empty map.
+  QString switched;
+  if (const auto it = m_sources.find(m_a->currentText()); it != m_sources.end()) {
+    const bool wantScale = quantity() == QueryScale;
+    const GradeGrid& wanted = wantScale ? it->queryScale : it->grades;
+    const GradeGrid& held = wantScale ? it->grades : it->queryScale;
+    if (wanted.empty() && !held.empty()) {
+      m_updating = true;
+      setQuantity(wantScale ? Grades : QueryScale);
+      m_updating = false;
+      switched = wantScale ? tr("A has no exp(q_τ) (model.query_scale off): showing q. ")
+                           : tr("A has no q (grading.attention off): showing exp(q_τ). ");
+    }
+  }
+  const bool scale = quantity() == QueryScale;
   const QString title = scale ? QStringLiteral("exp(q_τ)") : QStringLiteral("q");
   const GradeGrid* a = grid(m_a->currentText());
   const QString bName = m_b->currentData().toString();
@@ -183,6 +202,7 @@ void HeatmapPanel::refresh() {
     levels = tr(" MLGE level grades of A: %1.").arg(runs.join(QStringLiteral(", ")));
   }
   m_status->setText(
+      switched +
       tr("%1 layers × %2 heads × %3 planes; range %4 … %5. Hover a cell for its value.")
           .arg(a->layers)
           .arg(a->heads)

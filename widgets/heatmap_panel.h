@@ -27,6 +27,7 @@ class HeatmapPanel : public QWidget {
 
   // View selection as a user makes it; head −1 = average over heads; b empty = no difference.
   void setQuantity(Quantity q);
+  Quantity quantity() const;
   void setSourceA(const QString& name);
   void setSourceB(const QString& name);
   void setHead(int head);

@@ -55,6 +55,21 @@ class TestHeatmap : public QObject {
     panel.setSourceB("C");
     QVERIFY(panel.statusText().contains("same shape"));
   }
+  void sourceOpensOnTheQuantityItHolds() {
+    // A run with query scale and no graded attention (seed 001's arms) opens on exp(q_τ).
+    HeatmapPanel panel;
+    panel.setQuantity(HeatmapPanel::Grades);
+    panel.setSource("scale only", GradeGrid{}, ramp(0.5));
+    QCOMPARE(panel.quantity(), HeatmapPanel::QueryScale);
+    QCOMPARE(panel.heatmap()->data().rows, 3);
+    QVERIFY2(panel.statusText().contains("showing exp(q_τ)"), qPrintable(panel.statusText()));
+    // A source holding both keeps the user's choice.
+    panel.setSource("both", ramp(1.0), ramp(0.5));
+    panel.setSourceA("both");
+    panel.setQuantity(HeatmapPanel::Grades);
+    QCOMPARE(panel.quantity(), HeatmapPanel::Grades);
+    QVERIFY(!panel.statusText().contains("showing"));
+  }
   void attentionEmptyStateAndGrid() {
     AttentionCostPanel p;
     QTemporaryDir dir;
