@@ -4,8 +4,6 @@
 
 #include <QComboBox>
 #include <QDir>
-#include <QElapsedTimer>
-#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -14,7 +12,6 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTableWidget>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <map>
@@ -25,13 +22,6 @@
 #include "widgets/widget_util.h"
 
 namespace gllm::gui {
-
-QString uniformArm(const QStringList& arms) {
-  if (arms.contains(QStringLiteral("uniform"))) return QStringLiteral("uniform");
-  for (const QString& a : arms)
-    if (a.contains(QStringLiteral("uniform"))) return a;
-  return {};
-}
 
 namespace {
 QTableWidgetItem* cell(const QString& text, bool right = false) {
@@ -73,15 +63,20 @@ CompareResult compute(const CompareJob& job) {
     r.conflicts = job.previous.conflicts;
     r.skipped = job.previous.skipped;
   }
+  std::vector<std::string> armNames;
   try {
-    for (const auto& a : group_by_arm(r.runs)) r.arms << qs(a.arm);
+    for (const auto& a : group_by_arm(r.runs)) {
+      armNames.push_back(a.arm);
+      r.arms << qs(a.arm);
+    }
   } catch (const std::exception& e) {
     r.error = qs(e.what());
     return r;
   }
   // The baseline a researcher compares against: the one kept from before, else the uniform arm
-  // ("uniform", or a name holding it such as the ladder's "ladder-uniform"), else the first arm.
-  const QString uniform = uniformArm(r.arms);
+  // (engine/train/compare.h: "uniform", or a name holding it such as "ladder-uniform"), else the
+  // first arm.
+  const QString uniform = qs(uniform_arm(armNames));
   r.baseline = r.arms.contains(job.keepBaseline) ? job.keepBaseline
                : !uniform.isEmpty()              ? uniform
                : r.arms.isEmpty()                ? QString()

@@ -16,10 +16,6 @@ class QLineEdit;
 
 namespace gllm::gui {
 
-// The arm a comparison is made against by default: "uniform" when there is one, else the first arm
-// whose name holds "uniform" (the ladder's "ladder-uniform"); empty when none does.
-QString uniformArm(const QStringList& arms);
-
 // Two or more run folders of one arm and seed (`gllm train` run twice): one of them is compared,
 // the others are listed so the user can move them away.
 struct SeedConflict {

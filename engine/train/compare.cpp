@@ -133,6 +133,13 @@ nlohmann::json compare_runs(const std::vector<RunInfo>& runs, const std::string&
   return out;
 }
 
+std::string uniform_arm(const std::vector<std::string>& arms) {
+  if (std::find(arms.begin(), arms.end(), "uniform") != arms.end()) return "uniform";
+  for (const auto& a : arms)
+    if (a.find("uniform") != std::string::npos) return a;
+  return "";
+}
+
 nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::string& metric,
                                 double target, const std::string& uniform_arm) {
   if (metric != "val_bpb" && metric != "heldout_bpb")
@@ -148,12 +155,11 @@ nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::str
     rows.push_back({&r, first_reach(m.records, metric, target)});
   }
   std::string uniform = uniform_arm;
-  if (uniform.empty())
-    for (const auto& r : runs)
-      if (r.name.find("uniform") != std::string::npos) {
-        uniform = r.name;
-        break;
-      }
+  if (uniform.empty()) {
+    std::vector<std::string> names;
+    for (const auto& r : runs) names.push_back(r.name);
+    uniform = gllm::uniform_arm(names);
+  }
   std::map<int, double> uni_tokens;
   double uni_sum = 0;
   int uni_n = 0;

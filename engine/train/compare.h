@@ -22,6 +22,10 @@ std::vector<ArmRuns> group_by_arm(const std::vector<RunInfo>& runs);
 nlohmann::json compare_runs(const std::vector<RunInfo>& runs, const std::string& baseline_arm,
                             const std::string& metric, bool two_by_two);
 
+// The arm runs are compared against by default: "uniform" when there is one, else the first arm
+// whose name holds "uniform" (the ladder's "ladder-uniform"); empty when none does.
+std::string uniform_arm(const std::vector<std::string>& arms);
+
 // Token efficiency: for each run, the tokens at which `metric` first reaches `target` (from
 // metrics.jsonl), and the ratio to the uniform arm's tokens (matched by seed when it has that
 // seed, else its mean over seeds). Seed 000 Prop. 7(ii) predicts ratio ≈ Λ(g) < 1 in the cone.

@@ -6,6 +6,7 @@
 #include <QTableWidget>
 #include <QtTest>
 
+#include "engine/train/compare.h"
 #include "widgets/compare_panel.h"
 #include "widgets/main_window.h"
 
@@ -120,10 +121,10 @@ class TestCompare : public QObject {
 
   void uniformArmIsTheDefaultBaseline() {
     // The ladder's arms: the comparison starts against ladder-uniform, not the first arm by name.
-    QCOMPARE(uniformArm({"ladder-educated", "ladder-uniform", "ladder-random"}),
-             QStringLiteral("ladder-uniform"));
-    QCOMPARE(uniformArm({"uniform-wide", "uniform"}), QStringLiteral("uniform"));
-    QVERIFY(uniformArm({"a", "b"}).isEmpty());
+    QCOMPARE(uniform_arm({"ladder-educated", "ladder-uniform", "ladder-random"}),
+             std::string("ladder-uniform"));
+    QCOMPARE(uniform_arm({"uniform-wide", "uniform"}), std::string("uniform"));
+    QVERIFY(uniform_arm({"a", "b"}).empty());
     const QString dir = tmp_.filePath("ladder");
     writeRun(dir + "/ladder-educated-s1", "ladder-educated", 1, 1.80);
     writeRun(dir + "/ladder-educated-s2", "ladder-educated", 2, 1.81);
