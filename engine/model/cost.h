@@ -70,8 +70,8 @@ nlohmann::json to_json(const Accounting& a);
 // Neumann-Gram FLOPs of one (rows, d) table: 4·rows·d² + 14·rows·d + 3d² + 3d.
 double neumann_gram_flops(int64_t rows, int64_t d);
 
-// Key window of each layer: the pattern tiled over layers, the last layer forced to the full
-// sequence; each at most sequence_len.
+// Key window of each layer, as the model attends (GPT) and the cost counts: the pattern tiled
+// over layers, the last layer forced to the full sequence; each at most sequence_len.
 std::vector<int64_t> layer_windows(const ModelConfig& m);
 
 }  // namespace gllm

@@ -16,6 +16,7 @@
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
 #include "engine/model/checkpoint_tensors.h"
+#include "engine/model/cost.h"
 #include "engine/model/param_count.h"
 #include "engine/ops/attention.h"
 #include "engine/ops/linear.h"
@@ -70,12 +71,7 @@ GPTImpl::GPTImpl(const RunConfig& config, const GPTOptions& options)
   out_lambda_ = g.output_lambda > 0 ? g.output_lambda : lambda_;
   if (m.oe_m > 0 && d_ % 4 != 0)
     throw ConfigError("model.oe_m", "hashed n-gram tables need a width divisible by 4");
-  const int short_w = m.short_window > 0 ? m.short_window : m.sequence_len / 2;
-  for (int i = 0; i < n_layer_; ++i) {
-    char c = m.window_pattern[i % m.window_pattern.size()];
-    if (i == n_layer_ - 1) c = 'L';
-    windows_.push_back(c == 'L' ? m.sequence_len : short_w);
-  }
+  for (int64_t w : layer_windows(m)) windows_.push_back(static_cast<int>(w));  // cost.h
   if (uses_levels(config_)) level_dims_ = resolve_level_dims(config_);
 
   auto& P = *parts_;
