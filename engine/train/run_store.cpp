@@ -37,10 +37,6 @@ std::string file_digest(const std::string& path) {
   return to_hex(d.data(), d.size());
 }
 
-double num_or(const nlohmann::json& j, const char* key, double fallback) {
-  return json_number_or(j, key, fallback);
-}
-
 // Bounds of what a run folder's files may hold before they are read.
 constexpr size_t kMaxMetricsBytes = 1ull << 30;  // 1 GiB: ~5 M records
 const JsonLimits kLineLimits{1ull << 20, 16};    // one metrics record
@@ -299,13 +295,15 @@ RunInfo read_run(const std::string& run_dir) {
   for (const auto& rec : m.records) {
     r.step = std::max<int64_t>(r.step, rec["step"].get<int64_t>());
     r.tokens = std::max<int64_t>(r.tokens, json_int_or(rec, "tokens", r.tokens));
-    if (rec.contains("loss")) r.final_loss = num_or(rec, "loss", r.final_loss);
-    if (rec.contains("val_bpb")) r.val_bpb = num_or(rec, "val_bpb", r.val_bpb);
-    if (rec.contains("heldout_bpb")) r.heldout_bpb = num_or(rec, "heldout_bpb", r.heldout_bpb);
-    if (rec.contains("tokens_per_s")) r.tokens_per_s = num_or(rec, "tokens_per_s", r.tokens_per_s);
+    if (rec.contains("loss")) r.final_loss = json_number_or(rec, "loss", r.final_loss);
+    if (rec.contains("val_bpb")) r.val_bpb = json_number_or(rec, "val_bpb", r.val_bpb);
+    if (rec.contains("heldout_bpb"))
+      r.heldout_bpb = json_number_or(rec, "heldout_bpb", r.heldout_bpb);
+    if (rec.contains("tokens_per_s"))
+      r.tokens_per_s = json_number_or(rec, "tokens_per_s", r.tokens_per_s);
     if (rec.contains("peak_mem_mib"))
-      r.peak_mem_mib = std::max(r.peak_mem_mib, num_or(rec, "peak_mem_mib", 0));
-    if (rec.contains("wall_s")) r.wall_s = num_or(rec, "wall_s", r.wall_s);
+      r.peak_mem_mib = std::max(r.peak_mem_mib, json_number_or(rec, "peak_mem_mib", 0));
+    if (rec.contains("wall_s")) r.wall_s = json_number_or(rec, "wall_s", r.wall_s);
   }
   std::vector<std::string> problems;
   auto ckpts = list_checkpoints(run_dir, &problems);
