@@ -8,8 +8,6 @@
 #include <QButtonGroup>
 #include <QChart>
 #include <QChartView>
-#include <QElapsedTimer>
-#include <QEventLoop>
 #include <QFileDialog>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -21,7 +19,6 @@
 #include <QRadioButton>
 #include <QSlider>
 #include <QStyle>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>

@@ -7,8 +7,6 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
-#include <QElapsedTimer>
-#include <QEventLoop>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -20,7 +18,6 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QTextStream>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>

@@ -4,7 +4,6 @@
 
 #include <QChart>
 #include <QChartView>
-#include <QEventLoop>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -16,7 +15,6 @@
 #include <QScatterSeries>
 #include <QSplitter>
 #include <QTableWidget>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <QtConcurrent>
@@ -134,15 +132,7 @@ void LadderPanel::setRunsFolder(const QString& folder, double targetBpb) {
 }
 
 bool LadderPanel::waitForResult(int ms) {
-  if (!busy() && m_result.generation == m_generation) return true;
-  QEventLoop loop;
-  QTimer timeout;
-  timeout.setSingleShot(true);
-  connect(&timeout, &QTimer::timeout, &loop, &QEventLoop::quit);
-  connect(this, &LadderPanel::resultReady, &loop, &QEventLoop::quit);
-  timeout.start(ms);
-  while (m_result.generation != m_generation && timeout.isActive()) loop.exec();
-  return m_result.generation == m_generation;
+  return runEventsUntil([this] { return m_result.generation == m_generation; }, ms);
 }
 
 void LadderPanel::apply(const LadderResult& r) {

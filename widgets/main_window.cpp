@@ -7,7 +7,6 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -416,14 +415,12 @@ QString MainWindow::defaultProfilesFile() {
 }
 
 bool MainWindow::waitForIdle(int ms) {
-  QElapsedTimer t;
-  t.start();
-  auto busy = [this] {
-    return m_pendingReads > 0 || m_inspector->busy() || m_compare->busy() || m_cone->busy() ||
-           m_queue->starting();
-  };
-  while (busy() && t.elapsed() < ms) QApplication::processEvents(QEventLoop::AllEvents, 10);
-  return !busy();
+  return runEventsUntil(
+      [this] {
+        return m_pendingReads == 0 && !m_inspector->busy() && !m_compare->busy() &&
+               !m_cone->busy() && !m_queue->starting();
+      },
+      ms);
 }
 
 QString MainWindow::checkpointSourceName(const QString& weightsPath) {
