@@ -12,20 +12,14 @@
 #include "engine/io/error.h"
 #include "tests/support/test_support.h"
 
+using gllm::test::error_of;
+
 namespace fs = std::filesystem;
 
 namespace {
 void write(const std::string& path, const std::string& data) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << data;
-}
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const gllm::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 }  // namespace
 
@@ -98,18 +92,18 @@ class TestDataCorpus : public QObject {
     QTemporaryDir dir;
     std::string root = dir.filePath("b").toStdString();
     write(root + "/ca01", "\n\n\tGood/jj line/nn ./.\n\n\n\tBad\xff/nn here/rb ./.\n");
-    std::string m = message_of([&] { gllm::read_brown_corpus(root); });
+    std::string m = error_of([&] { gllm::read_brown_corpus(root); });
     QVERIFY2(m.find(root + "/ca01:6") != std::string::npos && m.find("UTF-8") != std::string::npos,
              m.c_str());
     write(root + "/ca01", "\n\n\tGood/jj line/nn ./.\nno_slash here/rb\n");
-    m = message_of([&] { gllm::read_brown_corpus(root); });
+    m = error_of([&] { gllm::read_brown_corpus(root); });
     QVERIFY2(m.find("ca01:4") != std::string::npos && m.find("word/TAG") != std::string::npos,
              m.c_str());
     write(root + "/ca01", "\n\n\n");
-    m = message_of([&] { gllm::read_brown_corpus(root); });
+    m = error_of([&] { gllm::read_brown_corpus(root); });
     QVERIFY2(m.find("ca01:1") != std::string::npos && m.find("empty") != std::string::npos,
              m.c_str());
-    m = message_of([&] { gllm::read_brown_corpus(dir.filePath("missing").toStdString()); });
+    m = error_of([&] { gllm::read_brown_corpus(dir.filePath("missing").toStdString()); });
     QVERIFY2(m.find("gllm data fetch") != std::string::npos, m.c_str());
   }
 
@@ -136,25 +130,25 @@ class TestDataCorpus : public QObject {
     QTemporaryDir dir;
     std::string f = dir.filePath("bad.txt").toStdString();
     write(f, "ok line\nsecond ok\nthird has \xc3\x28 broken\n");
-    std::string m = message_of([&] { gllm::read_text_corpus(f); });
+    std::string m = error_of([&] { gllm::read_text_corpus(f); });
     QVERIFY2(m.find(f + ":3") != std::string::npos && m.find("UTF-8") != std::string::npos,
              m.c_str());
     write(f, "   \n\n\t\n");
-    m = message_of([&] { gllm::read_text_corpus(f); });
+    m = error_of([&] { gllm::read_text_corpus(f); });
     QVERIFY2(m.find(f + ":1") != std::string::npos && m.find("empty") != std::string::npos,
              m.c_str());
     std::string folder = dir.filePath("f").toStdString();
     write(folder + "/good.txt", "fine\n");
     write(folder + "/empty.txt", "");
-    m = message_of([&] { gllm::read_text_corpus(folder); });
+    m = error_of([&] { gllm::read_text_corpus(folder); });
     QVERIFY2(m.find("empty.txt:1") != std::string::npos, m.c_str());
-    m = message_of([&] { gllm::read_text_corpus(dir.filePath("nope").toStdString()); });
+    m = error_of([&] { gllm::read_text_corpus(dir.filePath("nope").toStdString()); });
     QVERIFY2(m.find("not found") != std::string::npos, m.c_str());
     // Unreadable file (permissions) names the file — skipped as root, who can read anything.
     if (geteuid() != 0) {
       write(f, "text\n");
       fs::permissions(f, fs::perms::none);
-      m = message_of([&] { gllm::read_text_corpus(f); });
+      m = error_of([&] { gllm::read_text_corpus(f); });
       QVERIFY2(m.find(f) != std::string::npos, m.c_str());
     }
   }

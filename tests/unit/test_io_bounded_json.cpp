@@ -10,19 +10,12 @@
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
 #include "engine/io/safetensors.h"
+#include "tests/support/test_support.h"
 
 using namespace gllm;
+using gllm::test::error_of;
 
 namespace {
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string nested(size_t depth) {
   return std::string(depth, '[') + std::string(depth, ']');
