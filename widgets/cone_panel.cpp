@@ -191,17 +191,21 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   };
   const Row rows[] = {
       {"certificate", tr("⟨q, α̂−τ̂⟩"),
-       tr("First-order admissibility (Eq. 15): > 0 points into the cone Q₊")},
+       tr("First-order test of the cone (Eq. 15): > 0 points into Q₊ at q = 0; the cone itself "
+          "is Λ(q) < 1")},
       {"bootstrap", tr("sign stability"),
        tr("Fraction of bootstrap resamples keeping the sign (§7.2)")},
       {"lambda_q", tr("Λ(q)"),
        tr("Sample-complexity ratio; < 1 means fewer tokens than uniform grades")},
       {"gain", tr("predicted token gain"),
        tr("1/Λ(q): tokens of the uniform arm per token of this grading")},
+      {"heldout", tr("held-out"),
+       tr("The same grades scored on profiles re-estimated on held-out sentences (the honest "
+          "prediction: the grades were fitted on the other profiles)")},
       {"bc", tr("BC(α̂, τ̂)"), tr("Bhattacharyya affinity Σ √(α_j τ_j)")},
       {"lambda_star", tr("Λ* = BC²"), tr("Unclipped minimum of Λ")},
       {"clip_bound", tr("C⁻²"), tr("Floor of Λ on the clip box (Prop. 10(iii))")},
-      {"lambda_c", tr("Λ*_C (L-level)"),
+      {"lambda_c", tr("Λ*_C (per level)"),
        tr("Minimum of Λ over level-constant grades on the clip box, at q*_C of the "
           "L-level program (Prop. 11)")},
       {"gain_c", tr("gain at q*_C"), tr("1/Λ*_C")},
@@ -473,37 +477,56 @@ void ConePanel::applyResult(const ConeResult& r) {
     const bool boot = r.fromModel ? r.model.sign_fraction >= 0 : r.hasBootstrap;
     const double fraction = r.fromModel ? r.model.sign_fraction : r.bootstrapSignFraction;
     const int resamples = r.fromModel ? r.model.resamples : r.bootstrapResamples;
-    // Eq. 15: the sign of ⟨q, α̂−τ̂⟩ decides admissibility; Λ(q) and its gain are a separate figure.
-    const bool admissible = sign > 0 && c.within_clip;
-    m_badge->setObjectName(admissible ? QStringLiteral("badgeCertified")
-                                      : QStringLiteral("badgeNotCertified"));
+    // The cone Q₊ = {Λ(q) < 1} (Prop. 8) and its first-order test, Eq. 15's sign: both shown.
+    const grading::ConeVerdict verdict = grading::cone_verdict(lambda_q, certificate);
+    const bool inCone = verdict == grading::ConeVerdict::InCone && c.within_clip;
+    m_badge->setObjectName(inCone ? QStringLiteral("badgeCertified")
+                                  : QStringLiteral("badgeNotCertified"));
     m_badge->setText(!c.within_clip ? tr("✘ outside the clip box")
-                     : sign > 0     ? tr("✔ admissible")
-                     : sign < 0     ? tr("✘ not admissible")
-                                    : tr("on the cone's boundary"));
-    const QString kept = boot ? tr("; the sign holds in %1 % of %2 bootstrap resamples")
+                                    : (inCone ? tr("✔ ") : tr("✘ ")) +
+                                          qs(grading::cone_verdict_text(lambda_q, certificate)));
+    const QString kept = boot ? tr("; the first-order sign holds in %1 % of %2 bootstrap resamples")
                                     .arg(100 * fraction, 0, 'f', 1)
                                     .arg(resamples)
                               : QString();
+    const QString order = sign > 0 ? tr("⟨q, α̂−τ̂⟩ > 0: positive to first order (Eq. 15)")
+                          : sign < 0 ? tr("⟨q, α̂−τ̂⟩ < 0: negative to first order (Eq. 15)")
+                                     : tr("⟨q, α̂−τ̂⟩ = 0");
+    const QString cone =
+        verdict == grading::ConeVerdict::InCone
+            ? tr("Λ(q) = %1 < 1: in the cone Q₊ (Prop. 8)").arg(formatNumber(lambda_q, 4))
+            : tr("Λ(q) = %1 ≥ 1: outside the cone Q₊ (Prop. 8)").arg(formatNumber(lambda_q, 4));
     if (!c.within_clip)
       m_badgeReason->setText(tr("a grade lies outside [0, q_max = %1]").arg(c.q_max, 0, 'g', 4));
-    else if (sign > 0)
-      m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ > 0: q enters the cone Q₊ to first order (Eq. 15)") +
-                             kept);
-    else if (sign < 0)
-      m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ < 0: this direction leaves the cone (Eq. 15)") + kept);
+    else if (sign == 0 && std::abs(lambda_q - 1) < 1e-12)
+      m_badgeReason->setText(tr("q = 0: uniform grades sit on the cone's boundary (Prop. 8(iii))"));
     else
-      m_badgeReason->setText(tr("⟨q, α̂−τ̂⟩ = 0: uniform grades sit on the boundary (Prop. 8(iii))"));
+      m_badgeReason->setText(cone + QStringLiteral("; ") + order + kept);
     const QString sgn = sign > 0   ? tr("(+, enters Q₊)")
                         : sign < 0 ? tr("(−, leaves Q₊)")
                                    : tr("(0)");
     set("certificate", formatNumber(certificate, 5) + QStringLiteral("  ") + sgn);
     set("bootstrap", boot ? tr("%1 % of %2").arg(100 * fraction, 0, 'f', 1).arg(resamples)
                           : tr("n/a (no resamples)"));
-    set("lambda_q", formatNumber(lambda_q, 5) + (lambda_q < 1 ? tr("  (< 1: in Q₊)") : QString()));
+    set("lambda_q",
+        formatNumber(lambda_q, 5) +
+            (verdict == grading::ConeVerdict::InCone ? tr("  (< 1: in Q₊)") : QString()));
     set("gain", formatNumber(gain, 4) + QStringLiteral("×"));
-    set("bc", formatNumber(c.bc, 5));
-    set("lambda_star", formatNumber(c.lambda_star, 4));
+    // BC and Λ* of the program the shown grades belong to: per coordinate for the model's d
+    // grades, per level for the explorer's level-constant grades (the L-level program).
+    const double bc = r.fromModel ? r.model.bc : c.bc;
+    const QString per = r.fromModel ? tr("  (per coordinate, d = %1)").arg(r.model.d)
+                                    : tr("  (per level, L = %1)").arg(r.levelAlpha.size());
+    set("bc", formatNumber(bc, 5) + per);
+    set("lambda_star", formatNumber(bc * bc, 4) + per);
+    if (r.fromModel && r.model.has_heldout)
+      set("heldout", tr("⟨q,α̂−τ̂⟩ %1, Λ %2, gain %3× — %4")
+                         .arg(formatNumber(r.model.certificate_heldout, 4),
+                              formatNumber(r.model.lambda_q_heldout, 4),
+                              formatNumber(r.model.gain_heldout, 3), qs(r.model.verdict_heldout)));
+    else
+      set("heldout", r.fromModel ? tr("n/a (the profiles file has no held-out profiles)")
+                                 : tr("n/a (explorer: no model certified)"));
     set("clip_bound", formatNumber(c.clip_bound, 4));
     set("lambda_c", formatNumber(r.educated.lambda_c, 4));
     set("gain_c", formatNumber(r.educated.gain, 4) + QStringLiteral("×"));

@@ -638,17 +638,30 @@ void GradeEditor::refresh() {
     for (const auto& a : m_ladder["arms"]) {
       const QString name = qs(a.value("name", ""));
       const bool avail = a.value("available", true);
-      m_ladderArm->addItem(avail ? QStringLiteral("%1  (⟨q,α̂−τ̂⟩ = %2)")
+      const QString held =
+          a.contains("certificate_heldout")
+              ? tr(", held-out %1").arg(a.value("certificate_heldout", 0.0), 0, 'g', 4)
+              : QString();
+      m_ladderArm->addItem(avail ? tr("%1  (⟨q,α̂−τ̂⟩ fit %2%3)")
                                        .arg(name)
                                        .arg(a.value("certificate", 0.0), 0, 'g', 4)
+                                       .arg(held)
                                  : tr("%1 (unavailable)").arg(name),
                            name);
     }
     const int i = m_ladderArm->findData(qs(g.ladder_arm));
     m_ladderArm->setCurrentIndex(i);
-    m_ladderInfo->setText(tr("ladder: d = %1, BC = %2, order %3")
+    const bool levels = m_ladder.value("program_kind", std::string()) == "levels";
+    const auto ref = m_ladder.value("reference", nlohmann::json());
+    m_ladderInfo->setText(tr("ladder: d = %1, BC = %2 (%3); coordinates: %4; order %5")
                               .arg(m_ladder.value("d", 0))
                               .arg(m_ladder.value("bc", 0.0), 0, 'g', 5)
+                              .arg(levels ? tr("per level, L-level program")
+                                          : tr("per coordinate, d-variable program"))
+                              .arg(ref.is_object()
+                                       ? tr("token reference %1 (route 1 presets start W_e in it)")
+                                             .arg(qs(ref.value("kind", std::string())))
+                                       : tr("word types (no model's embedding has them)"))
                               .arg(qs(m_ladder.value("order", nlohmann::json::array()).dump())));
   } else {
     m_ladderInfo->setText(g.ladder_arm.empty()

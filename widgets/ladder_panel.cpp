@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/grading/cone.h"
 #include "engine/io/error.h"
 #include "widgets/widget_util.h"
 
@@ -66,10 +67,15 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
   view->setRenderHint(QPainter::Antialiasing);
   view->setMinimumHeight(220);
   split->addWidget(view);
-  m_table = new QTableWidget(0, 9);
-  m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩"), tr("Λ(q)"),
-                                      tr("ΔBPB"), tr("95 % t-interval"), tr("seeds"),
-                                      tr("tokens ×"), tr("meas.")});
+  m_table = new QTableWidget(0, 11);
+  m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩ fit"), tr("Λ fit"),
+                                      tr("⟨q, α̂−τ̂⟩ held-out"), tr("Λ held-out"), tr("ΔBPB"),
+                                      tr("95 % t-interval"), tr("seeds"), tr("tokens ×"),
+                                      tr("meas.")});
+  m_table->horizontalHeaderItem(2)->setToolTip(
+      tr("On the profiles the grades were fitted on (in-sample for the educated arm)"));
+  m_table->horizontalHeaderItem(4)->setToolTip(
+      tr("The same grades scored on profiles from held-out sentences (the honest prediction)"));
   m_table->verticalHeader()->setVisible(false);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);
@@ -158,15 +164,24 @@ void LadderPanel::apply(const LadderResult& r) {
     auto* arm = cell(qs(x.ladder_arm), false);
     arm->setToolTip(qs(x.program));
     m_table->setItem(row, 1, arm);
+    const bool h = x.has_heldout;
     m_table->setItem(row, 2, cell(formatNumber(x.certificate, 4)));
-    m_table->setItem(row, 3, cell(formatNumber(x.lambda_q, 4)));
-    m_table->setItem(row, 4, cell(d ? QString::asprintf("%+.4f", s.mean) : tr("—")));
-    m_table->setItem(row, 5,
-                     cell(d ? QString::asprintf("[%+.4f, %+.4f]", s.ci_low, s.ci_high) : tr("—")));
-    m_table->setItem(row, 6, cell(QString::number(x.seeds.size())));
+    auto* fitLambda = cell(formatNumber(x.lambda_q, 4));
+    fitLambda->setToolTip(qs(grading::cone_verdict_text(x.lambda_q, x.certificate)));
+    m_table->setItem(row, 3, fitLambda);
+    m_table->setItem(row, 4, cell(h ? formatNumber(x.certificate_heldout, 4) : tr("—")));
+    auto* heldLambda = cell(h ? formatNumber(x.lambda_q_heldout, 4) : tr("—"));
+    if (h)
+      heldLambda->setToolTip(
+          qs(grading::cone_verdict_text(x.lambda_q_heldout, x.certificate_heldout)));
+    m_table->setItem(row, 5, heldLambda);
+    m_table->setItem(row, 6, cell(d ? QString::asprintf("%+.4f", s.mean) : tr("—")));
     m_table->setItem(row, 7,
+                     cell(d ? QString::asprintf("[%+.4f, %+.4f]", s.ci_low, s.ci_high) : tr("—")));
+    m_table->setItem(row, 8, cell(QString::number(x.seeds.size())));
+    m_table->setItem(row, 9,
                      cell(x.token_ratio > 0 ? formatNumber(x.token_ratio, 3) : tr("not reached")));
-    m_table->setItem(row, 8,
+    m_table->setItem(row, 10,
                      cell(x.measured_rank > 0 ? QString::number(x.measured_rank) : tr("—")));
     ++row;
   }

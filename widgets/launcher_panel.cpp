@@ -3,6 +3,7 @@
 #include "widgets/launcher_panel.h"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -47,6 +48,12 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   m_resume->setToolTip(
       tr("Continue the selected cancelled or interrupted run from its last checkpoint."));
   m_remove = new QPushButton(tr("Remove"), this);
+  auto* fork = new QPushButton(tr("Fork…"), this);
+  fork->setObjectName(QStringLiteral("forkButton"));
+  fork->setToolTip(
+      tr("Start the form's runs from a checkpoint of another run: its weights, optimizer state "
+         "and data position, with these settings' grades (the arms of route 2 fork from the "
+         "uniform trunk's checkpoint the profiles were read in)."));
   // Two rows so the panel fits a dock of about 500 px: what to run, then the actions.
   m_preset->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   m_preset->setMinimumContentsLength(16);
@@ -62,6 +69,7 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   actions->addWidget(m_cancel);
   actions->addWidget(m_resume);
   actions->addWidget(m_remove);
+  actions->addWidget(fork);
   actions->addStretch(1);
   layout->addLayout(actions);
   m_seedError = new QLabel(this);
@@ -98,6 +106,12 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   connect(m_cancel, &QPushButton::clicked, this, [this] { m_queue->cancel(selectedId()); });
   connect(m_resume, &QPushButton::clicked, this, [this] { resumeSelected(); });
   connect(m_remove, &QPushButton::clicked, this, [this] { m_queue->remove(selectedId()); });
+  connect(fork, &QPushButton::clicked, this, [this] {
+    const QString file =
+        QFileDialog::getOpenFileName(this, tr("Checkpoint to fork from"), QString(),
+                                     tr("Run checkpoints (step_*.safetensors);;All files (*)"));
+    if (!file.isEmpty()) launch(true, file);
+  });
   connect(m_table, &QTableWidget::itemSelectionChanged, this, &LauncherPanel::updateButtons);
   connect(m_queue, &RunQueue::changed, this, &LauncherPanel::refreshTable);
   connect(m_queue, &RunQueue::step, this, [this](const QString& id, const StepRecord& r) {
@@ -171,7 +185,7 @@ QString LauncherPanel::seedError() const {
   return m_seedError->isHidden() ? QString() : m_seedError->text();
 }
 
-QString LauncherPanel::launch(bool start) {
+QString LauncherPanel::launch(bool start, const QString& forkFrom) {
   QList<int> seeds;
   QString why;
   if (!parseSeeds(&seeds, &why)) {
@@ -183,8 +197,13 @@ QString LauncherPanel::launch(bool start) {
   m_seedError->setVisible(false);
   m_seeds->setProperty("invalid", false);
   try {
-    const QStringList ids = m_queue->enqueue(m_form->config(), seeds);
-    m_status->setText(tr("Queued %1 run(s) of %2").arg(ids.size()).arg(qs(m_form->config().name)));
+    const QStringList ids = m_queue->enqueue(m_form->config(), seeds, forkFrom);
+    m_status->setText(
+        forkFrom.isEmpty()
+            ? tr("Queued %1 run(s) of %2").arg(ids.size()).arg(qs(m_form->config().name))
+            : tr("Queued %1 run(s) of %2 forked from %3")
+                  .arg(ids.size())
+                  .arg(qs(m_form->config().name), forkFrom));
     if (!ids.isEmpty()) selectId(ids.first());
     if (start) m_queue->setAutoStart(true);
     return {};

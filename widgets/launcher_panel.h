@@ -27,7 +27,9 @@ class LauncherPanel : public QWidget {
   // Adds the form's config once per seed and, when `start`, runs the queue (entries start one
   // after another; Launch does this, Queue does not). Returns "" or the refusal (also shown
   // under the field).
-  QString launch(bool start = true);
+  // `forkFrom` (a run folder, RUN@STEP or a checkpoint file): the runs start from that
+  // checkpoint with the form's grades (route 2 of the certificate); "" = from initialisation.
+  QString launch(bool start = true, const QString& forkFrom = QString());
   // Continues the selected cancelled or interrupted run from its last checkpoint and runs the
   // queue (the Resume button). Returns "" or why it cannot.
   QString resumeSelected();

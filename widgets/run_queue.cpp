@@ -57,6 +57,7 @@ void RunQueue::load() {
       e.config = o.value("config", nlohmann::json::object());
       e.status = qs(o.value("status", "queued"));
       e.runDir = qs(o.value("run_dir", ""));
+      e.forkFrom = qs(o.value("fork", ""));
       e.step = o.value("step", int64_t(0));
       e.totalSteps = o.value("total_steps", int64_t(0));
       e.valBpb = o.value("val_bpb", -1.0);
@@ -85,6 +86,7 @@ void RunQueue::save() {
                    {"config", e.config},
                    {"status", ss(e.status)},
                    {"run_dir", ss(e.runDir)},
+                   {"fork", ss(e.forkFrom)},
                    {"step", e.step},
                    {"total_steps", e.totalSteps},
                    {"val_bpb", e.valBpb},
@@ -101,7 +103,8 @@ void RunQueue::save() {
   }
 }
 
-QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds) {
+QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds,
+                              const QString& forkFrom) {
   QStringList ids;
   std::vector<QueueEntry> made;
   for (int seed : seeds) {
@@ -113,6 +116,7 @@ QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds) 
     e.seed = seed;
     e.config = c.to_json();
     e.totalSteps = c.train.steps;
+    e.forkFrom = forkFrom;
     made.push_back(e);
   }
   for (auto& e : made) {
@@ -258,8 +262,10 @@ void RunQueue::launch(QueueEntry& e) {
   const std::string runDir = ss(e.runDir), parent = ss(m_runsParent);
   const std::string folderName = ss(e.name) + "-s" + std::to_string(e.seed);
   const nlohmann::json config = e.config;
+  TrainerOptions options;
+  options.fork_from = ss(e.forkFrom);
   m_startFuture = QtConcurrent::run(
-      [this, id, launchNo, trainer, bridge, resuming, runDir, parent, folderName, config] {
+      [this, id, launchNo, trainer, bridge, resuming, runDir, parent, folderName, config, options] {
         QString dir = qs(runDir), error;
         try {
           if (resuming) {
@@ -269,7 +275,7 @@ void RunQueue::launch(QueueEntry& e) {
             QDir().mkpath(qs(parent));
             const std::string made = new_run_dir(parent, folderName);
             dir = qs(made);
-            trainer->start(c, made, bridge);
+            trainer->start(c, made, bridge, options);
           }
         } catch (const std::exception& ex) {
           error = qs(ex.what());

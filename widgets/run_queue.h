@@ -27,6 +27,7 @@ struct QueueEntry {
   QString status =
       QStringLiteral("queued");  // queued|running|completed|cancelled|diverged|failed|interrupted
   QString runDir;                // set once started
+  QString forkFrom;  // non-empty: starts from this checkpoint (engine/train/fork.h), its own grades
   qint64 step = 0, totalSteps = 0;
   double valBpb = -1, heldoutBpb = -1;
   QString message;
@@ -46,7 +47,10 @@ class RunQueue : public QObject {
 
   // Adds one entry per seed (the config's train.seed replaced); returns their ids. Throws
   // gllm::ConfigError when a seed is out of range.
-  QStringList enqueue(const RunConfig& config, const QList<int>& seeds);
+  // `forkFrom`: every entry starts from that run's checkpoint (a run folder, RUN@STEP or a
+  // checkpoint file) with its own grades (route 2 of the certificate).
+  QStringList enqueue(const RunConfig& config, const QList<int>& seeds,
+                      const QString& forkFrom = QString());
   bool remove(const QString& id);  // not while running
   bool cancel(const QString& id);  // running → asks the trainer to stop; queued → cancelled
   bool resume(const QString& id);  // re-queues a resumable entry (continues its run folder)

@@ -75,16 +75,22 @@ void run(const CertifyArgs& a) {
       i = j;
       continue;
     }
-    std::cout << c.component << " (d = " << c.d << "): ⟨q, α̂−τ̂⟩ = " << fixed(c.certificate, 5)
-              << " — "
-              << (c.admissible  ? "admissible"
-                  : c.sign == 0 ? "on the cone's boundary"
-                                : "not admissible");
+    std::cout << c.component << " (d = " << c.d << ", per coordinate): " << c.verdict
+              << "\n  fit profiles:      ⟨q, α̂−τ̂⟩ = " << fixed(c.certificate, 5) << " (first order "
+              << (c.sign > 0   ? "positive"
+                  : c.sign < 0 ? "negative"
+                               : "zero")
+              << ")";
     if (c.sign_fraction >= 0)
       std::cout << ", sign kept in " << fixed(100 * c.sign_fraction, 1) << " % of " << c.resamples
                 << " resamples";
     std::cout << "; Λ(q) = " << fixed(c.lambda_q, 5) << " (predicted token gain "
               << fixed(c.gain, 4) << "×), BC = " << fixed(c.bc, 5);
+    if (c.has_heldout)
+      std::cout << "\n  held-out profiles: ⟨q, α̂−τ̂⟩ = " << fixed(c.certificate_heldout, 5)
+                << "; Λ(q) = " << fixed(c.lambda_q_heldout, 5) << " (gain "
+                << fixed(c.gain_heldout, 4) << "×) — " << c.verdict_heldout;
+    if (!c.coordinates.empty()) std::cout << "\n  coordinates: " << c.coordinates;
     if (c.basis_deviation >= 0)
       std::cout << ", basis drift max|P − B| = " << fixed(c.basis_deviation, 6);
     std::cout << "\n";
@@ -96,7 +102,8 @@ gllm::cli::RegisterCommand reg("certify", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "certify",
       "Certify the grades a preset's model or a checkpoint holds against profiles "
-      "(Eq. 15 sign, Λ(q), BC, gain, bootstrap sign fraction)");
+      "(the cone Λ(q) < 1 and its first-order test, Eq. 15's sign; BC, gain, bootstrap sign "
+      "fraction; fit and held-out profiles)");
   auto a = std::make_shared<CertifyArgs>();
   cmd->add_option("target", a->target,
                   "Preset name or RunConfig JSON, run folder, or checkpoint .safetensors")

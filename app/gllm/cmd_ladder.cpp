@@ -1,11 +1,13 @@
-// `gllm ladder`: the six arms of seed 000 Table 2 from a profiles file, each with ⟨q, α̂−τ̂⟩, Λ(q),
-// held-out and bootstrap figures, ordered; written as the JSON presets name in grading.ladder_file.
+// `gllm ladder`: the arms of seed 000 Table 2 (three random draws) from a profiles file, each with
+// ⟨q, α̂−τ̂⟩, Λ(q), held-out and bootstrap figures, ordered; written as the JSON presets name in
+// grading.ladder_file.
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
 
 #include "app/gllm/command_registry.h"
+#include "engine/grading/cone.h"
 #include "engine/grading/ladder.h"
 #include "engine/io/error.h"
 #include "engine/io/text_table.h"
@@ -23,7 +25,7 @@ struct LadderArgs {
 
 gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
-      "ladder", "Selection ladder (seed 000 Table 2): grades and certificates of the six arms");
+      "ladder", "Selection ladder (seed 000 Table 2): grades and certificates of its arms");
   auto a = std::make_shared<LadderArgs>();
   cmd->add_option("--profiles", a->profiles, "Profiles JSON written by `gllm profiles`")
       ->required();
@@ -32,7 +34,8 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
                   "Grading base λ > 1 (default e^{1/head_dim}); must match the model's λ");
   cmd->add_option("--head-dim", a->head_dim, "d_k for the default base λ = e^{1/d_k}")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the random arm")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the random arms (draws s, s+1, s+2)")
+      ->capture_default_str();
   cmd->add_option("--magnitude-weight", a->magnitude_weight,
                   "ν_mag of the educated/oracle optimum");
   cmd->add_option(
@@ -68,24 +71,53 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
       gllm::cli::print_json(gllm::grading::ladder_to_json(lad));
       return;
     }
-    std::cout << "BC(α̂,τ̂) = " << lad.bc << ", Λ* = " << lad.lambda_star << ", λ = " << lad.lambda
-              << ", C = " << lad.clip << "\n";
+    const bool levels = lad.program_kind == "levels";
+    std::cout << "BC(α̂,τ̂) = " << lad.bc << ", Λ* = " << lad.lambda_star << " ("
+              << (levels ? "per level: the L-level program"
+                         : "per coordinate: the d-variable program")
+              << "), λ = " << lad.lambda << ", C = " << lad.clip << "\n";
+    std::cout << "coordinates: "
+              << (lad.reference.is_object()
+                      ? "token reference " + lad.reference.value("kind", std::string()) + " " +
+                            lad.reference.value("digest", std::string())
+                      : std::string("word-type reference (no model's embedding has them)"))
+              << "\nfit: " << lad.fit << "\nscored: " << lad.scoring << "\n";
     auto num = [](double v) {
       std::ostringstream s;
-      s << std::setprecision(5) << v;
+      s << std::setprecision(4) << v;
       return s.str();
     };
-    gllm::TextTable table({"rank", "arm", "⟨q,α̂−τ̂⟩", "Λ(q)", "gain"},
+    gllm::TextTable table({"rank", "arm", "⟨q,α̂−τ̂⟩ fit", "Λ fit", "gain fit", "⟨q,α̂−τ̂⟩ held-out",
+                           "Λ held-out", "gain held-out", "held-out verdict"},
                           {gllm::Align::Right, gllm::Align::Left, gllm::Align::Right,
-                           gllm::Align::Right, gllm::Align::Right});
+                           gllm::Align::Right, gllm::Align::Right, gllm::Align::Right,
+                           gllm::Align::Right, gllm::Align::Right, gllm::Align::Left});
     for (const auto& name : lad.order) {
       const auto& arm = lad.arm(name);
-      table.add_row({std::to_string(arm.rank), arm.name, num(arm.certificate), num(arm.lambda_q),
-                     num(arm.gain)});
+      const bool h = arm.has_heldout;
+      std::string cert = num(arm.certificate);
+      if (!arm.interval_method.empty())
+        cert += " [" + num(arm.certificate_low) + ", " + num(arm.certificate_high) + "]";
+      table.add_row(
+          {std::to_string(arm.rank), arm.name, cert, num(arm.lambda_q), num(arm.gain),
+           h ? num(arm.certificate_heldout) : "—", h ? num(arm.lambda_q_heldout) : "—",
+           h ? num(arm.gain_heldout) : "—",
+           h ? gllm::grading::cone_verdict_text(arm.lambda_q_heldout, arm.certificate_heldout)
+             : gllm::grading::cone_verdict_text(arm.lambda_q, arm.certificate)});
     }
     std::cout << table.render();
     for (const auto& arm : lad.arms)
-      std::cout << "- " << arm.name << ": " << (arm.available ? arm.program : arm.reason) << "\n";
+      std::cout << "- " << arm.name << ": " << (arm.available ? arm.program : arm.reason)
+                << (arm.available ? "; fit profiles: " + gllm::grading::cone_verdict_text(
+                                                             arm.lambda_q, arm.certificate)
+                                  : std::string())
+                << "\n";
+    bool corrected = false;
+    for (const auto& arm : lad.arms)
+      corrected |= arm.interval_method.find("bias") != std::string::npos;
+    if (corrected)
+      std::cout << "intervals: 95 % bootstrap (each resample refits the arm's program); where the "
+                   "percentile interval missed its estimate it is median-bias-corrected\n";
     if (!a->out.empty()) std::cout << "wrote " << a->out << "\n";
     std::cout.flush();
   });

@@ -1,6 +1,7 @@
 // `gllm profiles`: estimates seed 000's profiles on the Brown corpus (graded basis, α̂, τ̂, per-level
 // targets, BC, bootstrap, held-out, part-of-speech grades) and writes the profiles file.
 #include <chrono>
+#include <filesystem>
 
 #include "app/gllm/command_registry.h"
 #include "engine/config/run_config.h"
@@ -9,6 +10,7 @@
 #include "engine/data/profile_estimation.h"
 #include "engine/grading/profiles.h"
 #include "engine/io/error.h"
+#include "engine/train/embedding_reference.h"
 #include "engine/train/head_profiles.h"
 
 namespace {
@@ -35,10 +37,12 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
   auto* reference =
       cmd->add_option(
              "--reference", o->p.reference,
-             "Reference representation: ppmi (PPMI + truncated SVD), wte (a checkpoint's "
-             "embedding), or heads (every attention head of --checkpoint; the default when "
-             "--checkpoint is given alone)")
-          ->check(CLI::IsMember({"ppmi", "wte", "heads"}));
+             "Reference representation: token_ppmi (PPMI + truncated SVD over the run's BPE "
+             "tokens: a model starts from it with model.wte_init = \"reference\"), wte (a "
+             "checkpoint's own embedding W_e·G, for arms forked from it), ppmi (over word types: "
+             "coordinates no model has), or heads (every attention head of --checkpoint; the "
+             "default when --checkpoint is given alone)")
+          ->check(CLI::IsMember({"ppmi", "token_ppmi", "wte", "heads"}));
   cmd->add_option(
       "--checkpoint", o->p.checkpoint,
       "Run folder or checkpoint: head profiles (each head's keys after RoPE and QK-norm), or the "
@@ -144,10 +148,33 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
         gllm::split_documents(corpus.documents.size(), cfg.val_fraction, cfg.heldout_fraction,
                               static_cast<uint64_t>(cfg.split_seed));
     std::unique_ptr<gllm::Dataset> ds;
-    if (!o->no_output_grades || o->p.reference == "wte")
+    const bool token_units = o->p.reference == "wte" || o->p.reference == "token_ppmi";
+    if (!o->no_output_grades || token_units)
       ds = std::make_unique<gllm::Dataset>(gllm::open_dataset(cfg, corpus, say));
+    gllm::grading::TokenReference checkpoint_ref;
+    if (o->p.reference == "wte") {
+      if (o->p.checkpoint.empty())
+        throw gllm::Error(
+            "--reference wte reads a checkpoint's embedding: give --checkpoint "
+            "RUN_OR_CKPT");
+      checkpoint_ref = gllm::checkpoint_reference(o->p.checkpoint, o->p.wte_name);
+      checkpoint_ref.tokenizer_hash = ds->tokenizer.hash();
+      o->p.token_reference = &checkpoint_ref;
+    }
     auto r = gllm::estimate_profiles(corpus, splits, o->p, ds ? &ds->tokenizer : nullptr,
                                      ds ? ds->shard.get() : nullptr, say);
+    if (o->p.reference == "wte") {
+      r.file.reference["checkpoint"] = checkpoint_ref.meta["checkpoint"];
+      r.file.reference["step"] = checkpoint_ref.meta["step"];
+    }
+    if (r.reference.vectors.size() > 0) {
+      // The table a model starts from, beside the profiles (named relative to them).
+      const std::filesystem::path out(o->out);
+      const std::string table = out.stem().string() + ".reference.safetensors";
+      gllm::grading::save_token_reference((out.parent_path() / table).string(), r.reference);
+      r.file.reference["file"] = table;
+      say("wrote the token reference table " + (out.parent_path() / table).string());
+    }
     r.file.meta["split"] = {{"seed", cfg.split_seed},
                             {"val_fraction", cfg.val_fraction},
                             {"heldout_fraction", cfg.heldout_fraction},

@@ -1,5 +1,5 @@
 // `gllm train PRESET [--steps N] [--eval-every N] [--checkpoint-every N] [--seed S] [--out DIR]
-// [--nproc N]` (or one rank of a torchrun / srun job) and `gllm train --sweep FILE`.
+// [--nproc N] [--fork CKPT]` (or one rank of a torchrun / srun job) and `gllm train --sweep FILE`.
 #include <filesystem>
 #include <iostream>
 
@@ -27,6 +27,7 @@ struct TrainOpts {
   int threads = -1;
   std::string device;
   std::string out;
+  std::string fork;
   bool json = false;
   bool quiet = false;
   int nproc = 1;
@@ -42,10 +43,24 @@ void apply_overrides(gllm::RunConfig& c, const TrainOpts& o) {
   c = gllm::RunConfig::from_json(c.to_json());  // re-validate
 }
 
-gllm::FinishedRecord train_one(const gllm::RunConfig& c, const std::string& dir, bool quiet) {
+gllm::FinishedRecord train_one(const gllm::RunConfig& c, const std::string& dir, bool quiet,
+                               const std::string& fork = "") {
   gllm::Trainer trainer;
+  gllm::TrainerOptions options;
+  options.fork_from = fork;
   return gllm::cli::drive_run(trainer, quiet,
-                              [&](gllm::RunObserver* obs) { trainer.start(c, dir, obs); });
+                              [&](gllm::RunObserver* obs) { trainer.start(c, dir, obs, options); });
+}
+
+// A sweep's fork spec for one seed: {seed} replaced, relative paths read beside the sweep file.
+std::string fork_for_seed(const std::string& spec, const std::string& sweep_dir, int seed) {
+  if (spec.empty()) return spec;
+  std::string s = spec;
+  for (auto p = s.find("{seed}"); p != std::string::npos; p = s.find("{seed}"))
+    s.replace(p, 6, std::to_string(seed));
+  if (!std::filesystem::path(s).is_absolute() && !sweep_dir.empty())
+    s = gllm::join_path(sweep_dir, s);
+  return s;
 }
 
 gllm::FinishedRecord resume_one(const std::string& dir, bool quiet) {
@@ -65,6 +80,7 @@ void run_sweep(const TrainOpts& o) {
   struct Job {
     std::string arm, dir;
     gllm::RunConfig config;
+    std::string fork;
   };
   std::vector<Job> jobs;
   for (const auto& a : sw.arms) {
@@ -86,11 +102,18 @@ void run_sweep(const TrainOpts& o) {
     if (sw.steps > 0) base.train.steps = sw.steps;
     for (int seed : sw.seeds) {
       gllm::RunConfig c = base;
+      // String values of "set" may name per-seed files ({seed}: route 2's per-trunk profiles).
+      for (auto it = a.set.begin(); it != a.set.end(); ++it)
+        if (it.value().is_string() &&
+            it.value().get<std::string>().find("{seed}") != std::string::npos) {
+          std::string v = fork_for_seed(it.value().get<std::string>(), sweep_dir, seed);
+          gllm::set_config_value(c, it.key(), v);
+        }
       c.train.seed = seed;
       apply_overrides(c, o);
       c.train.seed = seed;
-      jobs.push_back(
-          {c.name, gllm::join_path(out, c.name + "-s" + std::to_string(c.train.seed)), c});
+      jobs.push_back({c.name, gllm::join_path(out, c.name + "-s" + std::to_string(c.train.seed)), c,
+                      fork_for_seed(sw.fork, sweep_dir, seed)});
     }
   }
   gllm::make_directories(out);
@@ -115,7 +138,7 @@ void run_sweep(const TrainOpts& o) {
       }
       f = resume_one(j.dir, o.quiet);
     } else {
-      f = train_one(j.config, j.dir, o.quiet);
+      f = train_one(j.config, j.dir, o.quiet, j.fork);
     }
     auto r = gllm::to_json(f);
     r["arm"] = j.arm;
@@ -147,6 +170,10 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--out", o->out,
                   "Run folder (default: runs/<name>-<time>); for a sweep, the parent folder");
+  cmd->add_option("--fork", o->fork,
+                  "Start from another run's checkpoint (RUN_FOLDER, RUN_FOLDER@STEP or "
+                  "RUN/checkpoints/step_N.safetensors): its weights, optimizer state and data "
+                  "position, with this preset's grades; recorded in parent.json");
   cmd->add_flag("--json", o->json, "Print the outcome as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress bar");
   cmd->add_option(
@@ -167,6 +194,10 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
       if (o->nproc > 1)
         throw gllm::Error(
             "--nproc applies to one run; run the sweep's arms one at a time with --nproc");
+      if (!o->fork.empty())
+        throw gllm::Error(
+            "--fork names one checkpoint; in a sweep give \"fork\" in the sweep "
+            "file (with {seed} for per-seed trunks)");
       run_sweep(*o);
       return;
     }
@@ -181,6 +212,8 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
     apply_overrides(*&c, *o);
     std::string dir = o->out.empty() ? gllm::new_run_dir(gllm::runs_dir(), c.name) : o->out;
     gllm::FinishedRecord f;
+    if (!o->fork.empty() && (o->nproc > 1 || launch.world_size > 1))
+      throw gllm::Error("--fork runs in one process; drop --nproc (or the launcher) for a fork");
     if (o->nproc > 1 && !gllm::dist::launched_child()) {
       // Refuse an impossible split before starting anything.
       gllm::dist::plan_batch(c.train.device_batch, c.train.grad_accum, o->nproc, 0);
@@ -198,7 +231,7 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
       if (!others.empty() && f.status == "completed")
         throw gllm::Error("rank 0 completed but " + others);
     } else {
-      f = train_one(c, dir, o->quiet);
+      f = train_one(c, dir, o->quiet, o->fork);
     }
     if (o->json) {
       gllm::cli::print_json(gllm::to_json(f));

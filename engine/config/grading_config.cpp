@@ -39,7 +39,8 @@ const Schema<GradingConfig>& GradingConfig::schema() {
                 "(per-coordinate grades in the profiles' graded basis)")
         .text("ladder_file", &GradingConfig::ladder_file, "Ladder JSON written by `gllm ladder`")
         .choice("ladder_arm", &GradingConfig::ladder_arm,
-                {"", "uniform", "random", "taxonomic", "pos", "educated", "oracle"},
+                {"", "uniform", "random", "random-2", "random-3", "taxonomic", "pos", "educated",
+                 "oracle"},
                 "Arm of the selection ladder (seed 000 Table 2)")
         .text("profiles_file", &GradingConfig::profiles_file,
               "Profiles JSON from `gllm profiles`; its graded basis initialises P")

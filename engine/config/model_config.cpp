@@ -53,7 +53,11 @@ const Schema<ModelConfig>& ModelConfig::schema() {
                  "Planes [0, n) whose query scale is held at 1.0 in every layer")
         .choice("storage", &ModelConfig::storage, {"fp32", "bf16"},
                 "Storage dtype of wte, value_embeds and the hashed tables (seed 001 stores them in "
-                "bf16; optim.embedding_state then decides whether an fp32 master is kept)");
+                "bf16; optim.embedding_state then decides whether an fp32 master is kept)")
+        .choice("wte_init", &ModelConfig::wte_init, {"normal", "reference"},
+                "Initial token embedding: N(0, 1), or the token reference of "
+                "grading.profiles_file (the certificate's coordinates are then the model's own at "
+                "step 0)");
     s.check([](const ModelConfig& m, const std::string& path) {
       auto key = [&](const char* k) { return path.empty() ? std::string(k) : path + "." + k; };
       if (m.depth == 0 && m.n_embd % m.n_head != 0)

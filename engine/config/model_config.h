@@ -33,6 +33,10 @@ struct ModelConfig {
   // 001 stores them (its optimizer then keeps bf16 moments, or an fp32 master with fp32 moments
   // when optim.embedding_state is "fp32").
   std::string storage = "fp32";
+  // Initial token embedding W_e: "normal" N(0, 1), or "reference": the token reference table of
+  // grading.profiles_file (route 1 of the certificate: at step 0 the profiles' coordinates are
+  // the model's own), checked against the run's tokenizer and the profiles' digest.
+  std::string wte_init = "normal";
 
   // Derived shape: from depth (baseline) or from the explicit n_layer / n_embd / n_head.
   int layers() const;

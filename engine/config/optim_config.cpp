@@ -21,6 +21,9 @@ const Schema<OptimConfig>& OptimConfig::schema() {
             "Optimizer state of bf16-stored wte/value_embeds (model.storage = bf16): moments in "
             "bf16 and no master (baseline, control #4a), or an fp32 master with fp32 moments "
             "(seed-001 Tier 1); fp32-stored tables always have fp32 moments")
+        .real("embedding_weight_decay", &OptimConfig::embedding_weight_decay, 0, 10,
+              "Decoupled weight decay of wte (w ← w − lr·wd·w each step; seed 000's "
+              "norm-controlled regime); 0 = none")
         .real("query_scale_lr", &OptimConfig::query_scale_lr, 0, 100,
               "AdamW LR of the post-QK-norm query scale q_τ")
         .real("matrix_lr", &OptimConfig::matrix_lr, 0, 100, "Muon learning rate")

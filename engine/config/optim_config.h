@@ -15,7 +15,10 @@ struct OptimConfig {
   double adam_beta1 = 0.8;
   double adam_beta2 = 0.95;
   double adam_eps = 1e-10;
-  double query_scale_lr = 0.005;         // AdamW LR of q_tau (seed 001 does not state it)
+  double query_scale_lr = 0.005;  // AdamW LR of q_tau (seed 001 does not state it)
+  // Decoupled weight decay of the token embedding wte (seed 000 §5.3, §8.3: the norm-controlled
+  // regime): w ← w − lr·wd·w before each AdamW update, on the same schedule as the LR. 0 = off.
+  double embedding_weight_decay = 0.0;
   std::string embedding_state = "bf16";  // bf16 (baseline: bf16 moments) | fp32 (master + moments)
   // Muon.
   double matrix_lr = 0.04;

@@ -85,6 +85,11 @@ const Schema<RunConfig>& RunConfig::schema() {
                 c.model.storage +
                 "\": the tables are already fp32 and no master can exist; set "
                 "model.storage to \"bf16\" (seed 001) or embedding_state to \"bf16\"");
+      if (c.model.wte_init == "reference" && c.grading.profiles_file.empty())
+        throw ConfigError("model.wte_init",
+                          "is \"reference\" but grading.profiles_file is empty: the reference "
+                          "table comes with a profiles file written by `gllm profiles --reference "
+                          "token_ppmi`; set grading.profiles_file to it");
       if (c.model.vocab_size != 0 && c.model.vocab_size != c.data.vocab_size)
         throw ConfigError("model.vocab_size",
                           "is " + std::to_string(c.model.vocab_size) + " but data.vocab_size is " +

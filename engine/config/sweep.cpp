@@ -33,18 +33,23 @@ bool int_in(const nlohmann::json& v, int64_t lo, int64_t hi, int64_t* out) {
 SweepFile sweep_from_json(const nlohmann::json& j, const std::string& source) {
   const std::string shape =
       "; a sweep is {\"arms\": [\"preset\" or {\"preset\", \"name\", \"set\"}], \"seeds\": [ints], "
-      "\"name\", \"out\", \"steps\"}";
+      "\"name\", \"out\", \"steps\", \"fork\"}";
   check_json_depth(j, 16, source, "a sweep is a few levels deep");
   if (!j.is_object()) throw Error(source + ": a sweep is a JSON object" + shape);
   SweepFile s;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     if (k != "name" && k != "arms" && k != "seeds" && k != "out" && k != "steps" &&
-        k != "description")
+        k != "description" && k != "fork")
       throw Error(source + ": unknown key \"" + brief_text(k, 80) + "\"" + shape);
   }
   if (j.contains("name")) s.name = string_at(j["name"], source + ": \"name\"");
   if (j.contains("out")) s.out = string_at(j["out"], source + ": \"out\"");
+  if (j.contains("fork")) {
+    s.fork = string_at(j["fork"], source + ": \"fork\"");
+    if (s.fork.empty())
+      throw Error(source + ": \"fork\" is empty; name a run folder, RUN@STEP or a checkpoint");
+  }
   if (j.contains("steps")) {
     if (!int_in(j["steps"], 1, 1000000000, &s.steps))
       throw Error(source + ": \"steps\" should be an integer in [1, 1000000000], got " +

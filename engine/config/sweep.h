@@ -9,7 +9,11 @@
 namespace gllm {
 
 // {"name": "...", "arms": ["preset", {"preset": "p", "name": "arm", "set": {"a.b": v}}],
-//  "seeds": [41, 42, 47], "out": "runs/<name>" (optional), "steps": N (optional)}
+//  "seeds": [41, 42, 47], "out": "runs/<name>" (optional), "steps": N (optional),
+//  "fork": "trunk/uniform-s{seed}@200" (optional: every run forks from that checkpoint, {seed}
+//          replaced by the run's seed; relative to the sweep file's folder; engine/train/fork.h)}
+// A string value of an arm's "set" holding {seed} is replaced per seed the same way (route 2: each
+// seed's arms read the profiles of their own trunk).
 struct SweepArm {
   std::string preset;
   std::string name;                               // empty: the preset's own name
@@ -22,6 +26,7 @@ struct SweepFile {
   std::vector<int> seeds;      // at least one, each in [0, 2^31 − 1], no repeats
   std::string out;             // empty: runs/<name>
   int64_t steps = 0;           // > 0: replaces train.steps of every arm
+  std::string fork;            // empty: runs start from initialisation
 };
 
 // Checks a parsed sweep; errors name `source`, the key and the fix.

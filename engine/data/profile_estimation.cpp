@@ -2,9 +2,6 @@
 // per-level targets with BC, bootstrap over sentences, held-out profiles, part-of-speech grades.
 #include "engine/data/profile_estimation.h"
 
-#include <Eigen/QR>
-#include <Eigen/SVD>
-#include <Eigen/Sparse>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -13,6 +10,7 @@
 
 #include "engine/data/level_features.h"
 #include "engine/data/token_cache.h"
+#include "engine/data/token_reference.h"
 #include "engine/data/tokenizer.h"
 #include "engine/grading/bootstrap.h"
 #include "engine/grading/ladder.h"
@@ -47,23 +45,6 @@ std::vector<std::string> frequent_types(const Corpus& corpus,
   for (size_t i = 0; i < by.size() && static_cast<int>(i) < max_types; ++i)
     out.push_back(by[i].second);
   return out;
-}
-
-Eigen::MatrixXd gaussian(int rows, int cols, uint64_t seed) {
-  SplitMix64 rng(seed ^ 0x6A09E667F3BCC909ull);
-  Eigen::MatrixXd m(rows, cols);
-  for (int j = 0; j < cols; ++j)
-    for (int i = 0; i < rows; ++i) {
-      double u1 = (static_cast<double>(rng.next() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-      double u2 = static_cast<double>(rng.next() >> 11) * (1.0 / 9007199254740992.0);
-      m(i, j) = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-    }
-  return m;
-}
-
-Eigen::MatrixXd thin_q(const Eigen::MatrixXd& y) {
-  Eigen::HouseholderQR<Eigen::MatrixXd> qr(y);
-  return qr.householderQ() * Eigen::MatrixXd::Identity(y.rows(), y.cols());
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -184,101 +165,19 @@ TypeEmbeddings ppmi_embeddings(const Corpus& corpus, const std::vector<uint32_t>
   TypeEmbeddings te;
   te.types = frequent_types(corpus, documents, opt.min_count, opt.max_types);
   const int K = static_cast<int>(te.types.size());
-  const int Kc = std::min(K, opt.contexts);
   if (K < opt.d + 1)
     throw Error("only " + std::to_string(K) + " word types occur ≥ " +
                 std::to_string(opt.min_count) + " times, too few for a width-" +
                 std::to_string(opt.d) + " PPMI embedding; lower --d or --min-count");
   for (int i = 0; i < K; ++i) te.rows[te.types[i]] = i;
-  // Co-occurrence pairs within ± window inside a sentence, counted by sorting.
-  std::vector<uint64_t> pairs;
-  std::vector<int> idx;
+  std::vector<std::vector<int>> sentences;  // each sentence's word types as rows (−1: none)
   for (uint32_t d : documents)
     for (const auto& s : corpus.documents[d].sentences) {
-      idx.resize(s.words.size());
+      std::vector<int> idx(s.words.size());
       for (size_t i = 0; i < s.words.size(); ++i) idx[i] = te.index(lower(s.words[i].word));
-      for (size_t i = 0; i < idx.size(); ++i) {
-        if (idx[i] < 0) continue;
-        size_t lo = i >= size_t(opt.window) ? i - opt.window : 0,
-               hi = std::min(idx.size(), i + opt.window + 1);
-        for (size_t j = lo; j < hi; ++j)
-          if (j != i && idx[j] >= 0 && idx[j] < Kc)
-            pairs.push_back(uint64_t(idx[i]) * uint64_t(Kc) + uint64_t(idx[j]));
-      }
+      sentences.push_back(std::move(idx));
     }
-  std::sort(pairs.begin(), pairs.end());
-  std::vector<double> row(K, 0), col(Kc, 0);
-  std::vector<std::pair<uint64_t, double>> counts;
-  for (size_t i = 0; i < pairs.size();) {
-    size_t j = i;
-    while (j < pairs.size() && pairs[j] == pairs[i]) ++j;
-    counts.push_back({pairs[i], double(j - i)});
-    row[pairs[i] / Kc] += double(j - i);
-    col[pairs[i] % Kc] += double(j - i);
-    i = j;
-  }
-  double total = 0, colpow = 0;
-  for (double r : row) total += r;
-  for (double c : col) colpow += std::pow(c, 0.75);
-  std::vector<Eigen::Triplet<double>> trip;
-  for (auto& [key, n] : counts) {
-    int a = static_cast<int>(key / Kc), c = static_cast<int>(key % Kc);
-    double pmi = std::log((n / total) / ((row[a] / total) * (std::pow(col[c], 0.75) / colpow)));
-    if (pmi > 0) trip.emplace_back(a, c, pmi);
-  }
-  Eigen::SparseMatrix<double> M(K, Kc);
-  M.setFromTriplets(trip.begin(), trip.end());
-  // Randomized truncated SVD (range finder with power iterations).
-  const int k = std::min(Kc, opt.d + 16);
-  Eigen::MatrixXd Q = thin_q(M * gaussian(Kc, k, opt.seed + 17));
-  for (int it = 0; it < 3; ++it) {
-    Eigen::MatrixXd Qt = thin_q(Eigen::MatrixXd(M.transpose() * Q));
-    Q = thin_q(M * Qt);
-  }
-  Eigen::MatrixXd Bt = M.transpose() * Q;  // Kc × k  (= Bᵀ, B = Qᵀ M)
-  Eigen::BDCSVD<Eigen::MatrixXd> svd(Bt.transpose(), Eigen::ComputeThinU);
-  Eigen::MatrixXd U = Q * svd.matrixU().leftCols(opt.d);
-  Eigen::VectorXd sv = svd.singularValues().head(opt.d);
-  te.vectors = U * sv.cwiseSqrt().asDiagonal();  // K × d
-  return te;
-}
-
-TypeEmbeddings wte_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents,
-                              const Tokenizer& tokenizer, const ProfileOptions& opt) {
-  auto file = SafetensorsFile::open(opt.checkpoint);
-  std::string name = opt.wte_name;
-  if (name.empty()) {
-    for (const char* c : {"wte", "wte.weight", "transformer.wte.weight"})
-      if (file.has(c)) {
-        name = c;
-        break;
-      }
-    if (name.empty())
-      throw Error("checkpoint " + opt.checkpoint +
-                  " has no tensor named wte, wte.weight or transformer.wte.weight; "
-                  "name it with --wte-name");
-  }
-  const auto& info = file.info(name);
-  if (info.shape.size() != 2)
-    throw Error("tensor " + name + " in " + opt.checkpoint +
-                " is not a matrix; pass the token embedding with --wte-name");
-  const int64_t V = info.shape[0], D = info.shape[1];
-  if (V < tokenizer.vocab_size())
-    throw Error("wte has " + std::to_string(V) + " rows but the tokenizer has " +
-                std::to_string(tokenizer.vocab_size()) +
-                " tokens; use the checkpoint trained with this corpus and vocab_size");
-  auto data = file.to_float(name);
-  TypeEmbeddings te;
-  te.types = frequent_types(corpus, documents, opt.min_count, opt.max_types);
-  te.vectors.resize(te.types.size(), D);
-  for (size_t i = 0; i < te.types.size(); ++i) {
-    te.rows[te.types[i]] = static_cast<int>(i);
-    auto ids = tokenizer.encode(" " + te.types[i]);
-    Eigen::VectorXd v = Eigen::VectorXd::Zero(D);
-    for (int32_t id : ids)
-      for (int64_t c = 0; c < D; ++c) v[c] += data[size_t(id) * D + c];
-    te.vectors.row(i) = (v / std::max<size_t>(1, ids.size())).transpose();
-  }
+  te.vectors = ppmi_svd(sentences, K, opt.contexts, opt.window, opt.d, opt.seed);  // (K, d)
   return te;
 }
 
@@ -310,44 +209,101 @@ Eigen::MatrixXd graded_basis(const std::vector<Eigen::MatrixXd>& C, const std::v
 
 namespace {
 
-// Per-token rows of one split: coordinates z = Pᵀ r (tokens × d), targets, sentence ids.
+// The rows of the reference: lower-cased word types (ppmi) or the BPE tokens of the token cache
+// (token_ppmi, wte), each occurrence carrying the level features of the word it belongs to.
+struct Units {
+  const TypeEmbeddings* words = nullptr;  // word-type rows, or
+  const TokenShard* shard = nullptr;      // token rows: ids from the token cache
+  const Tokenizer* tokenizer = nullptr;
+};
+
+struct Occurrence {
+  const TaggedWord* word = nullptr;
+  size_t index = 0;      // the word's position in its sentence (row of the features)
+  int unit = 0;          // row of the reference
+  int64_t sentence = 0;  // serial number of the sentence (increasing)
+};
+
+// Calls f(occurrence) for every occurrence of a unit in `docs`; the sentence's features are in
+// feats/tg (LevelFeaturizer::sentence_features) whenever f runs. Returns the words skipped for
+// having no row (word types only; a token always has its row).
+template <class F>
+size_t for_each_occurrence(const Corpus& corpus, const std::vector<uint32_t>& docs,
+                           const Units& units, const LevelFeaturizer& fz, std::vector<float>* feats,
+                           std::vector<float>& tg, F&& f) {
+  size_t skipped = 0;
+  int64_t serial = -1;
+  for (uint32_t d : docs) {
+    const auto& doc = corpus.documents[d];
+    if (units.words) {
+      for (size_t si = 0; si < doc.sentences.size(); ++si) {
+        fz.sentence_features(doc, si, feats, tg);
+        ++serial;
+        const auto& words = doc.sentences[si].words;
+        for (size_t i = 0; i < words.size(); ++i) {
+          const int t = units.words->index(lower(words[i].word));
+          if (t < 0) {
+            ++skipped;
+            continue;
+          }
+          f(Occurrence{&words[i], i, t, serial});
+        }
+      }
+      continue;
+    }
+    auto v = units.shard->document(d);
+    const auto at = align_tokens_to_words(doc, v.data, v.size, units.tokenizer->token_bytes());
+    size_t si = 0, first = 0;  // the current sentence and the document index of its first word
+    int64_t computed = -1;     // sentence whose features are in feats/tg
+    for (size_t k = 0; k < v.size; ++k) {
+      if (at[k] < 0) continue;
+      const size_t w = static_cast<size_t>(at[k]);
+      while (si < doc.sentences.size() && w >= first + doc.sentences[si].words.size()) {
+        first += doc.sentences[si].words.size();
+        ++si;
+      }
+      if (si >= doc.sentences.size()) break;
+      if (computed != static_cast<int64_t>(si)) {
+        fz.sentence_features(doc, si, feats, tg);
+        computed = static_cast<int64_t>(si);
+        ++serial;
+      }
+      f(Occurrence{&doc.sentences[si].words[w - first], w - first, v.data[k], serial});
+    }
+  }
+  return skipped;
+}
+
+// Per-occurrence rows of one split: coordinates z = Pᵀ r (occurrences × d), targets, sentences.
 struct SplitRows {
-  Eigen::MatrixXd Zt;     // distinct types of the split × d
+  Eigen::MatrixXd Zt;     // distinct units of the split × d
   std::vector<int> type;  // row → row of Zt
   Eigen::MatrixXd Z;
-  Eigen::MatrixXd Y;          // tokens × kBrownLevels
+  Eigen::MatrixXd Y;          // occurrences × kBrownLevels
   std::vector<int> sentence;  // row → sentence (0 … sentences−1)
   int sentences = 0;
-  size_t skipped = 0;  // tokens whose type has no representation
+  size_t skipped = 0;  // words whose type has no representation
 };
 
 SplitRows split_rows(const Corpus& corpus, const std::vector<uint32_t>& docs,
-                     const LevelFeaturizer& fz, const TypeEmbeddings& te,
-                     const Eigen::MatrixXd& Pz /* types × d */) {
+                     const LevelFeaturizer& fz, const Units& units,
+                     const Eigen::MatrixXd& Pz /* units × d */) {
   SplitRows r;
   std::vector<int> types;
   std::vector<float> tg;
   std::vector<float> feats[kBrownLevels];
   std::vector<std::array<float, kBrownLevels>> ys;
-  for (uint32_t d : docs) {
-    const auto& doc = corpus.documents[d];
-    for (size_t si = 0; si < doc.sentences.size(); ++si) {
-      fz.sentence_features(doc, si, feats, tg);
-      bool any = false;
-      for (size_t i = 0; i < doc.sentences[si].words.size(); ++i) {
-        int t = te.index(lower(doc.sentences[si].words[i].word));
-        if (t < 0) {
-          ++r.skipped;
-          continue;
-        }
-        types.push_back(t);
-        ys.push_back({tg[i * 4], tg[i * 4 + 1], tg[i * 4 + 2], tg[i * 4 + 3]});
-        r.sentence.push_back(r.sentences);
-        any = true;
-      }
-      if (any) ++r.sentences;
+  int64_t last_serial = -1;
+  r.skipped = for_each_occurrence(corpus, docs, units, fz, feats, tg, [&](const Occurrence& o) {
+    if (o.sentence != last_serial) {
+      last_serial = o.sentence;
+      ++r.sentences;
     }
-  }
+    const size_t i = o.index;
+    types.push_back(o.unit);
+    ys.push_back({tg[i * 4], tg[i * 4 + 1], tg[i * 4 + 2], tg[i * 4 + 3]});
+    r.sentence.push_back(r.sentences - 1);
+  });
   r.Z.resize(types.size(), Pz.cols());
   r.Y.resize(types.size(), kBrownLevels);
   std::unordered_map<int, int> local;
@@ -393,33 +349,63 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits,
     main_target = static_cast<int>(it - targets.begin());
   }
   nlohmann::json report;
-  // 1. Reference representation, fitted on the training documents only.
+  // 1. Reference representation, fitted on the training documents only: word types (ppmi) or
+  // the model's own BPE tokens (token_ppmi, wte).
   auto t0 = std::chrono::steady_clock::now();
   TypeEmbeddings te;
+  TokenReference built;
+  const TokenReference* tokref = opt.token_reference;
+  Units units;
   if (opt.reference == "ppmi") {
     te = ppmi_embeddings(corpus, splits.train, opt);
-  } else if (opt.reference == "wte") {
-    if (!tokenizer) throw Error("--reference wte needs the tokenizer of the checkpoint's corpus");
-    if (opt.checkpoint.empty()) throw Error("--reference wte needs --checkpoint FILE.safetensors");
-    te = wte_embeddings(corpus, splits.train, *tokenizer, opt);
+    units.words = &te;
+  } else if (opt.reference == "token_ppmi" || opt.reference == "wte") {
+    if (!tokenizer || !shard)
+      throw Error("--reference " + opt.reference +
+                  " reads the model's tokens: it needs the run's tokenizer and token cache");
+    if (!tokref && opt.reference == "wte")
+      throw Error("--reference wte needs --checkpoint RUN_OR_CKPT (the embedding to read)");
+    if (!tokref) {
+      TokenPpmiOptions po;
+      po.d = opt.d;
+      po.min_count = opt.min_count;
+      po.contexts = opt.contexts;
+      po.window = opt.window;
+      po.seed = opt.seed;
+      built = token_ppmi_reference(splits.train, *shard, *tokenizer, po);
+      tokref = &built;
+    }
+    if (tokref->vectors.rows() != tokenizer->vocab_size())
+      throw Error("the reference has " + std::to_string(tokref->vectors.rows()) +
+                  " token rows but the tokenizer has " + std::to_string(tokenizer->vocab_size()) +
+                  " tokens; use the data settings (vocab_size) the reference was built with");
+    if (!tokref->tokenizer_hash.empty() && tokref->tokenizer_hash != tokenizer->hash())
+      throw Error("the reference was built with another tokenizer (" +
+                  tokref->tokenizer_hash.substr(0, 12) + "…, this corpus gives " +
+                  tokenizer->hash().substr(0, 12) +
+                  "…); use the data settings the checkpoint was trained with");
+    units.shard = shard;
+    units.tokenizer = tokenizer;
   } else {
-    throw Error("unknown reference '" + opt.reference + "'; use ppmi or wte");
+    throw Error("unknown reference '" + opt.reference + "'; use ppmi, token_ppmi or wte");
   }
-  const int d = static_cast<int>(te.vectors.cols());
+  const Eigen::MatrixXd& R = units.words ? te.vectors : tokref->vectors;  // (units, d)
+  const int d = static_cast<int>(R.cols());
   if (d < opt.levels)
     throw Error("d = " + std::to_string(d) + " is smaller than the number of levels");
   report["reference_seconds"] = seconds_since(t0);
-  report["types"] = te.types.size();
-  say("reference " + opt.reference + ": " + std::to_string(te.types.size()) + " types × " +
-      std::to_string(d));
+  report["units"] = R.rows();
+  report["unit_kind"] = units.words ? "word types" : "BPE tokens";
+  say("reference " + opt.reference + ": " + std::to_string(R.rows()) +
+      (units.words ? " word types × " : " tokens × ") + std::to_string(d));
 
   std::vector<int> dims(opt.levels, d / opt.levels);
   for (int l = 0; l < d % opt.levels; ++l) ++dims[l];
 
-  // 2. Graded basis from per-type aggregates of the features on the training documents.
+  // 2. Graded basis from per-unit aggregates of the features on the training documents.
   t0 = std::chrono::steady_clock::now();
   LevelFeaturizer fz(corpus);
-  const int K = static_cast<int>(te.types.size());
+  const int K = static_cast<int>(R.rows());
   std::vector<double> count(K, 0), open(K, 0);
   std::vector<Eigen::MatrixXd> fsum(opt.levels);
   std::vector<Eigen::VectorXd> f1(opt.levels), f2(opt.levels);
@@ -430,32 +416,24 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits,
   }
   std::vector<float> feats[kBrownLevels], tg;
   double N = 0;
-  for (uint32_t di : splits.train) {
-    const auto& doc = corpus.documents[di];
-    for (size_t si = 0; si < doc.sentences.size(); ++si) {
-      fz.sentence_features(doc, si, feats, tg);
-      const auto& words = doc.sentences[si].words;
-      for (size_t i = 0; i < words.size(); ++i) {
-        int t = te.index(lower(words[i].word));
-        if (t < 0) continue;
-        count[t] += 1;
-        open[t] += brown_open_class(brown_base_tag(words[i].tag)) ? 1 : 0;
-        N += 1;
-        for (int l = 0; l < opt.levels; ++l) {
-          const float* f = feats[l].data() + i * fz.dims(l);
-          for (int k = 0; k < fz.dims(l); ++k) {
-            if (f[k] == 0) continue;
-            fsum[l](t, k) += f[k];
-            f1[l][k] += f[k];
-            f2[l][k] += double(f[k]) * f[k];
-          }
-        }
+  for_each_occurrence(corpus, splits.train, units, fz, feats, tg, [&](const Occurrence& o) {
+    const int t = o.unit;
+    count[t] += 1;
+    open[t] += brown_open_class(brown_base_tag(o.word->tag)) ? 1 : 0;
+    N += 1;
+    for (int l = 0; l < opt.levels; ++l) {
+      const float* f = feats[l].data() + o.index * fz.dims(l);
+      for (int k = 0; k < fz.dims(l); ++k) {
+        if (f[k] == 0) continue;
+        fsum[l](t, k) += f[k];
+        f1[l][k] += f[k];
+        f2[l][k] += double(f[k]) * f[k];
       }
     }
-  }
+  });
   Eigen::Map<Eigen::VectorXd> cnt(count.data(), K);
-  Eigen::RowVectorXd xbar = (cnt.transpose() * te.vectors) / N;
-  Eigen::MatrixXd Xc = te.vectors.rowwise() - xbar;  // K × d
+  Eigen::RowVectorXd xbar = (cnt.transpose() * R) / N;
+  Eigen::MatrixXd Xc = R.rowwise() - xbar;  // K × d
   std::vector<Eigen::MatrixXd> C(opt.levels);
   for (int l = 0; l < opt.levels; ++l) {
     Eigen::VectorXd mean = f1[l] / N;
@@ -467,7 +445,7 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits,
     C[l] = S * S.transpose();
   }
   Eigen::MatrixXd P = graded_basis(C, dims);  // d × d
-  Eigen::MatrixXd Pz = te.vectors * P;        // types × d: coordinates of each type
+  Eigen::MatrixXd Pz = R * P;                 // units × d: coordinates of each unit
   report["basis_seconds"] = seconds_since(t0);
   report["basis_orthonormality_error"] =
       (P.transpose() * P - Eigen::MatrixXd::Identity(d, d)).cwiseAbs().maxCoeff();
@@ -483,8 +461,8 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits,
 
   // 4. Profiles on the validation documents (τ̂, α̂ per target), held-out profiles, bootstrap.
   t0 = std::chrono::steady_clock::now();
-  SplitRows val = split_rows(corpus, splits.val, fz, te, Pz);
-  SplitRows held = split_rows(corpus, splits.heldout, fz, te, Pz);
+  SplitRows val = split_rows(corpus, splits.val, fz, units, Pz);
+  SplitRows held = split_rows(corpus, splits.heldout, fz, units, Pz);
   if (val.Z.rows() < d || held.Z.rows() < 2)
     throw Error("the validation / held-out documents have too few tokens for profiles at d = " +
                 std::to_string(d) + "; raise data.val_fraction / data.heldout_fraction");
@@ -616,17 +594,39 @@ ProfileResult estimate_profiles(const Corpus& corpus, const Splits& splits,
       {"ridge", opt.ridge},
       {"bootstrap_resamples", opt.bootstrap},
       {"estimation",
-       "basis and POS statistics on the train split; alpha/tau on the validation split; "
-       "heldout on the held-out split; bootstrap over validation sentences"},
+       "reference, basis and POS statistics on the train split; alpha/tau (the fit profiles) on "
+       "the validation split; heldout (the scoring profiles) on the held-out split; bootstrap "
+       "over validation sentences"},
       {"feature_names",
        {fz.feature_names(0), fz.feature_names(1), fz.feature_names(2), fz.feature_names(3)}}};
-  if (opt.reference == "ppmi")
+  if (opt.reference == "ppmi") {
     meta["ppmi"] = {{"types", K},
                     {"contexts", std::min(K, opt.contexts)},
                     {"window", opt.window},
                     {"min_count", opt.min_count}};
-  else
-    meta["checkpoint"] = opt.checkpoint;
+    meta["coordinates"] =
+        "a reference over word types: no model's embedding has these coordinates (certificates "
+        "computed here are about the reference, not a model)";
+  } else {
+    // The reference's identity, so a model can be built in it (token_ppmi) or known to have
+    // been read from it (wte), and a mismatched pair refused.
+    f.reference = {{"kind", tokref->kind},
+                   {"digest", tokref->digest()},
+                   {"tokenizer_hash", tokref->tokenizer_hash},
+                   {"vocab_size", tokref->vectors.rows()},
+                   {"d", d},
+                   {"scale", tokref->scale},
+                   {"kept_tokens", tokref->kept_tokens},
+                   {"meta", tokref->meta}};
+    meta["coordinates"] =
+        opt.reference == "wte"
+            ? "the checkpoint's own embedding W_e·G (route 2): the grades of a model forked from "
+              "it act in exactly these coordinates"
+            : "BPE tokens of the run's tokenizer (route 1): a model built with model.wte_init = "
+              "\"reference\" holds this table as W_e at step 0; transport beyond step 0 is the "
+              "seed's assumption";
+    if (built.vectors.size() > 0) out.reference = built;
+  }
 
   // 6. Per-token output grades (BPE vocabulary) from POS statistics on the training documents.
   if (tokenizer && shard) {

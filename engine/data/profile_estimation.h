@@ -1,6 +1,7 @@
 // Profile estimation (seed 000 §7.1–§7.3) on the Brown corpus: a reference representation (PPMI +
-// truncated SVD, or a checkpoint's wte), the graded basis P, τ̂, α̂ from ridge probes, per-level
-// targets and BC, bootstrap over sentences, held-out profiles and part-of-speech grades.
+// truncated SVD over word types or BPE tokens, or a checkpoint's W_e·G), the graded basis P, τ̂, α̂
+// from ridge probes, per-level targets and BC, bootstrap over sentences, held-out profiles and
+// part-of-speech grades.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "engine/data/corpus.h"
 #include "engine/data/splits.h"
+#include "engine/data/token_reference.h"
 #include "engine/grading/profiles.h"
 
 namespace gllm {
@@ -22,9 +24,15 @@ class TokenShard;
 struct ProfileOptions {
   int d = 128;     // width of the reference representation
   int levels = 4;  // L ≤ 4 (Brown levels 0 … L−1); d_l = d / L (+1 for the first d mod L)
-  std::string reference = "ppmi";  // ppmi | wte
-  std::string checkpoint;          // wte: safetensors file
+  // ppmi: PPMI/SVD over lower-cased word types (coordinates no model has); token_ppmi: PPMI/SVD
+  // over the run's BPE tokens (route 1, a model can start from it); wte: a checkpoint's W_e·G
+  // (route 2), given as token_reference.
+  std::string reference = "ppmi";
+  std::string checkpoint;  // wte: the run folder or weights file (provenance)
   std::string wte_name;  // wte: tensor name (empty = "wte", "wte.weight", "transformer.wte.weight")
+  // token_ppmi / wte: the token reference to estimate in (not owned); token_ppmi builds one from
+  // the training split when null.
+  const TokenReference* token_reference = nullptr;
   std::string target = "mixture";  // noun | verb_distance | negation | document_position | mixture
   int bootstrap = 100;             // resamples over sentences (0 = none)
   uint64_t seed = 0;
@@ -48,10 +56,6 @@ struct TypeEmbeddings {
 // to width d (embedding = U·S^½). Deterministic from `seed`.
 TypeEmbeddings ppmi_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents,
                                const ProfileOptions& opt);
-// A checkpoint's wte (vocab × d): a word type's vector is the mean of the rows of the tokens of
-// " " + word. Types: those of `documents` seen min_count times.
-TypeEmbeddings wte_embeddings(const Corpus& corpus, const std::vector<uint32_t>& documents,
-                              const Tokenizer& tokenizer, const ProfileOptions& opt);
 
 // Graded basis (§7.1): for each level, the cross-covariance S_l between the centred representation
 // and the standardised features (the fitted directions of the regression of φ_l onto the
@@ -64,6 +68,7 @@ Eigen::MatrixXd graded_basis(const std::vector<Eigen::MatrixXd>& level_cross_cov
 struct ProfileResult {
   grading::ProfilesFile file;  // everything `gllm profiles` writes
   nlohmann::json report;       // sizes, timings, BC per target, bootstrap summaries
+  TokenReference reference;    // token_ppmi: the reference built (save it beside the profiles)
 };
 
 // The whole pipeline on a Brown corpus (needs sentences and tags). `tokenizer` + `shard` (optional)

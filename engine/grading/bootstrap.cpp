@@ -44,14 +44,33 @@ void finish(BootstrapResult& r, double zero_tol) {
   int same = 0;
   for (double c : r.certificate_samples) same += sign_of(c, zero_tol) == r.sign;
   r.sign_fraction = r.resamples ? static_cast<double>(same) / r.resamples : 0.0;
-  double lo = (1 - r.level) / 2, hi = 1 - lo;
-  r.bc_low = percentile(r.bc_samples, lo);
-  r.bc_high = percentile(r.bc_samples, hi);
-  r.certificate_low = percentile(r.certificate_samples, lo);
-  r.certificate_high = percentile(r.certificate_samples, hi);
+  const Interval bc = bootstrap_interval(r.bc, r.bc_samples, r.level);
+  const Interval cert = bootstrap_interval(r.certificate, r.certificate_samples, r.level);
+  r.bc_low = bc.low;
+  r.bc_high = bc.high;
+  r.certificate_low = cert.low;
+  r.certificate_high = cert.high;
+  r.certificate_interval = cert.method;
 }
 
 }  // namespace
+
+Interval bootstrap_interval(double estimate, const std::vector<double>& samples, double level) {
+  check_level(level);
+  const double lo = (1 - level) / 2, hi = 1 - lo;
+  Interval out;
+  out.low = percentile(samples, lo);
+  out.high = percentile(samples, hi);
+  out.method = "percentile";
+  if (out.low <= estimate && estimate <= out.high) return out;
+  // The resamples sit to one side of the estimate (a biased statistic, e.g. α̂ from squared probe
+  // weights): shift the percentile interval by the median bias, so it is centred as the estimate.
+  const double bias = percentile(samples, 0.5) - estimate;
+  out.low -= bias;
+  out.high -= bias;
+  out.method = "median-bias-corrected percentile";
+  return out;
+}
 
 double percentile(std::vector<double> samples, double p) {
   if (samples.empty())

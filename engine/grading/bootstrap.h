@@ -1,8 +1,9 @@
 // Bootstrap for the certificate (seed 000 §7.2): the fraction of resamples preserving the sign of
-// ⟨q, α̂−τ̂⟩ and percentile intervals for BC(α̂, τ̂) and the certificate.
+// ⟨q, α̂−τ̂⟩ and intervals for BC(α̂, τ̂) and the certificate that contain their estimates.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/grading/profiles.h"
@@ -16,11 +17,22 @@ struct BootstrapResult {
   double sign_fraction = 0;        // fraction of resamples whose certificate has the same sign
   double bc = 0;                   // BC on the full-sample profiles
   double bc_low = 0, bc_high = 0;  // percentile interval of BC
-  double certificate_low = 0, certificate_high = 0;  // percentile interval of the certificate
+  double certificate_low = 0, certificate_high = 0;  // interval of the certificate
+  std::string certificate_interval;  // bootstrap_interval's method for the certificate
   double level = 0.95;
   std::vector<double> bc_samples;           // per resample
   std::vector<double> certificate_samples;  // per resample
 };
+
+// A bootstrap interval at `level` that contains its point estimate: the percentile interval where
+// it does; where every resample sits to one side (a biased statistic), the percentile interval
+// shifted by the median bias (median of the resamples − estimate), which always contains it.
+struct Interval {
+  double low = 0, high = 0;
+  std::string method;  // "percentile" | "median-bias-corrected percentile"
+};
+Interval bootstrap_interval(double estimate, const std::vector<double>& samples,
+                            double level = 0.95);
 
 // Percentile of sorted-or-not samples at probability p ∈ [0, 1], linear interpolation between
 // order statistics (the "type 7" rule: position p·(n−1)).

@@ -163,6 +163,19 @@ ComponentCertificate certify_grades(const std::vector<double>& q, const Profiles
   c.lambda_q = r.lambda_q;
   c.gain = r.gain;
   c.bc = r.bc;
+  c.verdict = cone_verdict_text(c.lambda_q, c.certificate);
+  if (f.has_heldout()) {
+    c.has_heldout = true;
+    c.certificate_heldout = certificate(f.heldout.alpha, f.heldout.tau, q);
+    c.lambda_q_heldout = lambda_of(f.heldout.alpha, f.heldout.tau, q, lambda);
+    c.gain_heldout = 1.0 / c.lambda_q_heldout;
+    c.verdict_heldout = cone_verdict_text(c.lambda_q_heldout, c.certificate_heldout);
+  }
+  if (f.has_reference())
+    c.coordinates = "token reference " + f.reference.value("kind", std::string()) + " " +
+                    f.reference.value("digest", std::string());
+  else
+    c.coordinates = "word-type reference (no model's embedding has these coordinates)";
   if (!f.bootstrap.empty()) {
     // A zero certificate (uniform grades) keeps its sign only where resamples also give zero.
     const double tol =
@@ -272,6 +285,15 @@ nlohmann::json to_json(const ComponentCertificate& c) {
   j["lambda_q"] = c.lambda_q;
   j["gain"] = c.gain;
   j["bc"] = c.bc;
+  j["bc_per"] = "coordinate (the grades are per coordinate of the graded basis)";
+  j["verdict"] = c.verdict;
+  if (c.has_heldout) {
+    j["inner_product_heldout"] = c.certificate_heldout;
+    j["lambda_q_heldout"] = c.lambda_q_heldout;
+    j["gain_heldout"] = c.gain_heldout;
+    j["verdict_heldout"] = c.verdict_heldout;
+  }
+  if (!c.coordinates.empty()) j["coordinates"] = c.coordinates;
   j["bootstrap_sign_fraction"] =
       c.sign_fraction >= 0 ? nlohmann::json(c.sign_fraction) : nlohmann::json(nullptr);
   j["bootstrap_resamples"] = c.resamples;

@@ -50,8 +50,9 @@ struct AnyProfiles {
 AnyProfiles load_any_profiles(const std::string& path);
 void save_head_profiles(const std::string& path, const HeadProfiles& h);
 
-// One graded component's certificate (Eq. 15 and Prop. 7): the sign of ⟨q, α̂−τ̂⟩ decides
-// admissibility; Λ(q) and its gain are a separate figure.
+// One graded component's certificate: the cone Q₊ = {Λ(q) < 1} (Prop. 8) and its first-order test,
+// the sign of ⟨q, α̂−τ̂⟩ (Eq. 15), both shown (`verdict`), on the fit profiles and on the held-out
+// profiles when the file has them.
 struct ComponentCertificate {
   std::string component;      // "mlge.level_grades", "attn_grades[l][h]", "output_grades"
   std::string grades_source;  // where the grades were read
@@ -61,11 +62,16 @@ struct ComponentCertificate {
   int d = 0;               // coordinates certified
   double certificate = 0;  // ⟨q, α̂−τ̂⟩
   int sign = 0;
-  bool admissible = false;  // certificate > 0 (Eq. 15: q enters the cone to first order)
+  bool admissible = false;  // certificate > 0 (Eq. 15: q enters the cone to first order only)
   double lambda_q = 1, gain = 1, bc = 1;
   double sign_fraction = -1;  // bootstrap resamples keeping the sign; < 0 without resamples
   int resamples = 0;
   double basis_deviation = -1;  // MLGE: max |P − B| between the model's basis and the profiles'
+  std::string verdict;          // cone_verdict_text on the fit profiles
+  bool has_heldout = false;     // the profiles file has held-out profiles
+  double certificate_heldout = 0, lambda_q_heldout = 1, gain_heldout = 1;
+  std::string verdict_heldout;
+  std::string coordinates;  // the reference the profiles live in (token reference or word types)
 };
 
 // Certifies every graded component of `m` against the profiles given (any number, either kind).

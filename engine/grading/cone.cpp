@@ -142,4 +142,42 @@ ConeReport evaluate_cone_levels(const Profiles& p, const std::vector<double>& v,
   return evaluate_raw(p.level_alpha(), p.level_tau(), v, lambda, clip);
 }
 
+namespace {
+// Λ(0) = (Σα)(Στ) is 1 up to rounding: within this of 1 (and a certificate within it of 0) is the
+// boundary, not the cone.
+constexpr double kVerdictTol = 1e-12;
+}  // namespace
+
+ConeVerdict cone_verdict(double lambda_q, double certificate) {
+  if (lambda_q < 1 - kVerdictTol) return ConeVerdict::InCone;
+  if (certificate > kVerdictTol) return ConeVerdict::FirstOrderOnly;
+  return ConeVerdict::Outside;
+}
+
+std::string cone_verdict_text(double lambda_q, double certificate) {
+  switch (cone_verdict(lambda_q, certificate)) {
+    case ConeVerdict::InCone:
+      return "in the cone (Λ < 1)";
+    case ConeVerdict::FirstOrderOnly:
+      return "first-order positive, outside the cone (Λ ≥ 1)";
+    case ConeVerdict::Outside:
+      break;
+  }
+  if (std::abs(certificate) <= kVerdictTol && std::abs(lambda_q - 1) <= 1e-9)
+    return "on the boundary (q = 0, Λ = 1)";
+  return "outside, negative first order";
+}
+
+std::string cone_verdict_key(double lambda_q, double certificate) {
+  switch (cone_verdict(lambda_q, certificate)) {
+    case ConeVerdict::InCone:
+      return "in_cone";
+    case ConeVerdict::FirstOrderOnly:
+      return "first_order_only";
+    case ConeVerdict::Outside:
+      break;
+  }
+  return "outside";
+}
+
 }  // namespace gllm::grading

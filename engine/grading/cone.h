@@ -1,6 +1,7 @@
 // The admissible cone of seed 000 (Prop. 8, Prop. 10, Rem. 9): Λ(q), log Λ, gain, BC, Λ* = BC²,
 // the certificate ⟨q, α−τ⟩, ∇ log Λ and the clip bound C⁻², in O(d) — cheap enough per slider move.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "engine/grading/profiles.h"
@@ -26,6 +27,21 @@ struct ConeReport {
   double lambda = 0;         // λ used
   double clip = 0;           // C used
 };
+
+// Where q stands against the admissible cone Q₊ = {Λ(q) < 1} (Prop. 8) and against its
+// first-order test, the sign of ⟨q, α−τ⟩ (Eq. 15, exact only to first order at q = 0). The two
+// are different statements and every place that shows one shows the other.
+enum class ConeVerdict {
+  InCone,          // Λ(q) < 1
+  FirstOrderOnly,  // ⟨q, α−τ⟩ > 0 but Λ(q) ≥ 1: outside the cone, positive first order
+  Outside,         // Λ(q) ≥ 1 and ⟨q, α−τ⟩ ≤ 0 (q = 0 is on the boundary, Λ = 1)
+};
+ConeVerdict cone_verdict(double lambda_q, double certificate);
+// "in the cone (Λ < 1)" | "first-order positive, outside the cone (Λ ≥ 1)" |
+// "outside, negative first order" (or "on the boundary (q = 0, Λ = 1)" when both vanish).
+std::string cone_verdict_text(double lambda_q, double certificate);
+// "in_cone" | "first_order_only" | "outside" for JSON.
+std::string cone_verdict_key(double lambda_q, double certificate);
 
 // Checks λ > 1 and C > 1 (finite); throws gllm::Error saying what to pass instead.
 void validate_base_and_clip(double lambda, double clip);

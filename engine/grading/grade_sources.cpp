@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "engine/grading/cone.h"
 #include "engine/grading/ladder.h"
+#include "engine/grading/reference_table.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
@@ -132,6 +134,56 @@ std::vector<double> output_grades(const RunConfig& c, int64_t vocab,
   return q;
 }
 
+// The token reference table named by the profiles file, checked against the model and the file.
+std::vector<float> wte_reference(const RunConfig& c, const ProfilesFile& profiles, int64_t vocab,
+                                 const std::string& tokenizer_hash, nlohmann::json& sources) {
+  const auto& g = c.grading;
+  const std::string regen = "; write the profiles with `gllm profiles --reference token_ppmi --d " +
+                            std::to_string(c.model.width()) + "` using this run's data settings";
+  if (!profiles.has_reference() || !profiles.reference.contains("file") ||
+      !profiles.reference["file"].is_string())
+    throw ConfigError("model.wte_init", "is \"reference\" but '" + g.profiles_file +
+                                            "' names no token reference table (its profiles "
+                                            "are not over the model's tokens)" +
+                                            regen);
+  std::filesystem::path file = profiles.reference["file"].get<std::string>();
+  if (file.is_relative()) file = std::filesystem::path(g.profiles_file).parent_path() / file;
+  TokenReference ref;
+  try {
+    ref = load_token_reference(file.string());
+  } catch (const Error& e) {
+    throw ConfigError("model.wte_init", std::string(e.what()));
+  }
+  const std::string want = profiles.reference.value("digest", std::string());
+  if (ref.digest() != want)
+    throw ConfigError("model.wte_init", "the reference table '" + file.string() + "' (digest " +
+                                            ref.digest() + ") is not the one '" + g.profiles_file +
+                                            "' was estimated in (digest " + want +
+                                            "); use the table written with those profiles" + regen);
+  if (!tokenizer_hash.empty() && !ref.tokenizer_hash.empty() &&
+      ref.tokenizer_hash != tokenizer_hash)
+    throw ConfigError("model.wte_init", "the reference table '" + file.string() +
+                                            "' was built with another tokenizer (" +
+                                            ref.tokenizer_hash.substr(0, 12) + "…, this run's is " +
+                                            tokenizer_hash.substr(0, 12) + "…)" + regen);
+  if (ref.vectors.rows() != vocab || ref.vectors.cols() != c.model.width())
+    throw ConfigError("model.wte_init", "the reference table '" + file.string() + "' is " +
+                                            std::to_string(ref.vectors.rows()) + " × " +
+                                            std::to_string(ref.vectors.cols()) +
+                                            " but the model's wte is " + std::to_string(vocab) +
+                                            " × " + std::to_string(c.model.width()) + regen);
+  std::vector<float> out(static_cast<size_t>(ref.vectors.size()));
+  for (int64_t i = 0; i < ref.vectors.rows(); ++i)
+    for (int64_t j = 0; j < ref.vectors.cols(); ++j)
+      out[static_cast<size_t>(i * ref.vectors.cols() + j)] = static_cast<float>(ref.vectors(i, j));
+  sources["wte"] = {{"kind", "reference"},
+                    {"reference", ref.kind},
+                    {"file", file.string()},
+                    {"digest", want},
+                    {"profiles_file", g.profiles_file}};
+  return out;
+}
+
 }  // namespace
 
 GradeBounds grade_bounds(const RunConfig& c) {
@@ -234,6 +286,17 @@ ResolvedGrades resolve_grade_sources(const RunConfig& c, int64_t vocab,
     r.sources["level_grades"] = {
         {"kind", "ladder"},       {"file", g.ladder_file},          {"arm", arm.name},
         {"program", arm.program}, {"certificate", arm.certificate}, {"profiles_digest", digest}};
+  }
+
+  if (c.model.wte_init == "reference") {
+    if (profiles.profiles.alpha.empty()) {
+      try {
+        profiles = load_profiles_file(g.profiles_file);
+      } catch (const Error& e) {
+        throw ConfigError("grading.profiles_file", e.what());
+      }
+    }
+    r.wte_reference = wte_reference(c, profiles, vocab, tokenizer_hash, r.sources);
   }
 
   if (g.graded_loss && g.output_grades != "uniform") {

@@ -21,12 +21,15 @@ struct ResolvedGrades {
   std::vector<double> level_basis;    // (d, d) row-major: row j is the direction grade j scales
                                       // (the profiles file's "basis"), i.e. column j of mlge.proj
   std::vector<double> output_grades;  // (V) graded-loss grades q_out in [0, q_max_out]
+  std::vector<float> wte_reference;   // (V, d) row-major: model.wte_init = "reference", the token
+                                      // reference table of grading.profiles_file
   nlohmann::json sources = nlohmann::json::object();  // provenance per array: files, arm, digests
 };
 
 // Reads every file the config names and checks it against the model: widths, the ladder's λ and
 // C against the config's, the ladder's profiles against grading.profiles_file, the output grades'
-// tokenizer against `tokenizer_hash` (empty = not checked) and `vocab`. Throws ConfigError naming
+// and the token reference's tokenizer against `tokenizer_hash` (empty = not checked) and `vocab`,
+// the reference table against the digest its profiles file recorded. Throws ConfigError naming
 // the key, the file and the fix.
 ResolvedGrades resolve_grade_sources(const RunConfig& config, int64_t vocab,
                                      const std::string& tokenizer_hash = "");

@@ -77,7 +77,8 @@ const LadderArm& Ladder::arm(const std::string& name) const {
   for (auto& a : arms)
     if (a.name == name) return a;
   throw Error("ladder has no arm \"" + name +
-              "\"; arms are uniform, random, taxonomic, pos, educated, oracle");
+              "\"; arms are uniform, random, random-2, random-3, taxonomic, pos, educated, "
+              "oracle");
 }
 
 Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
@@ -88,8 +89,18 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
   lad.lambda = opt.lambda;
   lad.clip = opt.clip;
   lad.q_max = q_max_for(opt.lambda, opt.clip);
-  lad.bc = bhattacharyya(p.alpha, p.tau);
+  lad.bc_coordinates = bhattacharyya(p.alpha, p.tau);
+  lad.bc_levels =
+      p.has_levels() ? bhattacharyya(p.level_alpha(), p.level_tau()) : lad.bc_coordinates;
+  lad.program_kind = opt.level_program ? "levels" : "coordinates";
+  lad.bc = opt.level_program ? lad.bc_levels : lad.bc_coordinates;
   lad.lambda_star = lad.bc * lad.bc;
+  if (f.has_heldout()) lad.bc_heldout = bhattacharyya(f.heldout.alpha, f.heldout.tau);
+  lad.fit = "alpha/tau: the profiles the grades are fitted on (validation sentences)";
+  lad.scoring = f.has_heldout()
+                    ? "heldout: profiles re-estimated on held-out sentences no grade was fitted on"
+                    : "none (the profiles file has no held-out profiles)";
+  lad.reference = f.reference;
   lad.seed = opt.seed;
   lad.d = p.d();
   lad.level_dims = p.level_dims;
@@ -100,21 +111,23 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
   so.lambda = opt.lambda;
   so.clip = opt.clip;
   so.magnitude_weight = opt.magnitude_weight;
+  const std::string optimum =
+      opt.level_program ? "L-level program (Prop. 11)" : "d-variable program (Prop. 10)";
+  auto solve = [&](const Profiles& prof) {
+    return opt.level_program ? select_levels(prof, so).q : select_educated(prof, so).q;
+  };
 
   for (const auto& name : ladder_arm_names()) {
     LadderArm a;
     a.name = name;
-    const std::string optimum =
-        opt.level_program ? "L-level program (Prop. 11)" : "d-variable program (Prop. 10)";
-    auto solve = [&](const Profiles& prof) {
-      return opt.level_program ? select_levels(prof, so).q : select_educated(prof, so).q;
-    };
+    bool refit = false;  // the grades are fitted on the fit profiles (refit per resample)
     if (name == "uniform") {
       a.grades.assign(p.d(), 0.0);
       a.program = "none: q = 0, the ungraded model";
-    } else if (name == "random") {
-      a.grades = random_grades(p.d(), lad.q_max, opt.seed);
-      a.program = "uniform draw on [0, q_max]^d (seed " + std::to_string(opt.seed) + ")";
+    } else if (name.rfind("random", 0) == 0) {
+      const uint64_t draw = name == "random" ? 0 : std::stoull(name.substr(7)) - 1;
+      a.grades = random_grades(p.d(), lad.q_max, opt.seed + draw);
+      a.program = "uniform draw on [0, q_max]^d (seed " + std::to_string(opt.seed + draw) + ")";
     } else if (name == "taxonomic") {
       if (p.has_levels()) {
         a.grades = taxonomic_grades(p, lad.q_max);
@@ -134,11 +147,12 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
       }
     } else if (name == "educated") {
       a.grades = solve(p);
-      a.program = optimum + " on the estimated profiles";
+      a.program = optimum + " fitted on the fit profiles";
+      refit = true;
     } else if (name == "oracle") {
       if (f.has_heldout()) {
         a.grades = solve(f.heldout);
-        a.program = optimum + " on the held-out profiles";
+        a.program = optimum + " fitted on the held-out profiles it is scored on (an upper bound)";
       } else {
         a.available = false;
         a.reason = "the profiles file has no held-out profiles (\"heldout\")";
@@ -156,14 +170,39 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
         a.has_heldout = true;
         a.certificate_heldout = certificate(f.heldout.alpha, f.heldout.tau, a.grades);
         a.lambda_q_heldout = lambda_of(f.heldout.alpha, f.heldout.tau, a.grades, opt.lambda);
+        a.gain_heldout = 1.0 / a.lambda_q_heldout;
       }
       if (!f.bootstrap.empty()) {
         // A zero certificate (uniform arm) keeps its sign only where resamples also give zero.
         double tol =
             1e-12 * (1.0 + std::accumulate(a.grades.begin(), a.grades.end(), 0.0,
                                            [](double s, double x) { return s + std::abs(x); }));
-        a.bootstrap_sign_fraction =
-            bootstrap_from_resamples(p, f.bootstrap, a.grades, 0.95, tol).sign_fraction;
+        // Each resample runs the arm's whole pipeline: the educated grades are refitted on the
+        // resampled profiles, then scored on them (in-sample) and on the held-out profiles.
+        std::vector<double> cert, lam, held;
+        int same = 0;
+        for (const auto& b : f.bootstrap) {
+          const std::vector<double> q = refit ? solve(b) : a.grades;
+          const double c = certificate(b.alpha, b.tau, q);
+          cert.push_back(c);
+          lam.push_back(lambda_of(b.alpha, b.tau, q, opt.lambda));
+          if (f.has_heldout()) held.push_back(certificate(f.heldout.alpha, f.heldout.tau, q));
+          const int sg = c > tol ? 1 : (c < -tol ? -1 : 0);
+          same += sg == (a.certificate > tol ? 1 : (a.certificate < -tol ? -1 : 0));
+        }
+        a.bootstrap_sign_fraction = static_cast<double>(same) / f.bootstrap.size();
+        const Interval ci = bootstrap_interval(a.certificate, cert);
+        const Interval li = bootstrap_interval(a.lambda_q, lam);
+        a.certificate_low = ci.low;
+        a.certificate_high = ci.high;
+        a.lambda_q_low = li.low;
+        a.lambda_q_high = li.high;
+        a.interval_method = ci.method == li.method ? ci.method : ci.method + " / " + li.method;
+        if (!held.empty()) {
+          const Interval hi = bootstrap_interval(a.certificate_heldout, held);
+          a.certificate_heldout_low = hi.low;
+          a.certificate_heldout_high = hi.high;
+        }
       }
     }
     lad.arms.push_back(a);
@@ -192,6 +231,13 @@ nlohmann::json ladder_to_json(const Ladder& l) {
   j["level_dims"] = l.level_dims;
   j["bc"] = l.bc;
   j["lambda_star"] = l.lambda_star;
+  j["program_kind"] = l.program_kind;
+  j["bc_coordinates"] = l.bc_coordinates;
+  j["bc_levels"] = l.bc_levels;
+  if (l.bc_heldout > 0) j["bc_heldout"] = l.bc_heldout;
+  if (!l.fit.empty()) j["fit"] = l.fit;
+  if (!l.scoring.empty()) j["scoring"] = l.scoring;
+  if (l.reference.is_object()) j["reference"] = l.reference;
   j["seed"] = l.seed;
   j["alpha"] = l.alpha;
   j["tau"] = l.tau;
@@ -210,12 +256,26 @@ nlohmann::json ladder_to_json(const Ladder& l) {
       x["lambda_q"] = a.lambda_q;
       x["gain"] = a.gain;
       x["in_cone"] = a.in_cone;
+      x["verdict"] = cone_verdict_key(a.lambda_q, a.certificate);
       x["rank"] = a.rank;
       if (a.has_heldout) {
         x["certificate_heldout"] = a.certificate_heldout;
         x["lambda_q_heldout"] = a.lambda_q_heldout;
+        x["gain_heldout"] = a.gain_heldout;
+        x["verdict_heldout"] = cone_verdict_key(a.lambda_q_heldout, a.certificate_heldout);
       }
       if (a.bootstrap_sign_fraction >= 0) x["bootstrap_sign_fraction"] = a.bootstrap_sign_fraction;
+      if (!a.interval_method.empty()) {
+        x["certificate_low"] = a.certificate_low;
+        x["certificate_high"] = a.certificate_high;
+        x["lambda_q_low"] = a.lambda_q_low;
+        x["lambda_q_high"] = a.lambda_q_high;
+        x["interval_method"] = a.interval_method;
+        if (a.has_heldout) {
+          x["certificate_heldout_low"] = a.certificate_heldout_low;
+          x["certificate_heldout_high"] = a.certificate_heldout_high;
+        }
+      }
     }
     arms.push_back(x);
   }
@@ -246,6 +306,15 @@ Ladder ladder_from_json(const nlohmann::json& j) {
         l.alpha.size() != l.tau.size())
       throw Error("alpha and tau must both have d = " + std::to_string(l.d) + " entries");
     l.profiles_digest = j.value("profiles_digest", std::string());
+    l.program_kind = j.value("program_kind", std::string("coordinates"));
+    if (l.program_kind != "coordinates" && l.program_kind != "levels")
+      throw Error("program_kind must be \"coordinates\" or \"levels\"");
+    l.bc_coordinates = j.value("bc_coordinates", l.bc);
+    l.bc_levels = j.value("bc_levels", 0.0);
+    l.bc_heldout = j.value("bc_heldout", 0.0);
+    l.fit = j.value("fit", std::string());
+    l.scoring = j.value("scoring", std::string());
+    if (j.contains("reference") && j["reference"].is_object()) l.reference = j["reference"];
     l.profiles_file = j.value("profiles_file", std::string());
     for (auto& x : j.at("arms")) {
       LadderArm a;
@@ -275,8 +344,18 @@ Ladder ladder_from_json(const nlohmann::json& j) {
           a.has_heldout = true;
           a.certificate_heldout = x.at("certificate_heldout").get<double>();
           a.lambda_q_heldout = x.at("lambda_q_heldout").get<double>();
+          a.gain_heldout = x.value("gain_heldout", 1.0 / a.lambda_q_heldout);
         }
         a.bootstrap_sign_fraction = x.value("bootstrap_sign_fraction", -1.0);
+        if (x.contains("interval_method")) {
+          a.interval_method = x.at("interval_method").get<std::string>();
+          a.certificate_low = x.at("certificate_low").get<double>();
+          a.certificate_high = x.at("certificate_high").get<double>();
+          a.lambda_q_low = x.at("lambda_q_low").get<double>();
+          a.lambda_q_high = x.at("lambda_q_high").get<double>();
+          a.certificate_heldout_low = x.value("certificate_heldout_low", 0.0);
+          a.certificate_heldout_high = x.value("certificate_heldout_high", 0.0);
+        }
       }
       l.arms.push_back(a);
     }

@@ -26,14 +26,25 @@ namespace gllm::grading {
 //                 "level_grades": [L] mean grade per level,
 //                 "certificate": ⟨q, α̂−τ̂⟩, "sign": −1|0|1, "lambda_q": Λ(q), "gain": 1/Λ(q),
 //                 "in_cone": Λ(q) < 1,
-//                 "certificate_heldout", "lambda_q_heldout" (when held-out profiles exist),
-//                 "bootstrap_sign_fraction" (when bootstrap resamples exist), "rank": 1… } … ],
+//                 "verdict": cone_verdict_key (in_cone | first_order_only | outside),
+//                 "certificate_heldout", "lambda_q_heldout", "gain_heldout", "verdict_heldout"
+//                 (scored on the held-out profiles, when the file has them),
+//                 "bootstrap_sign_fraction", "certificate_low"/"_high", "lambda_q_low"/"_high",
+//                 "certificate_heldout_low"/"_high", "interval_method" (when bootstrap resamples
+//                 exist; each resample refits the arm's program on the resampled profiles),
+//                 "rank": 1… } … ],
+//     "program_kind": "coordinates" (d-variable program: BC, Λ* per coordinate) | "levels"
+//                 (L-level program: BC, Λ* of the level aggregates), "bc_levels", "bc_heldout",
+//     "fit": what the fit profiles are, "scoring": what the held-out profiles are,
+//     "reference": the profiles file's reference section (its coordinates) when it has one,
 //     "order": [arm names by certificate, largest first; unavailable arms omitted] }
+// Arms in ladder order; "random", "random-2", "random-3" are independent draws (seeds s, s+1, s+2).
 inline const std::vector<std::string>& ladder_arm_names() {
-  static const std::vector<std::string> names{"uniform", "random",   "taxonomic",
-                                              "pos",     "educated", "oracle"};
+  static const std::vector<std::string> names{"uniform",   "random", "random-2", "random-3",
+                                              "taxonomic", "pos",    "educated", "oracle"};
   return names;
 }
+inline constexpr int kRandomDraws = 3;
 
 struct LadderOptions {
   double lambda = 0;            // base λ > 1
@@ -59,12 +70,22 @@ struct LadderArm {
   bool has_heldout = false;
   double certificate_heldout = 0;
   double lambda_q_heldout = 1;
+  double gain_heldout = 1;
   double bootstrap_sign_fraction = -1;  // < 0: no resamples
-  int rank = 0;                         // 1 = largest certificate; 0 = unavailable
+  // Bootstrap intervals (each resample refits the arm's program): certificate and Λ in-sample, and
+  // the held-out certificate of the refit grades. Empty interval_method: no resamples.
+  double certificate_low = 0, certificate_high = 0, lambda_q_low = 1, lambda_q_high = 1;
+  double certificate_heldout_low = 0, certificate_heldout_high = 0;
+  std::string interval_method;
+  int rank = 0;  // 1 = largest certificate; 0 = unavailable
 };
 
 struct Ladder {
   double lambda = 0, clip = 0, q_max = 0, bc = 0, lambda_star = 0;
+  std::string program_kind = "coordinates";  // what bc and lambda_star are per: coordinates|levels
+  double bc_coordinates = 0, bc_levels = 0, bc_heldout = 0;  // BC per coordinate, per level, held
+  std::string fit, scoring;                                  // what the two profile sets are
+  nlohmann::json reference;  // the profiles' reference section (null: word-type reference)
   uint64_t seed = 0;
   int d = 0;
   std::vector<int> level_dims;

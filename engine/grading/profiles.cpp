@@ -236,7 +236,7 @@ namespace {
 
 const std::set<std::string> kKnownKeys{
     "format", "d",       "levels",  "level_dims", "alpha",     "tau",   "level_alpha", "level_tau",
-    "bc",     "targets", "heldout", "pos_grades", "bootstrap", "basis", "meta"};
+    "bc",     "targets", "heldout", "pos_grades", "bootstrap", "basis", "meta",        "reference"};
 
 std::vector<double> real_list(const nlohmann::json& j, const std::string& key) {
   if (!j.is_array()) throw Error("profiles file: \"" + key + "\" must be an array of numbers");
@@ -388,6 +388,17 @@ ProfilesFile profiles_from_json(const nlohmann::json& j) {
       throw Error("profiles file: \"basis\" has " + std::to_string(f.basis.size()) +
                   " entries; a d×d row-major matrix needs " + std::to_string(d * d));
   }
+  if (j.contains("reference")) {
+    const auto& r = j["reference"];
+    if (!r.is_object() || !r.contains("kind") || !r["kind"].is_string() || !r.contains("digest") ||
+        !r["digest"].is_string())
+      throw Error(
+          "profiles file: \"reference\" must be an object with \"kind\" and \"digest\" "
+          "strings; regenerate the file with `gllm profiles`");
+    if (r.contains("file") && !r["file"].is_string())
+      throw Error("profiles file: reference.file must be a path (a string)");
+    f.reference = r;
+  }
   if (j.contains("meta")) {
     if (!j["meta"].is_object()) throw Error("profiles file: \"meta\" must be an object");
     f.meta = j["meta"];
@@ -426,6 +437,7 @@ nlohmann::json profiles_to_json(const ProfilesFile& f) {
   }
   if (!f.basis.empty()) j["basis"] = f.basis;
   j["meta"] = f.meta;
+  if (f.has_reference()) j["reference"] = f.reference;
   return j;
 }
 

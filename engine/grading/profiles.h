@@ -32,6 +32,10 @@ namespace gllm::grading {
 //   "basis"        [d·d] graded basis, row-major: row j is coordinate j's unit vector in the
 //                  reference representation (optional; initialises MLGE's P)
 //   "meta"         free-form object: corpus, reference, target name, seed, sizes (provenance)
+//   "reference"    the token reference the profiles live in (absent for word-type references):
+//                  {"kind": "token_ppmi" | "wte", "digest": sha512 prefix of its float32 table,
+//                   "tokenizer_hash", "vocab_size", "d", "file": the table (token_ppmi; relative
+//                   to the profiles file), "checkpoint", "step" (wte), …}
 // ---------------------------------------------------------------------------------------------
 
 // α and τ over d coordinates with an optional level structure (contiguous blocks of level_dims).
@@ -101,8 +105,10 @@ struct ProfilesFile {
   std::vector<Profiles> bootstrap;  // resampled profiles (level_dims copied from profiles)
   std::vector<double> basis;        // d·d row-major or empty
   nlohmann::json meta = nlohmann::json::object();
+  nlohmann::json reference;  // null when absent (see "reference" above)
 
   bool has_heldout() const { return !heldout.alpha.empty(); }
+  bool has_reference() const { return reference.is_object(); }
 };
 
 // Parses and validates (throws gllm::Error with the key and the remedy).

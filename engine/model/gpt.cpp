@@ -185,6 +185,22 @@ void GPTImpl::init_weights(const GPTOptions& options) {
   }
   for (auto& [i, e] : P.value_embeds) e->weight.uniform_(-s, s, gen);
   for (auto& t : P.oe_tables) t->weight.zero_();
+  // Route 1 of the certificate: W_e starts as the token reference the profiles were estimated in
+  // (drawn above all the same, so every other weight keeps its draw).
+  if (!options.wte_reference.empty()) {
+    if (static_cast<int64_t>(options.wte_reference.size()) != vocab_ * d_)
+      throw ConfigError("model.wte_init", "the token reference has " +
+                                              std::to_string(options.wte_reference.size()) +
+                                              " values; wte needs " + std::to_string(vocab_) +
+                                              " × " + std::to_string(d_));
+    P.wte->weight.copy_(torch::from_blob(const_cast<float*>(options.wte_reference.data()),
+                                         {vocab_, static_cast<int64_t>(d_)},
+                                         torch::kFloat));  // (V, d)
+  } else if (config_.model.wte_init == "reference" && !options.from_checkpoint) {
+    throw ConfigError("model.wte_init",
+                      "the token reference was not read: resolve the config's grade sources "
+                      "(grading::resolve_grade_sources) before building the model");
+  }
 
   const int64_t L = n_layer_, H = n_head_, planes = head_dim_ / 2;
   // Grade files are read by grading::resolve_grade_sources before the model is built; a model

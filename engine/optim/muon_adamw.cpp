@@ -125,6 +125,7 @@ struct MuonAdamW::Impl {
     torch::Tensor p;
     Rule rule = Rule::AdamW;
     double base_lr = 0, beta1 = 0.8, beta2 = 0.95, eps = 1e-10;
+    double weight_decay = 0;  // decoupled (AdamW): w ← w − lr·wd·w before the update
     bool neumann = false;
     torch::Tensor exp_avg, exp_avg_sq, master, counts;
     int64_t t = 0;
@@ -163,6 +164,7 @@ struct MuonAdamW::Impl {
     if (q.neumann) grad = neumann_gram(grad, ramp(q.t, cfg.neumann_tau));  // fp32 on the fly
     // Work tensor: the fp32 master when one exists, else the parameter itself (in its dtype).
     torch::Tensor w = q.master.defined() ? q.master : q.p;
+    if (q.weight_decay > 0) w.mul_(1.0 - lr * q.weight_decay);  // decoupled, before the step
     // The update runs over slices of 2^18 elements (1 MiB in fp32) with the same operations in
     // the same order as exp_avg / (sqrt(exp_avg_sq / bias2) + eps) on the whole tensor: a step's
     // temporaries (the gradient widened to the moments' dtype, its square, the update) stay at a
@@ -290,6 +292,7 @@ MuonAdamW::MuonAdamW(const OptimConfig& cfg, int d_model, int64_t total_steps,
       q.base_lr = cfg.embedding_lr * s;
       q.neumann = cfg.neumann;
       embedding_like = true;
+      if (g == "embedding") q.weight_decay = cfg.embedding_weight_decay;
     } else if (g == "unembedding") {
       q.base_lr = cfg.unembedding_lr * s;
       q.neumann = cfg.neumann;

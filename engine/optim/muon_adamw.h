@@ -36,7 +36,8 @@ namespace gllm::optim {
 // One trainable tensor as the model lists it (GPT::tagged_parameters() maps 1:1; pass only
 // trainable ones). Known group tags:
 //   matrix        2-D weights inside the blocks (c_q, c_k, c_v, c_proj, c_fc, ve_gate): Muon
-//   embedding     wte (V, d)                              AdamW, embedding_lr·s, Neumann-Gram
+//   embedding     wte (V, d)                              AdamW, embedding_lr·s, Neumann-Gram,
+//                                                         decoupled embedding_weight_decay
 //   value_embeds  each value-embedding table (V, d)       AdamW, embedding_lr·s, Neumann-Gram
 //   unembedding   lm_head (V, d)                          AdamW, unembedding_lr·s, Neumann-Gram
 //   resid_lambdas [n_layer]                               AdamW, 0.01·scalar_lr
@@ -47,7 +48,7 @@ namespace gllm::optim {
 //   level_proj    seed-000 MLGE level projections P_l      AdamW, level_proj_lr
 //   position      absolute position table                 AdamW, embedding_lr·s
 //   scalar        any other small tensor                  AdamW, scalar_lr
-// s = (d/768)^-0.5. No group has weight decay except Muon's.
+// s = (d/768)^-0.5. Weight decay: Muon's, and optim.embedding_weight_decay on wte (decoupled).
 struct TaggedParam {
   std::string name;      // unique; used as the prefix of the state tensor names
   torch::Tensor tensor;  // a leaf; step() reads tensor.grad() and updates tensor in place

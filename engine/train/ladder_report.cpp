@@ -126,6 +126,10 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
     x.program = la.program;
     x.certificate = la.certificate;
     x.lambda_q = la.lambda_q;
+    x.has_heldout = la.has_heldout;
+    x.certificate_heldout = la.certificate_heldout;
+    x.lambda_q_heldout = la.lambda_q_heldout;
+    x.gain_heldout = la.gain_heldout;
     x.gain = la.gain;
     x.predicted_rank = la.rank;
     x.certificate_readback = std::numeric_limits<double>::quiet_NaN();
@@ -236,21 +240,26 @@ nlohmann::json to_json(const LadderReport& r) {
   for (const auto& x : r.arms) {
     nlohmann::json tokens = nlohmann::json::array();
     for (double t : x.tokens_to_target) tokens.push_back(num(t));
-    nlohmann::json j = {{"arm", x.arm},
-                        {"ladder_arm", x.ladder_arm},
-                        {"program", x.program},
-                        {"certificate", x.certificate},
-                        {"certificate_readback", num(x.certificate_readback)},
-                        {"lambda_q", x.lambda_q},
-                        {"gain", x.gain},
-                        {"predicted_rank", x.predicted_rank},
-                        {"measured_rank", x.measured_rank},
-                        {"seeds", x.seeds},
-                        {"heldout_bpb", x.heldout_bpb},
-                        {"val_bpb", x.val_bpb},
-                        {"tokens_to_target", tokens},
-                        {"token_ratio", x.token_ratio > 0 ? nlohmann::json(x.token_ratio)
-                                                          : nlohmann::json(nullptr)}};
+    nlohmann::json j = {
+        {"arm", x.arm},
+        {"ladder_arm", x.ladder_arm},
+        {"program", x.program},
+        {"certificate", x.certificate},
+        {"certificate_readback", num(x.certificate_readback)},
+        {"lambda_q", x.lambda_q},
+        {"certificate_heldout",
+         x.has_heldout ? nlohmann::json(x.certificate_heldout) : nlohmann::json(nullptr)},
+        {"lambda_q_heldout",
+         x.has_heldout ? nlohmann::json(x.lambda_q_heldout) : nlohmann::json(nullptr)},
+        {"gain", x.gain},
+        {"predicted_rank", x.predicted_rank},
+        {"measured_rank", x.measured_rank},
+        {"seeds", x.seeds},
+        {"heldout_bpb", x.heldout_bpb},
+        {"val_bpb", x.val_bpb},
+        {"tokens_to_target", tokens},
+        {"token_ratio",
+         x.token_ratio > 0 ? nlohmann::json(x.token_ratio) : nlohmann::json(nullptr)}};
     if (x.has_delta) {
       j["delta_heldout_bpb"] = stats::to_json(x.delta_heldout);
       j["delta_val_bpb"] = stats::to_json(x.delta_val);

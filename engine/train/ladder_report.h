@@ -17,7 +17,9 @@ struct LadderArmReport {
   std::string program;              // what produced its grades (the ladder's "program")
   double certificate = 0;           // pre-registered ⟨q, α̂−τ̂⟩ from the ladder file
   double certificate_readback = 0;  // recomputed from a checkpoint's mlge.level_grades (NaN: none)
-  double lambda_q = 1, gain = 1;
+  double lambda_q = 1, gain = 1;    // on the fit profiles (in-sample for fitted arms)
+  bool has_heldout = false;         // the ladder scored the grades on held-out profiles
+  double certificate_heldout = 0, lambda_q_heldout = 1, gain_heldout = 1;
   int predicted_rank = 0;  // 1 = largest certificate
   std::vector<int> seeds;
   std::vector<double> heldout_bpb, val_bpb;  // per seed (final)

@@ -34,6 +34,7 @@
 #include "engine/optim/muon_adamw.h"
 #include "engine/runtime/runtime.h"
 #include "engine/train/events_json.h"
+#include "engine/train/fork.h"
 #include "engine/train/run_store.h"
 #include "engine/train/step.h"
 
@@ -99,6 +100,7 @@ struct Session {
   TrainerOptions options;
   const std::atomic<bool>* cancel = nullptr;
   SegmentStart segment;
+  std::unique_ptr<ForkPoint> fork;  // set when this run starts from another run's checkpoint
 
   torch::Device device = torch::kCPU;
   bool cuda = false;
@@ -240,10 +242,13 @@ struct Session {
     }
   }
 
-  void load_checkpoint(const CheckpointInfo& ck) {
+  // `own`: tensors kept from this run's model instead of the checkpoint (a fork's grades).
+  void load_checkpoint(const CheckpointInfo& ck, const std::set<std::string>& own = {}) {
     std::map<std::string, std::string> meta;
     auto weights = read_tensor_file(ck.weights_path, &meta);
     std::map<std::string, torch::Tensor> w(weights.begin(), weights.end());
+    for (const auto& [name, t] : model->state_tensors())
+      if (own.count(name)) w[name] = t.detach().clone();
     {
       torch::NoGradGuard ng;
       model->load_state_tensors(w);
@@ -421,6 +426,7 @@ struct Session {
                      std::isfinite(unigram) ? nlohmann::json(unigram) : nlohmann::json(nullptr)},
                     {"flops", cost.flops_per_token * static_cast<double>(tokens)},
                     {"device", cuda ? "cuda" : "cpu"},
+                    {"parent", fork ? fork->record : nlohmann::json(nullptr)},
                     {"threads", runtime_info().threads}});
     store.write_summary(summary);
     return f;
@@ -451,6 +457,14 @@ struct Session {
             json_brief(segment.config_changes, 400));
       }
       log("resumed from step " + std::to_string(ck.step) + " (" + ck.weights_path + ")");
+    } else if (fork) {
+      load_checkpoint(fork->checkpoint, fork_own_tensors());
+      segment.start_step = step;
+      if (writer())
+        store.append_metric(
+            {{"step", step}, {"tokens", tokens}, {"event", "fork"}, {"parent", fork->record}});
+      log("forked from step " + std::to_string(step) + " of " + fork->parent_run + " (" +
+          fork->checkpoint.weights_path + "), with this run's grades");
     }
     if (obs) obs->on_start(store.dir(), step, config.train.steps);
     int64_t inject_nan = options.inject_nan_step > 0 ? options.inject_nan_step
@@ -666,11 +680,15 @@ void Trainer::start(const RunConfig& config, const std::string& run_dir, RunObse
   s->config = c;
   s->obs = observer;
   s->options = options;
+  if (!options.fork_from.empty())
+    s->fork = std::make_unique<ForkPoint>(resolve_fork(options.fork_from, c));
   if (!dist::launched_child()) {  // rank 0 alone writes (and owns) the run folder
     make_directories(run_dir);
     RunOwner previous;
     s->segment.lock = RunLock::acquire(run_dir, "train", &previous);
     s->store.create(c.to_json());
+    if (s->fork)
+      write_file_atomic(join_path(run_dir, "parent.json"), s->fork->record.dump(2) + "\n");
   }
   impl_->launch(std::move(s), false);
 }
@@ -741,6 +759,11 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
     s->obs = observer;
     s->options = options;
     s->segment = std::move(seg);
+    // A forked run that stopped before its first checkpoint starts again from its fork point.
+    const nlohmann::json parent = read_parent_record(run_dir);
+    if (parent.is_object() && parent.contains("checkpoint") && parent["checkpoint"].is_string())
+      s->fork =
+          std::make_unique<ForkPoint>(resolve_fork(parent["checkpoint"].get<std::string>(), c));
     impl_->launch(std::move(s), false);
     return;
   }

@@ -19,6 +19,10 @@ struct TrainerOptions {
   // Resume even though config.json was edited in a way that changes results since the last
   // checkpoint (the change is recorded in metrics.jsonl); without it such a resume is refused.
   bool allow_config_change = false;
+  // Start a new run from another run's checkpoint (engine/train/fork.h: a run folder, RUN@STEP or
+  // a checkpoint file): its weights, optimizer state, RNG and data position, with this run's own
+  // grade tensors; recorded in the new run's parent.json. Empty: start from initialisation.
+  std::string fork_from;
 };
 
 class Trainer {

@@ -90,7 +90,7 @@ class TestWidgetsLadder : public QObject {
     QVERIFY2(panel.result().error.isEmpty(), qPrintable(panel.result().error));
     QCOMPARE(panel.table()->rowCount(), 3);
     QCOMPARE(panel.table()->item(0, 1)->text(), QString("educated"));
-    QCOMPARE(panel.table()->item(0, 4)->text(), QString("-0.0195"));  // mean of −0.02 and −0.019
+    QCOMPARE(panel.table()->item(0, 6)->text(), QString("-0.0195"));  // mean of −0.02 and −0.019
     QVERIFY(panel.statusText().contains("ρ(certificate, −ΔBPB) = 1"));
     // one point and one interval per arm, and the zero line
     QCOMPARE(panel.chart()->series().size(), 3 * 2 + 1);

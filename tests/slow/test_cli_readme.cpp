@@ -187,7 +187,8 @@ class TestCliReadme : public QObject {
     } else if (sub == "train") {
       if (!has("--steps")) extra = {"--steps", "2"};
       if (!has("--out") && !has("--sweep"))
-        extra.insert(extra.end(), {"--out", at("runs/plain-train")});
+        extra.insert(extra.end(),
+                     {"--out", at(has("--fork") ? "runs/fork-train" : "runs/plain-train")});
       extra.push_back("--quiet");
     } else if (sub == "bench" && sub2 == "cone") {
       extra = {"--d", "64", "--repeats", "3"};
@@ -227,6 +228,15 @@ class TestCliReadme : public QObject {
     tiny["train"]["eval_tokens"] = 4096;
     tiny["train"]["heldout_tokens"] = 4096;
     gllm::write_file_atomic(at("presets/tiny-cpu.json"), tiny.dump(2));
+    // The ladder arms start from a token reference of their own tokenizer: the one the README's
+    // profiles and ladder rows write (at this vocabulary) before the sweep's row runs.
+    for (const auto& e : fs::directory_iterator(at("presets"))) {
+      if (e.path().filename().string().rfind("ladder-", 0) != 0) continue;
+      auto arm = nlohmann::json::parse(gllm::read_file(e.path().string()));
+      arm["grading"]["profiles_file"] = at("profiles.json");
+      arm["grading"]["ladder_file"] = at("ladder.json");
+      gllm::write_file_atomic(e.path().string(), arm.dump(2));
+    }
     // The ladder sweep's six arms over two of its seeds (paired statistics need two).
     auto sweep = nlohmann::json::parse(gllm::read_file(at("presets/sweeps/ladder-tiny.json")));
     QVERIFY(sweep["seeds"].size() >= 2);

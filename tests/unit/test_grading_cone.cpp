@@ -238,6 +238,33 @@ class TestGradingCone : public QObject {
     QVERIFY(throws_error([&] { evaluate_cone(empty, {}, 1.1, 2); }, "empty"));
     QVERIFY(throws_error([&] { evaluate_cone_levels(p, {0, 1}, 1.1, 2); }, "level"));
   }
+
+  void coneAndFirstOrderTestAreDifferentStatements() {
+    // d = 2, α = (0.6, 0.4), τ = (0.4, 0.6), q = (q_0, 0) with λ^{2 q_0} = x:
+    // Λ = (0.6/x + 0.4)(0.4x + 0.6) = 0.48 + 0.36/x + 0.16x and ⟨q, α−τ⟩ = 0.2 q_0 > 0.
+    Profiles p;
+    p.alpha = {0.6, 0.4};
+    p.tau = {0.4, 0.6};
+    const double lambda = std::exp(0.5);
+    auto at = [&](double x) {
+      const double q0 = std::log(x) / (2 * std::log(lambda));
+      return evaluate_cone(p, {q0, 0.0}, lambda, 100.0);
+    };
+    const ConeReport near = at(1.5), far = at(4.0);
+    QVERIFY(std::abs(near.lambda_q - (0.48 + 0.36 / 1.5 + 0.16 * 1.5)) < 1e-12);
+    QVERIFY(std::abs(far.lambda_q - 1.21) < 1e-12);
+    QCOMPARE(int(cone_verdict(near.lambda_q, near.certificate)), int(ConeVerdict::InCone));
+    // Positive to first order yet Λ = 1.21 ≥ 1: outside the cone, and the text says both.
+    QVERIFY(far.certificate > 0);
+    QCOMPARE(int(cone_verdict(far.lambda_q, far.certificate)), int(ConeVerdict::FirstOrderOnly));
+    QCOMPARE(cone_verdict_text(far.lambda_q, far.certificate),
+             std::string("first-order positive, outside the cone (Λ ≥ 1)"));
+    const ConeReport back =
+        evaluate_cone(p, {0.0, std::log(4.0) / (2 * std::log(lambda))}, lambda, 100.0);
+    QVERIFY(back.certificate < 0 && back.lambda_q > 1);
+    QCOMPARE(cone_verdict_key(back.lambda_q, back.certificate), std::string("outside"));
+    QCOMPARE(cone_verdict_text(1.0, 0.0), std::string("on the boundary (q = 0, Λ = 1)"));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestGradingCone)

@@ -52,7 +52,7 @@ class TestGradingLadder : public QObject {
     o.clip = 2;
     o.seed = 11;
     auto lad = build_ladder(f, o);
-    QCOMPARE(lad.arms.size(), size_t(6));
+    QCOMPARE(lad.arms.size(), ladder_arm_names().size());  // three random draws
     const double qmax = q_max_for(o.lambda, o.clip);
     const auto& p = f.profiles;
     for (auto& arm : lad.arms) {
@@ -99,7 +99,7 @@ class TestGradingLadder : public QObject {
     double ora = lad.arm("oracle").lambda_q_heldout;
     for (auto& arm : lad.arms) QVERIFY2(ora <= arm.lambda_q_heldout + 1e-12, arm.name.c_str());
     // Order: by certificate, descending; ranks agree.
-    QCOMPARE(lad.order.size(), size_t(6));
+    QCOMPARE(lad.order.size(), ladder_arm_names().size());
     for (size_t i = 1; i < lad.order.size(); ++i)
       QVERIFY(lad.arm(lad.order[i - 1]).certificate >= lad.arm(lad.order[i]).certificate);
     for (size_t i = 0; i < lad.order.size(); ++i) QCOMPARE(lad.arm(lad.order[i]).rank, int(i + 1));
@@ -117,7 +117,7 @@ class TestGradingLadder : public QObject {
     QVERIFY(!lad.arm("pos").available);
     QVERIFY(!lad.arm("oracle").available);
     QVERIFY(lad.arm("pos").reason.find("pos_grades") != std::string::npos);
-    QCOMPARE(lad.order.size(), size_t(3));
+    QCOMPARE(lad.order.size(), size_t(3 + kRandomDraws - 1));  // uniform, educated, 3 random
     QTemporaryDir dir;
     std::string path = dir.filePath("ladder.json").toStdString();
     save_ladder_file(path, lad);
@@ -210,6 +210,22 @@ class TestGradingLadder : public QObject {
     QVERIFY_THROWS_EXCEPTION(gllm::Error, bootstrap_from_contributions(A, T.leftCols(2), q, 10, 1));
     QVERIFY_THROWS_EXCEPTION(gllm::Error, bootstrap_from_contributions(A, T, {1, 0}, 10, 1));
     QVERIFY_THROWS_EXCEPTION(gllm::Error, bootstrap_from_contributions(A, T, q, 0, 1));
+  }
+
+  void bootstrapIntervalsHoldTheirEstimate() {
+    // Percentile where it holds the estimate; otherwise shifted by the median bias.
+    std::vector<double> centred{1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const Interval a = bootstrap_interval(5, centred);
+    QCOMPARE(a.method, std::string("percentile"));
+    QCOMPARE(a.low, percentile(centred, 0.025));
+    std::vector<double> above{2.43, 2.6, 2.8, 3.0, 3.1, 3.2, 3.3, 3.51};  // all above 2.40
+    const Interval b = bootstrap_interval(2.40, above);
+    QCOMPARE(b.method, std::string("median-bias-corrected percentile"));
+    const double bias = percentile(above, 0.5) - 2.40;
+    QVERIFY(std::abs(b.low - (percentile(above, 0.025) - bias)) < 1e-12);
+    QVERIFY(b.low <= 2.40 && 2.40 <= b.high);
+    QVERIFY(std::abs((b.high - b.low) - (percentile(above, 0.975) - percentile(above, 0.025))) <
+            1e-12);  // the width is the percentile interval's
   }
 };
 

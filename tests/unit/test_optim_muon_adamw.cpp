@@ -122,6 +122,32 @@ class TestOptimMuonAdamW : public QObject {
     QVERIFY2(d < 1e-5, qPrintable(QString("wte differs by %1").arg(d)));
   }
 
+  // Decoupled weight decay on wte (seed 000's norm-controlled regime): with a zero gradient the
+  // Adam step is 0, so one step multiplies the table by exactly 1 − lr·wd; value_embeds keep none.
+  void embedding_weight_decay_closed_form() {
+    gllm::OptimConfig c;
+    c.embedding_weight_decay = 0.05;
+    auto wte = leaf(det({8, 4}, 3));
+    auto ve = leaf(det({8, 4}, 4));
+    const torch::Tensor w0 = wte.detach().clone(), v0 = ve.detach().clone();
+    MuonAdamW opt(c, 384, 10, {{"wte", wte, "embedding"}, {"ve", ve, "value_embeds"}});
+    set_grad(wte, torch::zeros({8, 4}));
+    set_grad(ve, torch::zeros({8, 4}));
+    const auto info = opt.step(0);
+    const double lr = c.embedding_lr * std::pow(384 / 768.0, -0.5) * info.lr_multiplier;
+    const double expect = 1.0 - lr * c.embedding_weight_decay;
+    QVERIFY(expect < 1 && expect > 0);
+    QVERIFY((wte.detach() - w0 * expect).abs().max().item<double>() < 1e-6);
+    QVERIFY((ve.detach() - v0).abs().max().item<double>() == 0);
+    // Off by default: the baseline's AdamW groups carry no decay.
+    gllm::OptimConfig off;
+    auto w2 = leaf(det({8, 4}, 3));
+    MuonAdamW opt2(off, 384, 10, {{"wte", w2, "embedding"}});
+    set_grad(w2, torch::zeros({8, 4}));
+    opt2.step(0);
+    QVERIFY((w2.detach() - w0).abs().max().item<double>() == 0);
+  }
+
   // AdamW on the scalar groups against a double-precision hand computation (baseline §2.2).
   void adamw_scalars_hand_computed() {
     gllm::OptimConfig c;

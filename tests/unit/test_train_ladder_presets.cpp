@@ -20,7 +20,8 @@ using namespace gllm;
 
 namespace {
 
-const std::vector<std::string> kArms{"uniform", "random", "taxonomic", "pos", "educated", "oracle"};
+const std::vector<std::string> kArms{"uniform",   "random", "random-2", "random-3",
+                                     "taxonomic", "pos",    "educated", "oracle"};
 
 }  // namespace
 
@@ -36,6 +37,10 @@ class TestTrainLadderPresets : public QObject {
       QCOMPARE(QString::fromStdString(c.grading.ladder_arm), QString::fromStdString(arm));
       QVERIFY(c.grading.mlge);
       QVERIFY(!c.grading.attention);
+      // Route 1: every arm, uniform included, starts W_e in the profiles' token reference, with
+      // decoupled weight decay on it (the norm-controlled regime).
+      QCOMPARE(QString::fromStdString(c.model.wte_init), QString("reference"));
+      QVERIFY(c.optim.embedding_weight_decay > 0);
       if (ladder.is_null()) {
         ladder = read_json(c.grading.ladder_file);
         profiles = read_json(c.grading.profiles_file);
