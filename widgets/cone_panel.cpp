@@ -483,7 +483,9 @@ void ConePanel::applyResult(const ConeResult& r) {
     m_badge->setObjectName(inCone ? QStringLiteral("badgeCertified")
                                   : QStringLiteral("badgeNotCertified"));
     m_badge->setText(!c.within_clip ? tr("✘ outside the clip box")
-                                    : (inCone ? tr("✔ ") : tr("✘ ")) +
+                                    : (inCone                                        ? tr("✔ ")
+                                       : std::abs(lambda_q - 1) <= 1e-9 && sign == 0 ? tr("○ ")
+                                                                                     : tr("✘ ")) +
                                           qs(grading::cone_verdict_text(lambda_q, certificate)));
     const QString kept = boot ? tr("; the first-order sign holds in %1 % of %2 bootstrap resamples")
                                     .arg(100 * fraction, 0, 'f', 1)
@@ -545,10 +547,13 @@ void ConePanel::applyResult(const ConeResult& r) {
            "Rem. 9); "
            "no model is certified here — load a `gllm profiles` file for that."));
   } else {
-    m_source->setText(r.gradesSource.isEmpty() ? tr("the editor's level grades (explorer)")
-                                               : tr("Grades: ") + r.gradesSource);
+    m_source->setText((r.gradesSource.isEmpty() ? tr("the editor's level grades (explorer)")
+                                                : tr("Grades: ") + r.gradesSource) +
+                      (r.fromModel && !r.model.coordinates.empty()
+                           ? tr(". Coordinates: ") + qs(r.model.coordinates) + QStringLiteral(".")
+                           : QString()));
   }
-  int heads = 0, admitted = 0, uncertified = 0;
+  int heads = 0, inCone = 0, positive = 0, uncertified = 0;
   double minFraction = 1;
   QString headReason, tip;
   for (const auto& comp : r.components) {
@@ -559,7 +564,10 @@ void ConePanel::applyResult(const ConeResult& r) {
       headReason = qs(comp.reason);
       continue;
     }
-    admitted += comp.admissible ? 1 : 0;
+    inCone += grading::cone_verdict(comp.lambda_q, comp.certificate) == grading::ConeVerdict::InCone
+                  ? 1
+                  : 0;
+    positive += comp.admissible ? 1 : 0;
     if (comp.sign_fraction >= 0) minFraction = std::min(minFraction, comp.sign_fraction);
     tip += tr("%1: ⟨q, α̂−τ̂⟩ = %2, Λ = %3\n")
                .arg(qs(comp.component), formatNumber(comp.certificate, 4),
@@ -574,10 +582,11 @@ void ConePanel::applyResult(const ConeResult& r) {
         tr("Head grades (%1 heads): not certified — %2").arg(heads).arg(headReason));
   } else {
     m_headsLabel->setText(
-        tr("Head grades: %1 of %2 heads admissible against %3; the sign holds in at least %4 % of "
-           "resamples")
-            .arg(admitted)
+        tr("Head grades: %1 of %2 heads in the cone (Λ < 1), %3 positive to first order, against "
+           "%4; the first-order sign holds in at least %5 % of resamples")
+            .arg(inCone)
             .arg(heads)
+            .arg(positive)
             .arg(m_headsPath)
             .arg(100 * minFraction, 0, 'f', 1));
   }

@@ -150,6 +150,23 @@ void save_head_profiles(const std::string& path, const HeadProfiles& h) {
   write_file_atomic(path, head_profiles_to_json(h).dump(1) + "\n");
 }
 
+std::string coordinates_text(const ProfilesFile& f) {
+  if (!f.has_reference())
+    return "a word-type reference: no model's embedding has these coordinates, so this "
+           "certificate is about the reference, not a model";
+  const std::string kind = f.reference.value("kind", std::string());
+  const std::string digest = f.reference.value("digest", std::string());
+  if (kind == "wte") {
+    const auto& ck = f.reference.contains("checkpoint") ? f.reference["checkpoint"] : nullptr;
+    return "the embedding W_e·G of checkpoint " + (ck.is_string() ? ck.get<std::string>() : "?") +
+           " (route 2): exact for runs forked from it";
+  }
+  return "the token reference " + kind + " " + digest +
+         " (route 1): a model whose W_e starts in it (model.wte_init = \"reference\") has these "
+         "coordinates exactly at step 0; that they still hold later is the seed's transport "
+         "assumption, not a theorem";
+}
+
 ComponentCertificate certify_grades(const std::vector<double>& q, const ProfilesFile& f,
                                     double lambda, double clip) {
   ComponentCertificate c;
@@ -171,11 +188,7 @@ ComponentCertificate certify_grades(const std::vector<double>& q, const Profiles
     c.gain_heldout = 1.0 / c.lambda_q_heldout;
     c.verdict_heldout = cone_verdict_text(c.lambda_q_heldout, c.certificate_heldout);
   }
-  if (f.has_reference())
-    c.coordinates = "token reference " + f.reference.value("kind", std::string()) + " " +
-                    f.reference.value("digest", std::string());
-  else
-    c.coordinates = "word-type reference (no model's embedding has these coordinates)";
+  c.coordinates = coordinates_text(f);
   if (!f.bootstrap.empty()) {
     // A zero certificate (uniform grades) keeps its sign only where resamples also give zero.
     const double tol =

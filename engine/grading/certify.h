@@ -80,6 +80,10 @@ std::vector<ComponentCertificate> certify(const ModelGrades& m,
                                           const std::vector<AnyProfiles>& profiles);
 nlohmann::json to_json(const ComponentCertificate& c);
 
+// Where the profiles of `f` live, in words: a route-1 token reference (exact at step 0, the seed's
+// transport assumption beyond), a checkpoint's own embedding (route 2), or word types (no model).
+std::string coordinates_text(const ProfilesFile& f);
+
 // The certificate of grades q (size d) against a profiles file with its bootstrap, as the ladder
 // and the certify command compute it.
 ComponentCertificate certify_grades(const std::vector<double>& q, const ProfilesFile& f,

@@ -85,9 +85,10 @@ class TestCone : public QObject {
     QCOMPARE(QString::number(r.report.lambda_star, 'f', 3), QStringLiteral("0.459"));
     QCOMPARE(QString::number(r.educated.lambda_c, 'f', 3), QStringLiteral("0.531"));
     QCOMPARE(QString::number(r.educated.gain, 'f', 2), QStringLiteral("1.88"));
-    // The badge follows Eq. 15: the sign of the inner product, not Λ(q) < 1.
+    // The badge says where q stands against the cone Λ(q) < 1 and against its first-order test.
     QCOMPARE(panel.badgeText(),
-             ref.certificate_sign > 0 ? QString("✔ admissible") : QString("✘ not admissible"));
+             (ref.lambda_q < 1 ? QString("✔ ") : QString("✘ ")) +
+                 QString::fromStdString(grading::cone_verdict_text(ref.lambda_q, ref.certificate)));
     QVERIFY(panel.sourceText().contains("Table 3 explorer"));
     QVERIFY(panel.valueText("lambda_c").startsWith("0.531"));
     // "Set to the educated q*_C" hands the optimum to the grade editor.
@@ -98,19 +99,21 @@ class TestCone : public QObject {
     QCOMPARE(spy.count(), 1);
     const auto q = spy.first().first().value<std::vector<double>>();
     QCOMPARE(q.size(), size_t(4));
-    // Uniform grades: Λ = 1, inner product 0: on the boundary, not admissible.
+    // Uniform grades: Λ = 1, inner product 0: on the boundary.
     panel.setGrades({0, 0, 0, 0}, lambda, 2.0);
     QVERIFY(panel.waitForResult(10000));
     QCOMPARE(panel.result().report.lambda_q, 1.0);
-    QCOMPARE(panel.badgeText(), QString("on the cone's boundary"));
-    // Admissible yet Λ(q) > 1 (the random arm's case): the badge says admissible, Λ is a separate
-    // figure beside it.
+    QCOMPARE(panel.badgeText(), QString("○ on the boundary (q = 0, Λ = 1)"));
+    // Positive to first order yet Λ(q) > 1 (the taxonomic arm's case before): outside the cone,
+    // and the badge says both — never "admissible" on the first-order sign alone.
     const double q_max = std::log(2.0) / std::log(lambda);
     panel.setGrades({0.0, q_max, 0.0, q_max / 2}, lambda, 2.0);
     QVERIFY(panel.waitForResult(10000));
     QVERIFY(panel.result().report.certificate > 0);
     QVERIFY(panel.result().report.lambda_q > 1);
-    QCOMPARE(panel.badgeText(), QString("✔ admissible"));
+    QCOMPARE(panel.badgeText(), QString("✘ first-order positive, outside the cone (Λ ≥ 1)"));
+    QVERIFY(panel.valueText("bc").contains("per level"));
+    QVERIFY(panel.valueText("lambda_star").contains("per level"));
   }
   void badgeKeepsItsPadding() {
     // The verdict pill beside a long reason in a narrow panel: its text keeps 10 px either side
@@ -127,7 +130,7 @@ class TestCone : public QObject {
     QVERIFY(badge);
     QLabel* reason = nullptr;
     for (QLabel* l : panel.findChildren<QLabel*>())
-      if (l->text().contains(QStringLiteral("leaves the cone"))) reason = l;
+      if (l->text().contains(QStringLiteral("negative to first order"))) reason = l;
     QVERIFY(reason);
     QTRY_VERIFY(badge->width() >= badge->fontMetrics().horizontalAdvance(badge->text()) + 20);
     QVERIFY(badge->height() >= badge->fontMetrics().height() + 6);
@@ -151,7 +154,12 @@ class TestCone : public QObject {
     QVERIFY(r.fromModel);
     const auto lad = grading::load_ladder_file(ladder.grading.ladder_file);
     QVERIFY(std::abs(r.model.certificate - lad.arm("educated").certificate) < 1e-5);
-    QCOMPARE(panel.badgeText(), QString("✔ admissible"));
+    QCOMPARE(panel.badgeText(), QString("✔ in the cone (Λ < 1)"));
+    // Per coordinate for the model's d grades, and the held-out figures beside the fit ones.
+    QVERIFY2(panel.valueText("bc").contains("per coordinate"), qPrintable(panel.valueText("bc")));
+    QVERIFY2(panel.valueText("heldout").contains(QString::fromStdString(grading::cone_verdict_text(
+                 lad.arm("educated").lambda_q_heldout, lad.arm("educated").certificate_heldout))),
+             qPrintable(panel.valueText("heldout")));
     QVERIFY(panel.sourceText().contains("read back"));
     QVERIFY(panel.headsText().contains("no graded attention"));
 
@@ -163,8 +171,8 @@ class TestCone : public QObject {
     QVERIFY(panel.sourceText().contains("holds no MLGE grades"));
     QVERIFY2(panel.headsText().contains("no head profiles loaded"), qPrintable(panel.headsText()));
 
-    // Head profiles of the right shape: every head gets a certificate (uniform grades: 0, not
-    // admissible).
+    // Head profiles of the right shape: every head gets a certificate (uniform grades: Λ = 1 and
+    // 0 to first order: on the boundary).
     grading::HeadProfiles hp;
     hp.layers = 4;
     hp.heads = 4;
@@ -182,7 +190,8 @@ class TestCone : public QObject {
     grading::save_head_profiles(path.toStdString(), hp);
     QVERIFY(panel.loadHeadProfilesFile(path).isEmpty());
     QVERIFY(panel.waitForResult(30000));
-    QVERIFY2(panel.headsText().contains("0 of 16 heads admissible"), qPrintable(panel.headsText()));
+    QVERIFY2(panel.headsText().contains("0 of 16 heads in the cone (Λ < 1), 0 positive"),
+             qPrintable(panel.headsText()));
     // An embedding profiles file is refused as head profiles, with the command that makes them.
     QVERIFY(panel.loadHeadProfilesFile(QString::fromStdString(ladder.grading.profiles_file))
                 .contains("--checkpoint"));

@@ -131,8 +131,8 @@ class TestCliGrading : public QObject {
     QCOMPARE(r.exit_code, 0);
     auto lad = nlohmann::json::parse(gllm::read_file(out));
     QCOMPARE(lad["format"].get<std::string>(), std::string("gllm-ladder/1"));
-    QCOMPARE(lad["arms"].size(), size_t(6));
-    QCOMPARE(lad["order"].size(), size_t(5));  // no held-out profiles: oracle unavailable
+    QCOMPARE(lad["arms"].size(), size_t(8));
+    QCOMPARE(lad["order"].size(), size_t(7));  // no held-out profiles: oracle unavailable
     double edu = 0;
     for (auto& arm : lad["arms"])
       if (arm["name"] == "educated") edu = arm["lambda_q"].get<double>();
