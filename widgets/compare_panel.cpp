@@ -15,7 +15,10 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <map>
+#include <set>
 
+#include "engine/config/run_config.h"
+#include "engine/config/run_identity.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
 #include "engine/train/compare.h"
@@ -52,7 +55,10 @@ CompareResult compute(const CompareJob& job) {
   if (job.relist) {
     std::vector<std::string> errors;
     try {
-      r.runs = oneRunPerArmAndSeed(list_runs(ss(job.folder), &errors), &r.conflicts);
+      std::vector<RunInfo> listed = list_runs(ss(job.folder), &errors);
+      splitArmsByConfig(listed);
+      r.runs = oneRunPerArmAndSeed(listed, &r.conflicts);
+      r.armDiffs = armDiffs(r.runs);
     } catch (const std::exception& e) {
       r.error = qs(e.what());
       return r;
@@ -60,6 +66,7 @@ CompareResult compute(const CompareJob& job) {
     for (const auto& e : errors) r.skipped << qs(e);
   } else {
     r.runs = job.previous.runs;
+    r.armDiffs = job.previous.armDiffs;
     r.conflicts = job.previous.conflicts;
     r.skipped = job.previous.skipped;
   }
@@ -98,6 +105,34 @@ CompareResult compute(const CompareJob& job) {
   return r;
 }
 }  // namespace
+
+void splitArmsByConfig(std::vector<RunInfo>& runs) {
+  std::map<std::string, std::set<std::string>> hashes;  // name → effective-config hashes
+  for (const auto& r : runs) hashes[r.name].insert(effective_config_hash(r.config));
+  for (auto& r : runs)
+    if (hashes[r.name].size() > 1) r.name += "#" + effective_config_hash(r.config).substr(0, 6);
+}
+
+QMap<QString, QString> armDiffs(const std::vector<RunInfo>& runs) {
+  QMap<QString, QString> out;
+  std::map<std::string, nlohmann::json> presets;  // preset name → resolved config (null: none)
+  for (const auto& r : runs) {
+    if (out.contains(qs(r.name)) || !r.config.is_object()) continue;
+    const std::string base = r.name.substr(0, r.name.find_first_of("+#"));
+    if (!presets.count(base)) {
+      try {
+        presets[base] = RunConfig::load(resolve_preset_path(base)).to_json();
+      } catch (const std::exception&) {
+        presets[base] = nullptr;
+      }
+    }
+    const nlohmann::json& preset = presets[base];
+    out.insert(qs(r.name), preset.is_object()
+                               ? qs(describe_changes(config_changes(r.config, preset)))
+                               : QString());
+  }
+  return out;
+}
 
 std::vector<RunInfo> oneRunPerArmAndSeed(const std::vector<RunInfo>& runs,
                                          std::vector<SeedConflict>* conflicts) {
@@ -207,6 +242,8 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     if (!d.isEmpty()) setRunsFolder(d);
   });
   connect(reload, &QPushButton::clicked, this, [this] { setRunsFolder(m_folderEdit->text()); });
+  connect(m_folderEdit, &QLineEdit::returnPressed, this,
+          [this] { setRunsFolder(m_folderEdit->text().trimmed()); });
   connect(m_baseline, &QComboBox::activated, this, [this] { schedule(false); });
   connect(m_metric, &QComboBox::activated, this, [this] { schedule(false); });
   connect(m_target, &QLineEdit::editingFinished, this, [this] { schedule(false); });
@@ -321,7 +358,12 @@ void ComparePanel::applyResult(const CompareResult& r) {
     for (const auto& a : cmp["arms"]) {
       const int row = m_delta->rowCount();
       m_delta->insertRow(row);
-      m_delta->setItem(row, 0, cell(qs(a.value("arm", ""))));
+      const QString arm = qs(a.value("arm", ""));
+      m_delta->setItem(row, 0, cell(arm));
+      const QString diff = r.armDiffs.value(arm);
+      m_delta->item(row, 0)->setToolTip(
+          diff.isEmpty() ? tr("%1: the preset's settings (or no preset known)").arg(arm)
+                         : tr("%1 differs from its preset in:\n%2").arg(arm, diff));
       m_delta->setItem(row, 1, cell(QString::number(a.value("runs", 0)), true));
       m_delta->setItem(row, 2, cell(num(a.value("summary", nlohmann::json()), "mean", 5), true));
       const auto vs = a.value("vs_baseline", nlohmann::json());
@@ -379,9 +421,21 @@ void ComparePanel::applyResult(const CompareResult& r) {
   if (!r.error.isEmpty()) {
     m_status->setText(r.error + skipped);
   } else {
-    const QString note = eff.is_object() && eff.contains("note") && eff["note"].is_string()
-                             ? QStringLiteral(" · ") + qs(eff["note"].get<std::string>())
-                             : QString();
+    // The engine's note speaks to the CLI (--uniform, --target); the panel says it in its own
+    // terms.
+    QString note;
+    if (eff.is_object() && eff.contains("note") && eff["note"].is_string()) {
+      const QString n = qs(eff["note"].get<std::string>());
+      if (n.startsWith(QLatin1String("no uniform arm")))
+        note =
+            tr("no arm named 'uniform' among these runs, so the ratio-to-uniform column stays "
+               "empty");
+      else if (n.startsWith(QLatin1String("the uniform arm never reached")))
+        note = tr("the uniform arm never reached the target BPB; raise the target BPB");
+      else
+        note = n;
+      note = QStringLiteral(" · ") + note;
+    }
     m_status->setText(tr("%1 runs in %2 arms from %3; baseline %4; metric %5")
                           .arg(r.runs.size())
                           .arg(r.arms.size())
