@@ -9,7 +9,9 @@
 #include <QFileInfo>
 #include <QUuid>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
+#include "engine/config/run_identity.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/train/trainer.h"
@@ -17,6 +19,14 @@
 #include "widgets/widget_util.h"
 
 namespace gllm::gui {
+
+namespace {
+nlohmann::json tagsJson(const QStringList& tags) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const QString& t : tags) a.push_back(ss(t));
+  return a;
+}
+}  // namespace
 
 RunQueue::RunQueue(QString queueFile, QString runsParent, QObject* parent)
     : QObject(parent), m_file(std::move(queueFile)), m_runsParent(std::move(runsParent)) {
@@ -30,6 +40,8 @@ RunQueue::~RunQueue() {
     m_trainer->cancel();
     m_trainer->wait();
   }
+  // The step and BPB reached so far: after a restart the interrupted entry shows them.
+  if (!m_runningId.isEmpty()) save();
 }
 
 QueueEntry* RunQueue::find(const QString& id) {
@@ -62,6 +74,10 @@ void RunQueue::load() {
       e.valBpb = o.value("val_bpb", -1.0);
       e.heldoutBpb = o.value("heldout_bpb", -1.0);
       e.message = qs(o.value("message", ""));
+      e.preset = o.value("preset", nlohmann::json());
+      for (const auto& t : o.value("tags", nlohmann::json::array()))
+        if (t.is_string()) e.tags << qs(t.get<std::string>());
+      e.note = qs(o.value("note", ""));
       // The app stopped while this ran: its folder holds checkpoints to resume from.
       if (e.status == QLatin1String("running")) {
         e.status = QStringLiteral("interrupted");
@@ -89,7 +105,10 @@ void RunQueue::save() {
                    {"total_steps", e.totalSteps},
                    {"val_bpb", e.valBpb},
                    {"heldout_bpb", e.heldoutBpb},
-                   {"message", ss(e.message)}});
+                   {"message", ss(e.message)},
+                   {"preset", e.preset},
+                   {"tags", tagsJson(e.tags)},
+                   {"note", ss(e.note)}});
   }
   try {
     const QString dir = QFileInfo(m_file).absolutePath();
@@ -101,7 +120,8 @@ void RunQueue::save() {
   }
 }
 
-QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds) {
+QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds,
+                              const nlohmann::json& preset) {
   QStringList ids;
   std::vector<QueueEntry> made;
   for (int seed : seeds) {
@@ -113,6 +133,7 @@ QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds) 
     e.seed = seed;
     e.config = c.to_json();
     e.totalSteps = c.train.steps;
+    e.preset = preset;
     made.push_back(e);
   }
   for (auto& e : made) {
@@ -123,6 +144,24 @@ QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds) 
   Q_EMIT changed();
   if (m_autoStart) startNext();
   return ids;
+}
+
+bool RunQueue::annotate(const QString& id, const QStringList& tags, const QString& note) {
+  QueueEntry* e = find(id);
+  if (!e) return false;
+  e->tags.clear();
+  for (const QString& t : tags)
+    if (!t.trimmed().isEmpty() && !e->tags.contains(t.trimmed())) e->tags << t.trimmed();
+  e->note = note.trimmed();
+  save();
+  Q_EMIT changed();
+  return true;
+}
+
+QString RunQueue::configDiff(const QString& id) const {
+  const QueueEntry* e = entry(id);
+  if (!e || !e->preset.is_object()) return {};
+  return qs(describe_changes(config_changes(e->config, e->preset)));
 }
 
 bool RunQueue::remove(const QString& id) {
@@ -217,7 +256,11 @@ void RunQueue::launch(QueueEntry& e) {
   connect(
       m_bridge, &RunBridge::eval, this,
       [this, id](const EvalRecord& r) {
-        if (QueueEntry* x = find(id)) (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
+        if (QueueEntry* x = find(id)) {
+          (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
+          x->step = std::max<qint64>(x->step, r.step);
+        }
+        save();  // an evaluation is rare: the queue file keeps the progress a crash would lose
         Q_EMIT eval(id, r);
         Q_EMIT changed();
       },

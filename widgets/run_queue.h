@@ -30,6 +30,9 @@ struct QueueEntry {
   qint64 step = 0, totalSteps = 0;
   double valBpb = -1, heldoutBpb = -1;
   QString message;
+  nlohmann::json preset;  // the preset's resolved config the run was made from (null: unknown)
+  QStringList tags;       // the user's labels and note for the run
+  QString note;
   bool resumable() const {
     return !runDir.isEmpty() &&
            (status == QLatin1String("cancelled") || status == QLatin1String("interrupted") ||
@@ -46,7 +49,12 @@ class RunQueue : public QObject {
 
   // Adds one entry per seed (the config's train.seed replaced); returns their ids. Throws
   // gllm::ConfigError when a seed is out of range.
-  QStringList enqueue(const RunConfig& config, const QList<int>& seeds);
+  QStringList enqueue(const RunConfig& config, const QList<int>& seeds,
+                      const nlohmann::json& preset = nullptr);
+  // Tags (trimmed, duplicates dropped) and a free-text note for a run; kept in the queue file.
+  bool annotate(const QString& id, const QStringList& tags, const QString& note);
+  // The entry's settings that differ from its preset, one per line ("" when none or unknown).
+  QString configDiff(const QString& id) const;
   bool remove(const QString& id);  // not while running
   bool cancel(const QString& id);  // running → asks the trainer to stop; queued → cancelled
   bool resume(const QString& id);  // re-queues a resumable entry (continues its run folder)
