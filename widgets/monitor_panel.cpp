@@ -16,6 +16,7 @@
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPainter>
+#include <QRegularExpression>
 #include <QSet>
 #include <QSlider>
 #include <QTimer>
@@ -267,6 +268,18 @@ bool MonitorPanel::redrawPending() const {
   return m_timer->isActive();
 }
 
+QString MonitorPanel::legendName(const QString& run) const {
+  // A run folder's start time ("-20261202-151800", maybe "-2") makes the key unique but the
+  // legend unreadable in a 330 px chart: shown without it unless another run then reads the same.
+  static const QRegularExpression stamp(QStringLiteral("-\\d{8}-\\d{6}(-\\d+)?$"));
+  QString shortName = run;
+  shortName.remove(stamp);
+  if (shortName == run || shortName.isEmpty()) return run;
+  for (const QString& other : m_store.runs())
+    if (other != run && QString(other).remove(stamp) == shortName) return run;
+  return shortName;
+}
+
 QColor MonitorPanel::runColor(const QString& run) const {
   return seriesColor(std::max(0, int(m_store.runs().indexOf(run))));
 }
@@ -466,8 +479,8 @@ void MonitorPanel::updateChart(Chart& c) {
     const QColor col = mi == 0 ? base : base.darker(170);
     const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
     // A group's name counts its seeds, which may grow while it is drawn.
-    QString name =
-        u.group ? tr("%1 · %2 seeds").arg(u.group->label).arg(u.group->runs.size()) : u.run;
+    QString name = u.group ? tr("%1 · %2 seeds").arg(u.group->label).arg(u.group->runs.size())
+                           : legendName(u.run);
     if (mi > 0) name += QStringLiteral(" · ") + metricLabel(metric);
     auto it = c.curves.find(u.key);
     if (it == c.curves.end()) {

@@ -164,6 +164,8 @@ class MonitorPanel : public QWidget {
   void removeCurve(Chart& c, Curve& cv);
   void hideMarkers(Chart& c, QAbstractSeries* s);
   QColor runColor(const QString& run) const;
+  // The run's name in the legend: its folder name without the start time when that is unique.
+  QString legendName(const QString& run) const;
   QColor groupColor(const SeedGroup& group) const;
   void updateSeedToggles();
   // The second bar row: Runs menu, Reset zoom, the hover readout; and the charts' mouse handling.

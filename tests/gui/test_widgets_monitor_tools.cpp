@@ -83,6 +83,25 @@ class TestMonitorTools : public QObject {
              qPrintable(m.readoutText()));
   }
 
+  // A run folder's start time is left out of the legend unless two runs would then read alike.
+  void legendNamesAreShort() {
+    MonitorPanel m;
+    m.resize(1000, 700);
+    m.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&m));
+    for (const char* run :
+         {"tiny-cpu-s42-20261202-120000", "tiny-cpu+steps=150-s42-20261202-130000",
+          "tiny-cpu+steps=150-s42-20261202-140000-2"})
+      m.addPoint(run, "loss", {1, 64, NAN, 0.1, 5.0});
+    m.redrawNow();
+    QStringList names;
+    for (QAbstractSeries* s : m.chartFor("loss")->series())
+      if (s->isVisible() && !s->name().endsWith("(raw)")) names << s->name();
+    names.sort();
+    QCOMPARE(names, QStringList({"tiny-cpu+steps=150-s42-20261202-130000",
+                                 "tiny-cpu+steps=150-s42-20261202-140000-2", "tiny-cpu-s42"}));
+  }
+
   void zoomHoldsAndResets() {
     MonitorPanel m;
     m.resize(1000, 700);
