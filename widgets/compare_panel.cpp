@@ -11,6 +11,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSet>
+#include <QSignalBlocker>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -46,6 +48,7 @@ struct CompareJob {
   std::string metric;
   bool hasTarget = false;
   double target = 0;
+  QSet<QString> hidden;  // arms left out of the comparison (their check box cleared)
 };
 
 CompareResult compute(const CompareJob& job) {
@@ -89,15 +92,19 @@ CompareResult compute(const CompareJob& job) {
                : r.arms.isEmpty()                ? QString()
                                                  : r.arms.first();
   if (r.runs.empty()) return r;
+  // Arms the user hid are listed but not compared (the baseline always is).
+  std::vector<RunInfo> shown;
+  for (const RunInfo& run : r.runs)
+    if (!job.hidden.contains(qs(run.name)) || qs(run.name) == r.baseline) shown.push_back(run);
   try {
-    r.comparison = compare_runs(r.runs, ss(r.baseline), job.metric, false);
+    r.comparison = compare_runs(shown, ss(r.baseline), job.metric, false);
   } catch (const std::exception& e) {
     r.error = qs(e.what());
     return r;
   }
   if (job.hasTarget) {
     try {
-      r.efficiency = token_efficiency(r.runs, job.metric, job.target, ss(uniform));
+      r.efficiency = token_efficiency(shown, job.metric, job.target, ss(uniform));
     } catch (const std::exception& e) {
       r.error = qs(e.what());
     }
@@ -247,6 +254,10 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
   connect(m_baseline, &QComboBox::activated, this, [this] { schedule(false); });
   connect(m_metric, &QComboBox::activated, this, [this] { schedule(false); });
   connect(m_target, &QLineEdit::editingFinished, this, [this] { schedule(false); });
+  connect(m_delta, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* it) {
+    if (it->column() != 0 || !(it->flags() & Qt::ItemIsUserCheckable)) return;
+    setArmShown(it->text(), it->checkState() == Qt::Checked);
+  });
 }
 
 QString ComparePanel::statusText() const {
@@ -261,6 +272,26 @@ void ComparePanel::setRunsFolder(const QString& parent) {
   m_folderEdit->setText(parent);
   m_status->setText(tr("Reading the runs in %1 …").arg(parent));
   schedule(true);
+}
+
+QTableWidgetItem* ComparePanel::armCell(const QString& arm, const QString& baseline) const {
+  auto* it = cell(arm);
+  // The check box shows or hides the arm in the comparison; the baseline is always compared.
+  it->setFlags(arm == baseline ? Qt::ItemIsEnabled : Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+  it->setCheckState(m_hidden.contains(arm) && arm != baseline ? Qt::Unchecked : Qt::Checked);
+  const QString diff = m_result.armDiffs.value(arm);
+  it->setToolTip(diff.isEmpty() ? tr("%1: the preset's settings (or no preset known)").arg(arm)
+                                : tr("%1 differs from its preset in:\n%2").arg(arm, diff));
+  return it;
+}
+
+void ComparePanel::setArmShown(const QString& arm, bool on) {
+  if (on == !m_hidden.contains(arm)) return;
+  if (on)
+    m_hidden.remove(arm);
+  else
+    m_hidden.insert(arm);
+  schedule(false);
 }
 
 void ComparePanel::setBaseline(const QString& arm) {
@@ -303,6 +334,7 @@ void ComparePanel::startCompute() {
   m_relist = false;
   if (!job.relist) job.previous = m_result;
   job.keepBaseline = m_baseline->currentText();
+  job.hidden = m_hidden;
   job.metric = ss(m_metric->currentData().toString());
   bool ok = false;
   job.target = m_target->text().toDouble(&ok);
@@ -322,6 +354,7 @@ void ComparePanel::applyResult(const CompareResult& r) {
   m_baseline->addItems(r.arms);
   m_baseline->setCurrentIndex(std::max(0, int(r.arms.indexOf(r.baseline))));
   m_baseline->blockSignals(false);
+  const QSignalBlocker quiet(m_delta);  // filling the table is not the user checking arms
   m_delta->setRowCount(0);
   m_eff->setRowCount(0);
 
@@ -359,11 +392,7 @@ void ComparePanel::applyResult(const CompareResult& r) {
       const int row = m_delta->rowCount();
       m_delta->insertRow(row);
       const QString arm = qs(a.value("arm", ""));
-      m_delta->setItem(row, 0, cell(arm));
-      const QString diff = r.armDiffs.value(arm);
-      m_delta->item(row, 0)->setToolTip(
-          diff.isEmpty() ? tr("%1: the preset's settings (or no preset known)").arg(arm)
-                         : tr("%1 differs from its preset in:\n%2").arg(arm, diff));
+      m_delta->setItem(row, 0, armCell(arm, r.baseline));
       m_delta->setItem(row, 1, cell(QString::number(a.value("runs", 0)), true));
       m_delta->setItem(row, 2, cell(num(a.value("summary", nlohmann::json()), "mean", 5), true));
       const auto vs = a.value("vs_baseline", nlohmann::json());
@@ -393,6 +422,13 @@ void ComparePanel::applyResult(const CompareResult& r) {
             cell(qs(a.value("arm", "")) == r.baseline ? tr("baseline") : qs(a.value("note", "—"))));
       }
     }
+  }
+  for (const QString& arm : r.arms) {  // hidden arms stay listed, unchecked, to show again
+    if (!m_hidden.contains(arm) || arm == r.baseline) continue;
+    const int row = m_delta->rowCount();
+    m_delta->insertRow(row);
+    m_delta->setItem(row, 0, armCell(arm, r.baseline));
+    m_delta->setItem(row, 3, cell(tr("hidden")));
   }
   const nlohmann::json& eff = r.efficiency;
   if (eff.is_object() && eff.contains("runs")) {

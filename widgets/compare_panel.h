@@ -3,6 +3,7 @@
 #pragma once
 #include <QFutureWatcher>
 #include <QMap>
+#include <QSet>
 #include <QStringList>
 #include <QWidget>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 
 class QComboBox;
 class QTableWidget;
+class QTableWidgetItem;
 class QLabel;
 class QLineEdit;
 
@@ -59,6 +61,10 @@ class ComparePanel : public QWidget {
   void setRunsFolder(const QString& parent);
   QString runsFolder() const { return m_folder; }
   void setBaseline(const QString& arm);
+  // Shows or hides an arm in the comparison (its check box in the Δ table); a hidden arm stays
+  // listed, unchecked. The baseline is always compared.
+  void setArmShown(const QString& arm, bool on);
+  bool armShown(const QString& arm) const { return !m_hidden.contains(arm); }
   void setMetric(const QString& metric);  // "heldout_bpb" | "val_bpb"
   void setTargetBpb(double target);       // token efficiency target
   QStringList arms() const { return m_result.arms; }
@@ -84,8 +90,10 @@ class ComparePanel : public QWidget {
   void schedule(bool relist);
   void startCompute();
   void applyResult(const CompareResult& r);
+  QTableWidgetItem* armCell(const QString& arm, const QString& baseline) const;
 
   QString m_folder;
+  QSet<QString> m_hidden;  // arms left out of the comparison
   int m_generation = 0;
   bool m_dirty = false, m_relist = false;
   QFutureWatcher<CompareResult>* m_watcher = nullptr;

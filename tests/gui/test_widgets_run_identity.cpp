@@ -121,6 +121,21 @@ class TestRunIdentityGui : public QObject {
     QVERIFY(panel.conflicts().empty());  // three configs, not three copies of one seed
     QVERIFY(panel.deltaTable()->rowCount() == 3);
     QVERIFY(panel.deltaTable()->item(0, 0)->toolTip().contains("train.steps"));
+    // Each arm can be hidden from the comparison (its check box) and shown again.
+    const QString hide = arms.last() == panel.comparison()["baseline"].get<std::string>().c_str()
+                             ? arms.first()
+                             : arms.last();
+    panel.setArmShown(hide, false);
+    QVERIFY(panel.waitForResult());
+    QCOMPARE(int(panel.comparison()["arms"].size()), 2);
+    QCOMPARE(panel.deltaTable()->rowCount(), 3);  // still listed, unchecked
+    QTableWidgetItem* hidden = panel.deltaTable()->item(2, 0);
+    QCOMPARE(hidden->text(), hide);
+    QCOMPARE(hidden->checkState(), Qt::Unchecked);
+    hidden->setCheckState(Qt::Checked);  // as a click does
+    QVERIFY(panel.waitForResult());
+    QCOMPARE(int(panel.comparison()["arms"].size()), 3);
+    QVERIFY(panel.armShown(hide));
   }
 
   // Point 4: the Monitor keys runs by folder, shows every run of the runs folder at startup, and
