@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QUuid>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
@@ -31,6 +32,10 @@ nlohmann::json tagsJson(const QStringList& tags) {
 RunQueue::RunQueue(QString queueFile, QString runsParent, QObject* parent)
     : QObject(parent), m_file(std::move(queueFile)), m_runsParent(std::move(runsParent)) {
   RunBridge::registerTypes();
+  m_saveWatcher = new QFutureWatcher<void>(this);
+  connect(m_saveWatcher, &QFutureWatcher<void>::finished, this, [this] {
+    if (m_progressPending) saveProgress();
+  });
   load();
 }
 
@@ -41,7 +46,8 @@ RunQueue::~RunQueue() {
     m_trainer->wait();
   }
   // The step and BPB reached so far: after a restart the interrupted entry shows them.
-  if (!m_runningId.isEmpty()) save();
+  if (!m_runningId.isEmpty() || m_progressPending) save();
+  m_saveFuture.waitForFinished();
 }
 
 QueueEntry* RunQueue::find(const QString& id) {
@@ -92,7 +98,7 @@ void RunQueue::load() {
   }
 }
 
-void RunQueue::save() {
+std::string RunQueue::queueText() const {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& e : m_entries) {
     arr.push_back({{"id", ss(e.id)},
@@ -110,14 +116,37 @@ void RunQueue::save() {
                    {"tags", tagsJson(e.tags)},
                    {"note", ss(e.note)}});
   }
+  return nlohmann::json({{"format", "gllm-queue/1"}, {"entries", arr}}).dump(2) + "\n";
+}
+
+void RunQueue::save() {
+  m_saveFuture.waitForFinished();  // one writer of the file at a time (a progress save is quick)
+  m_progressPending = false;
   try {
     const QString dir = QFileInfo(m_file).absolutePath();
     QDir().mkpath(dir);
-    write_file_atomic(
-        ss(m_file), nlohmann::json({{"format", "gllm-queue/1"}, {"entries", arr}}).dump(2) + "\n");
+    write_file_atomic(ss(m_file), queueText());
   } catch (const Error& e) {
     m_lastError = qs(e.what());
   }
+}
+
+void RunQueue::saveProgress() {
+  if (m_saveFuture.isRunning()) {
+    m_progressPending = true;  // written when the running write ends
+    return;
+  }
+  m_progressPending = false;
+  const std::string file = ss(m_file), text = queueText();
+  // The GUI thread never waits on the disk for a progress save: write and fsync on a worker.
+  m_saveFuture = QtConcurrent::run([file, text] {
+    try {
+      write_file_atomic(file, text);
+    } catch (const std::exception&) {
+      // the next save (start, finish, quit) reports a failing disk
+    }
+  });
+  m_saveWatcher->setFuture(m_saveFuture);
 }
 
 QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds,
@@ -260,7 +289,7 @@ void RunQueue::launch(QueueEntry& e) {
           (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
           x->step = std::max<qint64>(x->step, r.step);
         }
-        save();  // an evaluation is rare: the queue file keeps the progress a crash would lose
+        saveProgress();  // the queue file keeps the progress a crash would lose
         Q_EMIT eval(id, r);
         Q_EMIT changed();
       },

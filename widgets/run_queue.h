@@ -2,6 +2,7 @@
 // worker threads through the Trainer facade, persisted as JSON (atomic writes) across restarts.
 #pragma once
 #include <QFuture>
+#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
 #include <QVector>
@@ -91,6 +92,9 @@ class RunQueue : public QObject {
   // The worker that called Trainer::start / resume is done: "" or why the run could not start.
   void started(const QString& id, int launch, const QString& runDir, const QString& error);
   void finish(const QString& id, const QString& status, const QString& message);
+  std::string queueText() const;  // the queue file's contents
+  // Writes the queue on a worker (progress: step and BPB at an evaluation); save() waits for it.
+  void saveProgress();
 
   QString m_file, m_runsParent;
   QVector<QueueEntry> m_entries;
@@ -106,6 +110,9 @@ class RunQueue : public QObject {
   bool m_cancelWhenStarted = false;
   bool m_finishWhenStarted = false;
   QString m_pendingStatus, m_pendingMessage;
+  QFuture<void> m_saveFuture;
+  QFutureWatcher<void>* m_saveWatcher = nullptr;
+  bool m_progressPending = false;
 };
 
 }  // namespace gllm::gui
