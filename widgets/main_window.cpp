@@ -1,5 +1,5 @@
-// MainWindow implementation: builds the docks, menus and tool bar, restores the saved layout,
-// and renders offscreen screenshots for the documentation and the GUI tests.
+// MainWindow implementation: builds the docks, menus and tool bar and wires the panels together:
+// runs into the Monitor (keyed by folder, whole history), checkpoints into Heatmaps and inspector.
 #include "widgets/main_window.h"
 
 #include <QAction>
