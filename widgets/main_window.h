@@ -76,8 +76,9 @@ class MainWindow : public QMainWindow {
                         QWidget* widget, Qt::DockWidgetArea area);
   void buildMenus();
   // Initial dock sizes for a window of `size`: three columns (grade editor | cone | monitor over
-  // runs) from kThreeColumnWidth px, below that the cone shares the grade editor's tabs so every
-  // panel keeps its minimum width. Once, and not when a saved layout was restored.
+  // runs) from kThreeColumnWidth px, below that the cone under the grade editor in one column so
+  // both stay in view and every panel keeps its minimum width; the run settings share the
+  // editor's tabs. Once, and not when a saved layout was restored.
   void arrangeDocks(QSize size);
   // Gives a panel raised in the tabs under the monitor its share of the column's height.
   void fitRaisedPanel(const QString& name);
