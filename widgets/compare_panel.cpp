@@ -11,11 +11,16 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSet>
+#include <QSignalBlocker>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <map>
+#include <set>
 
+#include "engine/config/run_config.h"
+#include "engine/config/run_identity.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
 #include "engine/train/compare.h"
@@ -43,6 +48,7 @@ struct CompareJob {
   std::string metric;
   bool hasTarget = false;
   double target = 0;
+  QSet<QString> hidden;  // arms left out of the comparison (their check box cleared)
 };
 
 CompareResult compute(const CompareJob& job) {
@@ -52,7 +58,10 @@ CompareResult compute(const CompareJob& job) {
   if (job.relist) {
     std::vector<std::string> errors;
     try {
-      r.runs = oneRunPerArmAndSeed(list_runs(ss(job.folder), &errors), &r.conflicts);
+      std::vector<RunInfo> listed = list_runs(ss(job.folder), &errors);
+      splitArmsByConfig(listed);
+      r.runs = oneRunPerArmAndSeed(listed, &r.conflicts);
+      r.armDiffs = armDiffs(r.runs);
     } catch (const std::exception& e) {
       r.error = qs(e.what());
       return r;
@@ -60,6 +69,7 @@ CompareResult compute(const CompareJob& job) {
     for (const auto& e : errors) r.skipped << qs(e);
   } else {
     r.runs = job.previous.runs;
+    r.armDiffs = job.previous.armDiffs;
     r.conflicts = job.previous.conflicts;
     r.skipped = job.previous.skipped;
   }
@@ -82,15 +92,19 @@ CompareResult compute(const CompareJob& job) {
                : r.arms.isEmpty()                ? QString()
                                                  : r.arms.first();
   if (r.runs.empty()) return r;
+  // Arms the user hid are listed but not compared (the baseline always is).
+  std::vector<RunInfo> shown;
+  for (const RunInfo& run : r.runs)
+    if (!job.hidden.contains(qs(run.name)) || qs(run.name) == r.baseline) shown.push_back(run);
   try {
-    r.comparison = compare_runs(r.runs, ss(r.baseline), job.metric, false);
+    r.comparison = compare_runs(shown, ss(r.baseline), job.metric, false);
   } catch (const std::exception& e) {
     r.error = qs(e.what());
     return r;
   }
   if (job.hasTarget) {
     try {
-      r.efficiency = token_efficiency(r.runs, job.metric, job.target, ss(uniform));
+      r.efficiency = token_efficiency(shown, job.metric, job.target, ss(uniform));
     } catch (const std::exception& e) {
       r.error = qs(e.what());
     }
@@ -98,6 +112,34 @@ CompareResult compute(const CompareJob& job) {
   return r;
 }
 }  // namespace
+
+void splitArmsByConfig(std::vector<RunInfo>& runs) {
+  std::map<std::string, std::set<std::string>> hashes;  // name → effective-config hashes
+  for (const auto& r : runs) hashes[r.name].insert(effective_config_hash(r.config));
+  for (auto& r : runs)
+    if (hashes[r.name].size() > 1) r.name += "#" + effective_config_hash(r.config).substr(0, 6);
+}
+
+QMap<QString, QString> armDiffs(const std::vector<RunInfo>& runs) {
+  QMap<QString, QString> out;
+  std::map<std::string, nlohmann::json> presets;  // preset name → resolved config (null: none)
+  for (const auto& r : runs) {
+    if (out.contains(qs(r.name)) || !r.config.is_object()) continue;
+    const std::string base = r.name.substr(0, r.name.find_first_of("+#"));
+    if (!presets.count(base)) {
+      try {
+        presets[base] = RunConfig::load(resolve_preset_path(base)).to_json();
+      } catch (const std::exception&) {
+        presets[base] = nullptr;
+      }
+    }
+    const nlohmann::json& preset = presets[base];
+    out.insert(qs(r.name), preset.is_object()
+                               ? qs(describe_changes(config_changes(r.config, preset)))
+                               : QString());
+  }
+  return out;
+}
 
 std::vector<RunInfo> oneRunPerArmAndSeed(const std::vector<RunInfo>& runs,
                                          std::vector<SeedConflict>* conflicts) {
@@ -207,9 +249,15 @@ ComparePanel::ComparePanel(QWidget* parent) : QWidget(parent) {
     if (!d.isEmpty()) setRunsFolder(d);
   });
   connect(reload, &QPushButton::clicked, this, [this] { setRunsFolder(m_folderEdit->text()); });
+  connect(m_folderEdit, &QLineEdit::returnPressed, this,
+          [this] { setRunsFolder(m_folderEdit->text().trimmed()); });
   connect(m_baseline, &QComboBox::activated, this, [this] { schedule(false); });
   connect(m_metric, &QComboBox::activated, this, [this] { schedule(false); });
   connect(m_target, &QLineEdit::editingFinished, this, [this] { schedule(false); });
+  connect(m_delta, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* it) {
+    if (it->column() != 0 || !(it->flags() & Qt::ItemIsUserCheckable)) return;
+    setArmShown(it->text(), it->checkState() == Qt::Checked);
+  });
 }
 
 QString ComparePanel::statusText() const {
@@ -224,6 +272,26 @@ void ComparePanel::setRunsFolder(const QString& parent) {
   m_folderEdit->setText(parent);
   m_status->setText(tr("Reading the runs in %1 …").arg(parent));
   schedule(true);
+}
+
+QTableWidgetItem* ComparePanel::armCell(const QString& arm, const QString& baseline) const {
+  auto* it = cell(arm);
+  // The check box shows or hides the arm in the comparison; the baseline is always compared.
+  it->setFlags(arm == baseline ? Qt::ItemIsEnabled : Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+  it->setCheckState(m_hidden.contains(arm) && arm != baseline ? Qt::Unchecked : Qt::Checked);
+  const QString diff = m_result.armDiffs.value(arm);
+  it->setToolTip(diff.isEmpty() ? tr("%1: the preset's settings (or no preset known)").arg(arm)
+                                : tr("%1 differs from its preset in:\n%2").arg(arm, diff));
+  return it;
+}
+
+void ComparePanel::setArmShown(const QString& arm, bool on) {
+  if (on == !m_hidden.contains(arm)) return;
+  if (on)
+    m_hidden.remove(arm);
+  else
+    m_hidden.insert(arm);
+  schedule(false);
 }
 
 void ComparePanel::setBaseline(const QString& arm) {
@@ -266,6 +334,7 @@ void ComparePanel::startCompute() {
   m_relist = false;
   if (!job.relist) job.previous = m_result;
   job.keepBaseline = m_baseline->currentText();
+  job.hidden = m_hidden;
   job.metric = ss(m_metric->currentData().toString());
   bool ok = false;
   job.target = m_target->text().toDouble(&ok);
@@ -285,6 +354,7 @@ void ComparePanel::applyResult(const CompareResult& r) {
   m_baseline->addItems(r.arms);
   m_baseline->setCurrentIndex(std::max(0, int(r.arms.indexOf(r.baseline))));
   m_baseline->blockSignals(false);
+  const QSignalBlocker quiet(m_delta);  // filling the table is not the user checking arms
   m_delta->setRowCount(0);
   m_eff->setRowCount(0);
 
@@ -321,7 +391,8 @@ void ComparePanel::applyResult(const CompareResult& r) {
     for (const auto& a : cmp["arms"]) {
       const int row = m_delta->rowCount();
       m_delta->insertRow(row);
-      m_delta->setItem(row, 0, cell(qs(a.value("arm", ""))));
+      const QString arm = qs(a.value("arm", ""));
+      m_delta->setItem(row, 0, armCell(arm, r.baseline));
       m_delta->setItem(row, 1, cell(QString::number(a.value("runs", 0)), true));
       m_delta->setItem(row, 2, cell(num(a.value("summary", nlohmann::json()), "mean", 5), true));
       const auto vs = a.value("vs_baseline", nlohmann::json());
@@ -352,6 +423,13 @@ void ComparePanel::applyResult(const CompareResult& r) {
       }
     }
   }
+  for (const QString& arm : r.arms) {  // hidden arms stay listed, unchecked, to show again
+    if (!m_hidden.contains(arm) || arm == r.baseline) continue;
+    const int row = m_delta->rowCount();
+    m_delta->insertRow(row);
+    m_delta->setItem(row, 0, armCell(arm, r.baseline));
+    m_delta->setItem(row, 3, cell(tr("hidden")));
+  }
   const nlohmann::json& eff = r.efficiency;
   if (eff.is_object() && eff.contains("runs")) {
     for (const auto& row : eff["runs"]) {
@@ -379,9 +457,21 @@ void ComparePanel::applyResult(const CompareResult& r) {
   if (!r.error.isEmpty()) {
     m_status->setText(r.error + skipped);
   } else {
-    const QString note = eff.is_object() && eff.contains("note") && eff["note"].is_string()
-                             ? QStringLiteral(" · ") + qs(eff["note"].get<std::string>())
-                             : QString();
+    // The engine's note speaks to the CLI (--uniform, --target); the panel says it in its own
+    // terms.
+    QString note;
+    if (eff.is_object() && eff.contains("note") && eff["note"].is_string()) {
+      const QString n = qs(eff["note"].get<std::string>());
+      if (n.startsWith(QLatin1String("no uniform arm")))
+        note =
+            tr("no arm named 'uniform' among these runs, so the ratio-to-uniform column stays "
+               "empty");
+      else if (n.startsWith(QLatin1String("the uniform arm never reached")))
+        note = tr("the uniform arm never reached the target BPB; raise the target BPB");
+      else
+        note = n;
+      note = QStringLiteral(" · ") + note;
+    }
     m_status->setText(tr("%1 runs in %2 arms from %3; baseline %4; metric %5")
                           .arg(r.runs.size())
                           .arg(r.arms.size())

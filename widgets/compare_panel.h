@@ -2,6 +2,8 @@
 // the paired Δ table with 95 % t-intervals of seed 001 Table 3 — and token-efficiency ratios.
 #pragma once
 #include <QFutureWatcher>
+#include <QMap>
+#include <QSet>
 #include <QStringList>
 #include <QWidget>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 
 class QComboBox;
 class QTableWidget;
+class QTableWidgetItem;
 class QLabel;
 class QLineEdit;
 
@@ -28,6 +31,13 @@ struct SeedConflict {
 std::vector<RunInfo> oneRunPerArmAndSeed(const std::vector<RunInfo>& runs,
                                          std::vector<SeedConflict>* conflicts);
 
+// Runs of one name whose effective configs differ (engine/config/run_identity.h) become arms of
+// their own, "NAME#HASH6": a changed config never hides among its preset's seeds.
+void splitArmsByConfig(std::vector<RunInfo>& runs);
+// Per arm, its settings that differ from its preset (the part of its name before '+' or '#'), one
+// per line; "" when it matches its preset or the preset is unknown. Reads the presets: worker only.
+QMap<QString, QString> armDiffs(const std::vector<RunInfo>& runs);
+
 // Everything one listing and comparison produces (computed on a worker thread).
 struct CompareResult {
   int generation = 0;
@@ -36,6 +46,7 @@ struct CompareResult {
   std::vector<SeedConflict> conflicts;
   QStringList skipped;  // folders that could not be read
   QStringList arms;
+  QMap<QString, QString> armDiffs;  // arm → its settings that differ from its preset
   QString baseline;
   nlohmann::json comparison, efficiency;
   QString error;  // listing or comparison failed (shown in the status line)
@@ -48,10 +59,17 @@ class ComparePanel : public QWidget {
   // Lists every run folder under `parent` on a worker thread and compares them; the GUI thread
   // never waits (the tables fill in when the result arrives). Keeps the baseline if possible.
   void setRunsFolder(const QString& parent);
+  QString runsFolder() const { return m_folder; }
   void setBaseline(const QString& arm);
+  // Shows or hides an arm in the comparison (its check box in the Δ table); a hidden arm stays
+  // listed, unchecked. The baseline is always compared.
+  void setArmShown(const QString& arm, bool on);
+  bool armShown(const QString& arm) const { return !m_hidden.contains(arm); }
   void setMetric(const QString& metric);  // "heldout_bpb" | "val_bpb"
   void setTargetBpb(double target);       // token efficiency target
   QStringList arms() const { return m_result.arms; }
+  // An arm's config diff against its preset, shown on demand (the arm cell's tooltip).
+  QString armDiff(const QString& arm) const { return m_result.armDiffs.value(arm); }
   QTableWidget* deltaTable() const { return m_delta; }
   QTableWidget* efficiencyTable() const { return m_eff; }
   const nlohmann::json& comparison() const { return m_result.comparison; }
@@ -72,8 +90,10 @@ class ComparePanel : public QWidget {
   void schedule(bool relist);
   void startCompute();
   void applyResult(const CompareResult& r);
+  QTableWidgetItem* armCell(const QString& arm, const QString& baseline) const;
 
   QString m_folder;
+  QSet<QString> m_hidden;  // arms left out of the comparison
   int m_generation = 0;
   bool m_dirty = false, m_relist = false;
   QFutureWatcher<CompareResult>* m_watcher = nullptr;

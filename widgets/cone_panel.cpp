@@ -467,6 +467,7 @@ void ConePanel::applyResult(const ConeResult& r) {
     m_badgeReason->setText(r.error);
     for (QLabel* l : m_values) l->setText(QStringLiteral("—"));
     m_educated->setEnabled(false);
+    m_educated->setText(tr("Set to q*_C (no certificate: nothing to set)"));
   } else {
     const auto& c = r.report;
     // The numbers of the model's own grades when they were certified, else the explorer's.
@@ -535,10 +536,12 @@ void ConePanel::applyResult(const ConeResult& r) {
     QStringList g;
     for (double v : r.educated.level_grades) g << QString::number(std::pow(c.lambda, v), 'f', 2);
     set("g_c", QStringLiteral("(") + g.join(QStringLiteral(", ")) + QStringLiteral(")"));
-    m_educated->setEnabled(true);
-    m_educated->setText(tr("Set to q*_C, L-level  (Λ*_C = %1, gain %2×)")
-                            .arg(r.educated.lambda_c, 0, 'f', 3)
-                            .arg(r.educated.gain, 0, 'f', 2));
+    const bool selected = !r.educated.level_grades.empty();
+    m_educated->setEnabled(selected);
+    m_educated->setText(selected ? tr("Set to q*_C, L-level  (Λ*_C = %1, gain %2×)")
+                                       .arg(r.educated.lambda_c, 0, 'f', 3)
+                                       .arg(r.educated.gain, 0, 'f', 2)
+                                 : tr("Set to q*_C (no selection for these profiles)"));
   }
   // Where the certified grades come from, and what the head grades get.
   if (!m_fromFile) {

@@ -53,6 +53,8 @@ class GradeEditor : public QWidget {
   QString levelError() const;
   QString headError() const;
   QString ladderError() const;
+  // The editor's fields that show a refusal, as "λ: message" (Launch refuses while any does).
+  QStringList invalidFields() const;
   HeatmapWidget* headHeatmap() const { return m_headHeatmap; }
 
  Q_SIGNALS:
@@ -66,6 +68,8 @@ class GradeEditor : public QWidget {
   QString applyGrading(const std::function<void(nlohmann::json&)>& edit, QLabel* errorLabel);
   void showError(QLabel* label, QWidget* field, const QString& message);
   void resetHeadGrades();
+  // "" when every head grade is ≤ qmax, else which one is not and the C that would hold it.
+  QString headGradesAbove(double qmax, double base) const;
 
   RunConfig m_config;
   GradeGrid m_headGrades;

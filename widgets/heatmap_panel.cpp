@@ -7,8 +7,15 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QVBoxLayout>
+#include <algorithm>
+
+#include "widgets/checkpoint_timeline.h"
 
 namespace gllm::gui {
+
+namespace {
+constexpr int kMaxListedLevels = 8;  // level grades listed one by one up to this many runs
+}  // namespace
 
 HeatmapPanel::HeatmapPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
@@ -37,6 +44,9 @@ HeatmapPanel::HeatmapPanel(QWidget* parent) : QWidget(parent) {
   sources->addWidget(new QLabel(tr("− B"), this));
   sources->addWidget(m_b, 1);
   layout->addLayout(sources);
+  // A's run through its checkpoints (the window opens the chosen one as source A).
+  m_timeline = new CheckpointTimeline(this);
+  layout->addWidget(m_timeline);
   m_heatmap = new HeatmapWidget(this);
   m_heatmap->setEmptyText(
       tr("No grades to show yet.\nStart a run (its grades appear live) or open a "
@@ -110,6 +120,10 @@ void HeatmapPanel::setSourceB(const QString& name) {
 void HeatmapPanel::setHead(int head) {
   int i = m_head->findData(head);
   if (i >= 0) m_head->setCurrentIndex(i);
+}
+
+QString HeatmapPanel::sourceA() const {
+  return m_a->currentText();
 }
 
 QString HeatmapPanel::statusText() const {
@@ -199,7 +213,18 @@ void HeatmapPanel::refresh() {
       runs << QStringLiteral("%1 ×%2").arg(v[i], 0, 'g', 4).arg(j - i);
       i = j;
     }
-    levels = tr(" MLGE level grades of A: %1.").arg(runs.join(QStringLiteral(", ")));
+    // Per-coordinate grades (a ladder arm: up to d distinct values) would run off the panel as a
+    // list: past a few levels the line gives their count and range (the heatmap holds the rest).
+    if (runs.size() <= kMaxListedLevels) {
+      levels = tr(" MLGE level grades of A: %1.").arg(runs.join(QStringLiteral(", ")));
+    } else {
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      levels = tr(" MLGE grades of A: %1 coordinates in %2 runs of equal grade, %3 … %4.")
+                   .arg(v.size())
+                   .arg(runs.size())
+                   .arg(*lo, 0, 'g', 4)
+                   .arg(*hi, 0, 'g', 4);
+    }
   }
   m_status->setText(
       switched +

@@ -12,6 +12,8 @@ class QLabel;
 
 namespace gllm::gui {
 
+class CheckpointTimeline;
+
 class HeatmapPanel : public QWidget {
   Q_OBJECT
  public:
@@ -33,6 +35,9 @@ class HeatmapPanel : public QWidget {
   void setHead(int head);
 
   HeatmapWidget* heatmap() const { return m_heatmap; }
+  QString sourceA() const;
+  // The step slider over the checkpoints of source A's run.
+  CheckpointTimeline* timeline() const { return m_timeline; }
   QString statusText() const;
 
  Q_SIGNALS:
@@ -54,6 +59,7 @@ class HeatmapPanel : public QWidget {
   QComboBox* m_head = nullptr;
   QLabel* m_status = nullptr;
   HeatmapWidget* m_heatmap = nullptr;
+  CheckpointTimeline* m_timeline = nullptr;
   bool m_updating = false;
 };
 

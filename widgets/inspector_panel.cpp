@@ -25,6 +25,7 @@
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
 #include "engine/train/run_store.h"
+#include "widgets/checkpoint_timeline.h"
 #include "widgets/widget_util.h"
 
 namespace gllm::gui {
@@ -47,6 +48,11 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
   bar->addWidget(m_chartMetric);
   bar->addWidget(csv);
   layout->addLayout(bar);
+  // The run's checkpoints on a slider: the audit follows training step by step.
+  m_timeline = new CheckpointTimeline(this);
+  layout->addWidget(m_timeline);
+  connect(m_timeline, &CheckpointTimeline::checkpointChosen, this,
+          [this](const QString& weights) { openAudit(weights); });
 
   auto* split = new QSplitter(Qt::Horizontal, this);
   m_matrices = new QTableWidget(0, 4, split);
@@ -140,6 +146,11 @@ QString InspectorPanel::statusText() const {
 }
 
 void InspectorPanel::open(const QString& path) {
+  m_timeline->setRun(path, CheckpointTimeline::stepOf(path));
+  openAudit(path);
+}
+
+void InspectorPanel::openAudit(const QString& path) {
   m_path = path;
   ++m_generation;
   m_status->setText(tr("Reading and auditing %1 …").arg(path));
@@ -169,7 +180,8 @@ void InspectorPanel::startAudit() {
 }
 
 bool InspectorPanel::busy() const {
-  return m_watcher->isRunning() || m_dirty || m_last.generation != m_generation;
+  return m_watcher->isRunning() || m_dirty || m_last.generation != m_generation ||
+         m_timeline->busy();
 }
 
 bool InspectorPanel::waitForResult(int ms) {

@@ -15,6 +15,8 @@ class QScrollArea;
 
 namespace gllm::gui {
 
+class CheckpointTimeline;
+
 // One audit, computed on a worker thread (resolving a run folder verifies its checkpoints' hashes;
 // the audit runs an SVD per matrix).
 struct InspectorResult {
@@ -41,6 +43,7 @@ class InspectorPanel : public QWidget {
   QTableWidget* matrixTable() const { return m_matrices; }
   QTableWidget* bandTable() const { return m_bands; }
   QChartView* chartView() const { return m_chartView; }
+  CheckpointTimeline* timeline() const { return m_timeline; }
   QString statusText() const;
 
  Q_SIGNALS:
@@ -48,6 +51,7 @@ class InspectorPanel : public QWidget {
   void failed(const QString& error);
 
  private:
+  void openAudit(const QString& path);  // open() without moving the timeline
   void startAudit();
   void applyResult(const InspectorResult& r);
   void showAudit();
@@ -67,6 +71,7 @@ class InspectorPanel : public QWidget {
   QChartView* m_chartView = nullptr;
   QScrollArea* m_chartScroll = nullptr;
   QLabel* m_status = nullptr;
+  CheckpointTimeline* m_timeline = nullptr;
 };
 
 }  // namespace gllm::gui

@@ -6,6 +6,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
@@ -15,6 +16,7 @@
 #include <QVBoxLayout>
 
 #include "engine/config/run_config.h"
+#include "engine/config/run_identity.h"
 #include "widgets/preset_form.h"
 #include "widgets/run_queue.h"
 #include "widgets/widget_util.h"
@@ -54,6 +56,8 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
       tr("Start the form's runs from a checkpoint of another run: its weights, optimizer state "
          "and data position, with these settings' grades (the arms of route 2 fork from the "
          "uniform trunk's checkpoint the profiles were read in)."));
+  m_annotate = new QPushButton(tr("Tags…"), this);
+  m_annotate->setToolTip(tr("Tag the selected run and give it a note (kept in the queue file)."));
   // Two rows so the panel fits a dock of about 500 px: what to run, then the actions.
   m_preset->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   m_preset->setMinimumContentsLength(16);
@@ -70,12 +74,18 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   actions->addWidget(m_resume);
   actions->addWidget(m_remove);
   actions->addWidget(fork);
+  actions->addWidget(m_annotate);
   actions->addStretch(1);
   layout->addLayout(actions);
   m_seedError = new QLabel(this);
   m_seedError->setObjectName(QStringLiteral("fieldError"));
   m_seedError->setVisible(false);
   layout->addWidget(m_seedError);
+  m_refusal = new QLabel(this);
+  m_refusal->setObjectName(QStringLiteral("fieldError"));
+  m_refusal->setWordWrap(true);
+  m_refusal->setVisible(false);
+  layout->addWidget(m_refusal);
 
   m_table = new QTableWidget(0, 7, this);
   m_table->setHorizontalHeaderLabels({tr("Run"), tr("Seed"), tr("Status"), tr("Progress"),
@@ -112,6 +122,7 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
                                      tr("Run checkpoints (step_*.safetensors);;All files (*)"));
     if (!file.isEmpty()) launch(true, file);
   });
+  connect(m_annotate, &QPushButton::clicked, this, &LauncherPanel::annotateSelected);
   connect(m_table, &QTableWidget::itemSelectionChanged, this, &LauncherPanel::updateButtons);
   connect(m_queue, &RunQueue::changed, this, &LauncherPanel::refreshTable);
   connect(m_queue, &RunQueue::step, this, [this](const QString& id, const StepRecord& r) {
@@ -124,6 +135,12 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
       }
     }
   });
+  // A finished run replaces "Resuming …" / "Queued …" with how it ended.
+  connect(m_queue, &RunQueue::runFinished, this, [this](const QString& id, const QString& status) {
+    const QueueEntry* e = m_queue->entry(id);
+    m_status->setText(e ? tr("%1 (seed %2) %3").arg(e->name).arg(e->seed).arg(status)
+                        : tr("a run %1").arg(status));
+  });
   const int idx = m_preset->findText(QStringLiteral("tiny-cpu"));
   if (idx >= 0) m_preset->setCurrentIndex(idx);
   refreshTable();
@@ -131,7 +148,9 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
 
 QString LauncherPanel::choosePreset(const QString& nameOrPath) {
   try {
-    m_form->setConfig(RunConfig::load(resolve_preset_path(ss(nameOrPath))));
+    const RunConfig preset = RunConfig::load(resolve_preset_path(ss(nameOrPath)));
+    m_presetJson = preset.to_json();
+    m_form->setConfig(preset);
     const int i = m_preset->findText(nameOrPath);
     if (i >= 0) m_preset->setCurrentIndex(i);
     m_status->setText(tr("Loaded preset %1").arg(nameOrPath));
@@ -181,11 +200,35 @@ void LauncherPanel::setSeedsText(const QString& text) {
   m_seeds->setText(text);
 }
 
+QString LauncherPanel::seedsText() const {
+  return m_seeds->text();
+}
+
 QString LauncherPanel::seedError() const {
   return m_seedError->isHidden() ? QString() : m_seedError->text();
 }
 
+QString LauncherPanel::statusText() const {
+  return m_status->text();
+}
+
+QString LauncherPanel::refusal() const {
+  return m_refusal->isHidden() ? QString() : m_refusal->text();
+}
+
 QString LauncherPanel::launch(bool start, const QString& forkFrom) {
+  // Nothing starts from settings other than those shown: a field in red refuses the launch.
+  QStringList bad = m_form->invalidFields();
+  if (m_extraCheck) bad += m_extraCheck();
+  if (!bad.isEmpty()) {
+    const QString why =
+        tr("%1 refused: fix the field shown in red first — %2")
+            .arg(start ? tr("Launch") : tr("Queue"), bad.join(QStringLiteral("; ")));
+    m_refusal->setText(why);
+    m_refusal->setVisible(true);
+    return why;
+  }
+  m_refusal->setVisible(false);
   QList<int> seeds;
   QString why;
   if (!parseSeeds(&seeds, &why)) {
@@ -197,13 +240,16 @@ QString LauncherPanel::launch(bool start, const QString& forkFrom) {
   m_seedError->setVisible(false);
   m_seeds->setProperty("invalid", false);
   try {
-    const QStringList ids = m_queue->enqueue(m_form->config(), seeds, forkFrom);
-    m_status->setText(
-        forkFrom.isEmpty()
-            ? tr("Queued %1 run(s) of %2").arg(ids.size()).arg(qs(m_form->config().name))
-            : tr("Queued %1 run(s) of %2 forked from %3")
-                  .arg(ids.size())
-                  .arg(qs(m_form->config().name), forkFrom));
+    RunConfig config = m_form->config();
+    const nlohmann::json preset = currentPreset();
+    if (preset.is_object() && preset.value("name", std::string()) == config.name)
+      config.name = run_label(config.to_json(), preset);
+    const QStringList ids = m_queue->enqueue(config, seeds, preset, forkFrom);
+    m_status->setText(forkFrom.isEmpty()
+                          ? tr("Queued %1 run(s) of %2").arg(ids.size()).arg(qs(config.name))
+                          : tr("Queued %1 run(s) of %2 forked from %3")
+                                .arg(ids.size())
+                                .arg(qs(config.name), forkFrom));
     if (!ids.isEmpty()) selectId(ids.first());
     if (start) m_queue->setAutoStart(true);
     return {};
@@ -211,6 +257,30 @@ QString LauncherPanel::launch(bool start, const QString& forkFrom) {
     m_status->setText(qs(e.what()));
     return qs(e.what());
   }
+}
+
+nlohmann::json LauncherPanel::currentPreset() const {
+  if (m_presetJson.is_object()) return m_presetJson;
+  try {  // the settings the window started with: the preset of their name, if there is one
+    return RunConfig::load(resolve_preset_path(m_form->config().name)).to_json();
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+void LauncherPanel::annotateSelected() {
+  const QueueEntry* e = m_queue->entry(selectedId());
+  if (!e) return;
+  const QString id = e->id;
+  bool ok = false;
+  const QString tags =
+      QInputDialog::getText(this, tr("Tags of %1").arg(e->name), tr("Tags, comma-separated:"),
+                            QLineEdit::Normal, e->tags.join(QStringLiteral(", ")), &ok);
+  if (!ok) return;
+  const QString note = QInputDialog::getMultiLineText(this, tr("Note on %1").arg(e->name),
+                                                      tr("Note:"), e->note, &ok);
+  if (!ok) return;
+  m_queue->annotate(id, tags.split(QLatin1Char(','), Qt::SkipEmptyParts), note);
 }
 
 QString LauncherPanel::resumeSelected() {
@@ -245,9 +315,21 @@ void LauncherPanel::refreshTable() {
   m_table->setRowCount(entries.size());
   for (int i = 0; i < entries.size(); ++i) {
     const QueueEntry& e = entries[i];
-    auto* name = new QTableWidgetItem(e.name);
+    auto* name = new QTableWidgetItem(
+        e.tags.isEmpty()
+            ? e.name
+            : QStringLiteral("%1  [%2]").arg(e.name, e.tags.join(QStringLiteral(", "))));
     name->setData(Qt::UserRole, e.id);
-    name->setToolTip(tr("queue id %1").arg(e.id));
+    // On demand (hover): what differs from the preset, and the note.
+    const QString diff = m_queue->configDiff(e.id);
+    QString tip = tr("queue id %1").arg(e.id);
+    if (e.preset.is_object())
+      tip += diff.isEmpty()
+                 ? tr("\nsame settings as preset %1").arg(qs(e.preset.value("name", std::string())))
+                 : tr("\ndiffers from preset %1 in:\n%2")
+                       .arg(qs(e.preset.value("name", std::string())), diff);
+    if (!e.note.isEmpty()) tip += tr("\nnote: %1").arg(e.note);
+    name->setToolTip(tip);
     m_table->setItem(i, 0, name);
     m_table->setItem(i, 1, new QTableWidgetItem(QString::number(e.seed)));
     auto* st = new QTableWidgetItem(e.status);
@@ -295,6 +377,7 @@ void LauncherPanel::updateButtons() {
       e && (e->status == QLatin1String("running") || e->status == QLatin1String("queued")));
   m_resume->setEnabled(e && e->resumable());
   m_remove->setEnabled(e && e->status != QLatin1String("running"));
+  m_annotate->setEnabled(e != nullptr);
 }
 
 }  // namespace gllm::gui

@@ -2,6 +2,8 @@
 // cancel, resume or remove runs in the persistent queue; shows each entry's progress and results.
 #pragma once
 #include <QWidget>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 class QComboBox;
 class QLineEdit;
@@ -24,17 +26,31 @@ class LauncherPanel : public QWidget {
   // Parses the seed field ("42, 43, 47" or "41-43"); false with the reason when it cannot.
   bool parseSeeds(QList<int>* seeds, QString* why) const;
   void setSeedsText(const QString& text);
+  QString seedsText() const;
   // Adds the form's config once per seed and, when `start`, runs the queue (entries start one
   // after another; Launch does this, Queue does not). Returns "" or the refusal (also shown
   // under the field).
   // `forkFrom` (a run folder, RUN@STEP or a checkpoint file): the runs start from that
   // checkpoint with the form's grades (route 2 of the certificate); "" = from initialisation.
   QString launch(bool start = true, const QString& forkFrom = QString());
+  // The preset the form's settings are compared with (the one last chosen, else the preset named
+  // like the settings; null when there is none). A launched run is named after it and what
+  // differs ("tiny-cpu+mlge.pos") unless the settings were given a name of their own.
+  nlohmann::json currentPreset() const;
+  // Asks for the selected run's tags and note (the Annotate button).
+  void annotateSelected();
   // Continues the selected cancelled or interrupted run from its last checkpoint and runs the
   // queue (the Resume button). Returns "" or why it cannot.
   QString resumeSelected();
   RunQueue* queue() const { return m_queue; }
   QString seedError() const;
+  // Why the last Launch or Queue was refused because a field is invalid ("" when it was not).
+  QString refusal() const;
+  // The status line under the table (what was loaded, queued, resumed or how a run ended).
+  QString statusText() const;
+  // More fields Launch and Queue check besides the run settings form (e.g. the grade editor's):
+  // each returns "field: message" for every field that shows a refusal.
+  void setExtraCheck(std::function<QStringList()> check) { m_extraCheck = std::move(check); }
   QTableWidget* table() const { return m_table; }
   QString selectedId() const;
   void selectId(const QString& id);
@@ -49,12 +65,16 @@ class LauncherPanel : public QWidget {
   QLineEdit* m_seeds = nullptr;
   QLabel* m_seedError = nullptr;
   QLabel* m_status = nullptr;
+  QLabel* m_refusal = nullptr;
+  std::function<QStringList()> m_extraCheck;
   QTableWidget* m_table = nullptr;
   QPushButton* m_launch = nullptr;
   QPushButton* m_enqueue = nullptr;
   QPushButton* m_cancel = nullptr;
   QPushButton* m_resume = nullptr;
   QPushButton* m_remove = nullptr;
+  QPushButton* m_annotate = nullptr;
+  nlohmann::json m_presetJson;  // the preset last chosen, resolved
 };
 
 }  // namespace gllm::gui

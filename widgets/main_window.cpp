@@ -1,10 +1,9 @@
-// MainWindow implementation: builds the docks, menus and tool bar, restores the saved layout,
-// and renders offscreen screenshots for the documentation and the GUI tests.
+// MainWindow implementation: builds the docks, menus and tool bar and wires the panels together:
+// runs into the Monitor (keyed by folder, whole history), checkpoints into Heatmaps and inspector.
 #include "widgets/main_window.h"
 
 #include <QAction>
 #include <QApplication>
-#include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -18,8 +17,6 @@
 #include <QPalette>
 #include <QScrollArea>
 #include <QScrollBar>
-#include <QSettings>
-#include <QShowEvent>
 #include <QStatusBar>
 #include <QStyleFactory>
 #include <QTimer>
@@ -33,6 +30,7 @@
 #include "engine/io/safetensors.h"
 #include "engine/train/run_store.h"
 #include "widgets/attention_cost_panel.h"
+#include "widgets/checkpoint_timeline.h"
 #include "widgets/compare_panel.h"
 #include "widgets/cone_panel.h"
 #include "widgets/grade_editor.h"
@@ -44,6 +42,7 @@
 #include "widgets/monitor_panel.h"
 #include "widgets/preset_form.h"
 #include "widgets/run_queue.h"
+#include "widgets/wheel_guard.h"
 #include "widgets/widget_util.h"
 
 static void initWorkbenchResources() {
@@ -159,6 +158,7 @@ void MainWindow::applyStyle() {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   initWorkbenchResources();
+  WheelGuard::install();  // a wheel notch over a form never changes a setting
   setObjectName(QStringLiteral("workbenchMainWindow"));
   setWindowTitle(QStringLiteral("GLLM Workbench %1").arg(qs(engine_version())));
   setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks |
@@ -188,7 +188,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_compare = new ComparePanel(this);
   m_attention = new AttentionCostPanel(this);
   m_ladder = new LadderPanel(this);
-  m_attention->setResultsDir(qs(std::string(GLLM_SOURCE_DIR) + "/bench/results"));
+  m_attention->setResultsDir(projectFolder(QStringLiteral("bench/results")));
 
   setCentralWidget(nullptr);
   addPanel(QStringLiteral("monitor"), tr("Monitor"), QStringLiteral("monitor"), m_monitor,
@@ -211,8 +211,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
            m_attention, Qt::RightDockWidgetArea);
   addPanel(QStringLiteral("ladder"), tr("Ladder"), QStringLiteral("cone"), m_ladder,
            Qt::RightDockWidgetArea);
-  splitDockWidget(m_docks["grades"], m_docks["cone"], Qt::Horizontal);
-  tabifyDockWidget(m_docks["grades"], m_docks["preset"]);
+  // Grade editor, cone and run settings are placed by arrangeDocks (side by side or stacked).
   splitDockWidget(m_docks["monitor"], m_docks["queue"], Qt::Vertical);
   tabifyDockWidget(m_docks["queue"], m_docks["heatmaps"]);
   tabifyDockWidget(m_docks["queue"], m_docks["inspector"]);
@@ -254,17 +253,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
           [this](const std::vector<double>& v) { m_grades->setLevelGrades(v); });
   m_grades->setConfig(m_presetForm->config());
   pushCone();
+  m_launcher->setExtraCheck([this] { return m_grades->invalidFields(); });
 
   // Runs → monitor, heatmaps, compare.
   connect(m_queue, &RunQueue::step, this, [this](const QString& id, const StepRecord& r) {
-    const QueueEntry* e = m_queue->entry(id);
-    const QString run = e ? QStringLiteral("%1 s%2").arg(e->name).arg(e->seed) : id;
+    const QString run = liveKey(id);
     MetricPoint p{double(r.step), double(r.tokens), r.flops, r.wall_s, r.loss};
-    m_monitor->addPoint(run, QStringLiteral("loss"), p);
+    addLivePoint(run, QStringLiteral("loss"), p);
     p.value = r.tokens_per_s;
-    m_monitor->addPoint(run, QStringLiteral("tokens_per_s"), p);
+    addLivePoint(run, QStringLiteral("tokens_per_s"), p);
     p.value = r.peak_mem_mib;
-    m_monitor->addPoint(run, QStringLiteral("peak_mem_mib"), p);
+    addLivePoint(run, QStringLiteral("peak_mem_mib"), p);
     statusBar()->showMessage(tr("%1: step %2/%3, loss %4, %5 tok/s")
                                  .arg(run)
                                  .arg(r.step)
@@ -273,10 +272,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                  .arg(r.tokens_per_s, 0, 'f', 0));
   });
   connect(m_queue, &RunQueue::eval, this, [this](const QString& id, const EvalRecord& r) {
-    const QueueEntry* e = m_queue->entry(id);
-    const QString run = e ? QStringLiteral("%1 s%2").arg(e->name).arg(e->seed) : id;
-    m_monitor->addPoint(run, qs(r.split + "_bpb"),
-                        MetricPoint{double(r.step), double(r.tokens), NAN, r.wall_s, r.bpb});
+    addLivePoint(liveKey(id), qs(r.split + "_bpb"),
+                 MetricPoint{double(r.step), double(r.tokens), NAN, r.wall_s, r.bpb});
   });
   connect(m_queue, &RunQueue::checkpoint, this,
           [this](const QString& id, const CheckpointRecord& r) {
@@ -290,9 +287,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                   gridOf(r.q_tau.shape, r.q_tau.values, true), levels);
           });
   // Live runs join their seed group in the monitor (runs whose configs differ only in the seed).
-  connect(m_queue, &RunQueue::runStarted, this, [this](const QString& id) {
-    if (const QueueEntry* e = m_queue->entry(id))
-      m_monitor->setRunConfig(QStringLiteral("%1 s%2").arg(e->name).arg(e->seed), e->config);
+  connect(m_queue, &RunQueue::runStarted, this, [this](const QString& id, const QString& dir) {
+    const QueueEntry* e = m_queue->entry(id);
+    if (!e) return;
+    m_monitor->setRunConfig(liveKey(id), e->config);
+    m_monitor->setRunFolder(liveKey(id), QDir(dir).absolutePath());
+    // A resumed run: its history from the folder first, the live steps after it.
+    if (QFileInfo(QDir(dir).filePath(QStringLiteral("metrics.jsonl"))).size() > 0)
+      loadRunMetrics(dir);
   });
   connect(m_queue, &RunQueue::runFinished, this,
           [this] { m_compare->setRunsFolder(QDir(qs(runs_dir())).absolutePath()); });
@@ -305,9 +307,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                                    tr("safetensors (*.safetensors)"));
     if (!f.isEmpty()) loadCheckpointGrades(f);
   });
+  connect(m_heatmaps->timeline(), &CheckpointTimeline::checkpointChosen, this,
+          [this](const QString& weights) { loadCheckpointGrades(weights, true); });
   connect(m_inspector, &InspectorPanel::failed, this,
           [this](const QString& error) { statusBar()->showMessage(error); });
   m_compare->setRunsFolder(runs);
+  loadRunsFolder(runs);  // like a log directory: every run there, with its whole history
   // The ladder sweep writes runs/ladder-tiny (gllm train --sweep presets/sweeps/ladder-tiny.json).
   const QString ladderRuns = QDir(runs).filePath(QStringLiteral("ladder-tiny"));
   if (QDir(ladderRuns).exists()) m_ladder->setRunsFolder(ladderRuns);
@@ -318,6 +323,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   buildMenus();
   statusBar()->showMessage(tr("Ready — engine %1").arg(qs(engine_version())));
+  restoreSettings();
   restoreLayout();
 }
 
@@ -378,27 +384,89 @@ void MainWindow::buildMenus() {
 QString MainWindow::openRun(const QString& dir) {
   if (!QFileInfo(dir).isDir())
     return tr("%1 is not a folder; give a run folder (it holds metrics.jsonl)").arg(dir);
-  const QString name = QDir(dir).dirName();
+  loadRunMetrics(dir);
+  loadCheckpointGrades(dir);  // every run opened is a heatmap source (A − B compares two)
+  m_heatmaps->timeline()->setRun(dir);
+  m_inspector->open(dir);
+  statusBar()->showMessage(tr("Opening %1 …").arg(dir));
+  return {};
+}
+
+QString MainWindow::liveKey(const QString& queueId) const {
+  const QueueEntry* e = m_queue->entry(queueId);
+  if (!e) return queueId;
+  return e->runDir.isEmpty() ? QStringLiteral("%1-s%2").arg(e->name).arg(e->seed)
+                             : runKey(e->runDir);
+}
+
+void MainWindow::addLivePoint(const QString& key, const QString& metric, const MetricPoint& p) {
+  m_monitor->addPoint(key, metric, p);
+  if (m_metricReads.value(key) > 0) m_liveDuringRead[key].push_back({metric, p});
+}
+
+void MainWindow::loadRunMetrics(const QString& dir) {
+  const QString key = runKey(dir);
   ++m_pendingReads;
+  ++m_metricReads[key];
   auto* watcher = new QFutureWatcher<LoadedRun>(this);
-  connect(watcher, &QFutureWatcher<LoadedRun>::finished, this, [this, watcher, name, dir] {
+  connect(watcher, &QFutureWatcher<LoadedRun>::finished, this, [this, watcher, key, dir] {
     --m_pendingReads;
+    const bool last = --m_metricReads[key] == 0;
     const LoadedRun data = watcher->result();
     watcher->deleteLater();
+    const auto live = last ? m_liveDuringRead.take(key) : m_liveDuringRead.value(key);
+    if (last) m_metricReads.remove(key);
     if (!data.error.isEmpty()) {
       statusBar()->showMessage(data.error);
       Q_EMIT runOpenFailed(dir, data.error);
       return;
     }
-    m_monitor->setRun(name, data);
+    m_monitor->setRun(key, data);
+    m_monitor->setRunFolder(key, QDir(dir).absolutePath());
+    // Steps that arrived live while the file was read and are past what it held.
+    for (const auto& [metric, p] : live) {
+      const auto& have = data.metrics.value(metric);
+      if (have.empty() || p.step > have.back().step) m_monitor->addPoint(key, metric, p);
+    }
     statusBar()->showMessage(data.warning.isEmpty() ? tr("Opened %1").arg(dir) : data.warning);
   });
   watcher->setFuture(
       QtConcurrent::run(&MetricStore::readMetricsFile, dir + QStringLiteral("/metrics.jsonl")));
-  loadCheckpointGrades(dir);  // every run opened is a heatmap source (A − B compares two)
-  m_inspector->open(dir);
-  statusBar()->showMessage(tr("Opening %1 …").arg(dir));
-  return {};
+}
+
+void MainWindow::loadRunsFolder(const QString& runs) {
+  ++m_pendingReads;
+  auto* watcher = new QFutureWatcher<QStringList>(this);
+  connect(watcher, &QFutureWatcher<QStringList>::finished, this, [this, watcher] {
+    --m_pendingReads;
+    const QStringList dirs = watcher->result();
+    watcher->deleteLater();
+    for (const QString& d : dirs)
+      if (!m_monitor->runs().contains(runKey(d))) loadRunMetrics(d);
+  });
+  watcher->setFuture(QtConcurrent::run([runs] {
+    // Run folders (they hold metrics.jsonl) one or two levels down (runs/NAME, runs/SWEEP/NAME),
+    // oldest first so the legend reads in the order they ran.
+    QStringList out;
+    QFileInfoList found;
+    const QDir top(runs);
+    for (const QFileInfo& d : top.entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+      if (QFileInfo::exists(QDir(d.filePath()).filePath(QStringLiteral("metrics.jsonl")))) {
+        found << d;
+        continue;
+      }
+      for (const QFileInfo& s : QDir(d.filePath()).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot))
+        if (QFileInfo::exists(QDir(s.filePath()).filePath(QStringLiteral("metrics.jsonl"))))
+          found << s;
+    }
+    std::sort(found.begin(), found.end(), [](const QFileInfo& a, const QFileInfo& b) {
+      return a.birthTime().isValid() && b.birthTime().isValid()
+                 ? a.birthTime() < b.birthTime()
+                 : a.lastModified() < b.lastModified();
+    });
+    for (const QFileInfo& f : found) out << f.absoluteFilePath();
+    return out;
+  }));
 }
 
 QString MainWindow::loadProfiles(const QString& path) {
@@ -418,7 +486,7 @@ bool MainWindow::waitForIdle(int ms) {
   return runEventsUntil(
       [this] {
         return m_pendingReads == 0 && !m_inspector->busy() && !m_compare->busy() &&
-               !m_cone->busy() && !m_queue->starting();
+               !m_heatmaps->timeline()->busy() && !m_cone->busy() && !m_queue->starting();
       },
       ms);
 }
@@ -431,12 +499,12 @@ QString MainWindow::checkpointSourceName(const QString& weightsPath) {
   return f.fileName();
 }
 
-void MainWindow::loadCheckpointGrades(const QString& runOrCheckpoint) {
+void MainWindow::loadCheckpointGrades(const QString& runOrCheckpoint, bool show) {
   const int generation = ++m_gradeRequests[runOrCheckpoint];
   ++m_pendingReads;
   auto* watcher = new QFutureWatcher<CheckpointGrades>(this);
   connect(watcher, &QFutureWatcher<CheckpointGrades>::finished, this,
-          [this, watcher, runOrCheckpoint, generation] {
+          [this, watcher, runOrCheckpoint, generation, show] {
             --m_pendingReads;
             const CheckpointGrades g = watcher->result();
             watcher->deleteLater();
@@ -448,59 +516,9 @@ void MainWindow::loadCheckpointGrades(const QString& runOrCheckpoint) {
             }
             m_heatmaps->setSource(checkpointSourceName(g.weightsPath), g.grades, g.queryScale,
                                   g.levelGrades);
+            if (show) m_heatmaps->setSourceA(checkpointSourceName(g.weightsPath));
           });
   watcher->setFuture(QtConcurrent::run(readCheckpointGrades, ss(runOrCheckpoint)));
-}
-
-void MainWindow::arrangeDocks(QSize size) {
-  if (m_arranged) return;
-  m_arranged = true;
-  // Widths the panels need without clipping (with a scroll bar): grade editor ~540, cone ~560,
-  // monitor and the tabs under it (runs, heatmaps, inspector, compare) ~700. 140 px of height go
-  // to the menu, tool and status bars.
-  const bool three = size.width() >= kThreeColumnWidth;
-  const int grades = three ? 540 : 560, cone = three ? 560 : 0;
-  const int right = std::max(700, size.width() - grades - cone);
-  if (three) {
-    resizeDocks({m_docks["grades"], m_docks["cone"], m_docks["monitor"]}, {grades, cone, right},
-                Qt::Horizontal);
-  } else {
-    tabifyDockWidget(m_docks["grades"], m_docks["cone"]);
-    m_docks["grades"]->raise();
-    resizeDocks({m_docks["grades"], m_docks["monitor"]}, {grades, right}, Qt::Horizontal);
-  }
-  const int column = std::max(500, size.height() - 140);
-  const int bottom = int(std::lround(column * heightShare(QStringLiteral("queue"))));
-  resizeDocks({m_docks["monitor"], m_docks["queue"]}, {column - bottom, bottom}, Qt::Vertical);
-}
-
-double MainWindow::heightShare(const QString& panel) {
-  if (panel == QLatin1String("queue")) return 0.38;
-  if (panel == QLatin1String("inspector")) return 0.66;
-  return 0.6;
-}
-
-void MainWindow::fitRaisedPanel(const QString& name) {
-  QDockWidget* d = m_docks.value(name, nullptr);
-  QDockWidget* monitor = m_docks.value(QStringLiteral("monitor"), nullptr);
-  if (!m_arranged || !d || !monitor || d->isFloating() || monitor->isFloating() ||
-      !d->isVisible() || !monitor->isVisible())
-    return;
-  // Only in the layout the workbench made: the panel in the tabs right under the monitor.
-  const bool underMonitor = dockWidgetArea(d) == dockWidgetArea(monitor) &&
-                            d->geometry().top() > monitor->geometry().bottom() &&
-                            d->geometry().left() < monitor->geometry().right() &&
-                            monitor->geometry().left() < d->geometry().right();
-  if (!underMonitor) return;
-  const int column = monitor->height() + d->height();
-  const int bottom = int(std::lround(column * heightShare(name)));
-  if (std::abs(d->height() - bottom) < 8) return;
-  resizeDocks({monitor, d}, {column - bottom, bottom}, Qt::Vertical);
-}
-
-void MainWindow::showEvent(QShowEvent* event) {
-  arrangeDocks(size());
-  QMainWindow::showEvent(event);
 }
 
 bool MainWindow::showPanel(const QString& name) {
@@ -515,58 +533,6 @@ QWidget* MainWindow::panel(const QString& name) const {
   QDockWidget* d = m_docks.value(name, nullptr);
   auto* scroll = d ? qobject_cast<QScrollArea*>(d->widget()) : nullptr;
   return scroll ? scroll->widget() : nullptr;
-}
-
-void MainWindow::restoreLayout() {
-  if (qEnvironmentVariableIsSet("GLLM_WORKBENCH_NO_SETTINGS")) return;
-  QSettings settings;
-  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  m_arranged = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-}
-
-void MainWindow::saveLayout() {
-  if (qEnvironmentVariableIsSet("GLLM_WORKBENCH_NO_SETTINGS")) return;
-  QSettings settings;
-  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-  settings.setValue(QStringLiteral("window/state"), saveState());
-}
-
-void MainWindow::closeEvent(QCloseEvent* event) {
-  saveLayout();
-  event->accept();
-}
-
-QString MainWindow::saveScreenshot(const QString& path, const QString& panelName, QSize size) {
-  if (!panelName.isEmpty() && !m_docks.contains(panelName))
-    return tr("unknown panel '%1'; choose one of: %2")
-        .arg(panelName, m_order.join(QStringLiteral(", ")));
-  size = size.expandedTo(QSize(1280, 800));
-  resize(size);
-  arrangeDocks(size);
-  show();
-  resize(size);
-  if (!panelName.isEmpty()) {
-    showPanel(panelName);
-    QApplication::processEvents();
-    fitRaisedPanel(panelName);  // as a raise by the user does
-  }
-  // Let readers finish, then layouts, charts and coalescing timers settle before grabbing.
-  waitForIdle();
-  for (int i = 0; i < 8; ++i) {
-    QApplication::processEvents(QEventLoop::AllEvents, 50);
-    m_cone->waitForResult(200);
-    QTimer t;
-    t.setSingleShot(true);
-    QEventLoop loop;
-    QObject::connect(&t, &QTimer::timeout, &loop, &QEventLoop::quit);
-    t.start(25);
-    loop.exec();
-  }
-  const QPixmap pix = grab();
-  if (pix.isNull()) return tr("the window could not be rendered");
-  if (!pix.save(path, "PNG"))
-    return tr("could not write %1; check the folder exists and is writable").arg(path);
-  return {};
 }
 
 }  // namespace gllm::gui

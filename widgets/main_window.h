@@ -1,8 +1,14 @@
 // MainWindow: the workbench's frame. Every panel is a dockable widget registered by a short name
 // ("grades", "cone", "monitor", ...) so `--panel NAME` and tests can raise it.
 #pragma once
+#include <QDir>
 #include <QMainWindow>
 #include <QMap>
+#include <QPair>
+#include <QVector>
+#include <functional>
+
+#include "widgets/metric_store.h"
 
 class QDockWidget;
 
@@ -50,6 +56,18 @@ class MainWindow : public QMainWindow {
   // Loads the workbench style sheet and Fusion palette into the application.
   static void applyStyle();
 
+  // The window's first size on a screen whose available area is `available`: most of it, at least
+  // 1280 × 800 when the screen has room, never more than the screen (title bar included).
+  static QSize initialSize(QSize available);
+  // Sizes and centres the window on its screen unless a saved geometry was restored.
+  void fitToScreen();
+
+  // Quitting while a run is in progress asks first; `ask` replaces the dialog (tests). It gets
+  // the question and returns true to quit.
+  void setQuitQuestion(std::function<bool(const QString&)> ask) { m_askQuit = std::move(ask); }
+  // True while a run of the queue is running or starting.
+  bool runInProgress() const;
+
  Q_SIGNALS:
   void runOpenFailed(const QString& dir, const QString& error);
 
@@ -58,25 +76,45 @@ class MainWindow : public QMainWindow {
                         QWidget* widget, Qt::DockWidgetArea area);
   void buildMenus();
   // Initial dock sizes for a window of `size`: three columns (grade editor | cone | monitor over
-  // runs) from kThreeColumnWidth px, below that the cone shares the grade editor's tabs so every
-  // panel keeps its minimum width. Once, and not when a saved layout was restored.
+  // runs) from kThreeColumnWidth px, below that the cone under the grade editor in one column so
+  // both stay in view and every panel keeps its minimum width; the run settings share the
+  // editor's tabs. Once, and not when a saved layout was restored.
   void arrangeDocks(QSize size);
   // Gives a panel raised in the tabs under the monitor its share of the column's height.
   void fitRaisedPanel(const QString& name);
   static double heightShare(const QString& panel);
+  // The Monitor dock's least height: its charts at their readable minimum.
+  int monitorFloor() const;
   void showEvent(QShowEvent* event) override;
   void restoreLayout();
   void saveLayout();
+  // The run settings, seeds and Compare folder: written on close, read back at start (QSettings;
+  // not under GLLM_WORKBENCH_NO_SETTINGS).
+  void restoreSettings();
+  void saveSettings();
   void closeEvent(QCloseEvent* event) override;
 
   QMap<QString, QDockWidget*> m_docks;
   QStringList m_order;
   // Reads the grades of a checkpoint (or a run folder's newest one) on a worker thread into the
   // heatmaps, as source "RUN/step_NNNNNN"; the newest request per path wins.
-  void loadCheckpointGrades(const QString& runOrCheckpoint);
+  // `show`: make it source A once read (the heatmaps' checkpoint slider).
+  void loadCheckpointGrades(const QString& runOrCheckpoint, bool show = false);
   static QString checkpointSourceName(const QString& weightsPath);
   QMap<QString, int> m_gradeRequests;  // path → generation of its newest request
-  int m_pendingReads = 0;              // metrics and grade reads in flight
+  // The monitor keys a run by its folder's name: a live run, the same folder opened, and the
+  // history of a resumed run are one run; two folders of one name and seed are two.
+  static QString runKey(const QString& runDir) { return QDir(runDir).dirName(); }
+  QString liveKey(const QString& queueId) const;
+  // Reads a run folder's metrics on a worker into the monitor. Live points that arrive while it
+  // reads are kept and re-applied past the file's last step.
+  void loadRunMetrics(const QString& dir);
+  void addLivePoint(const QString& key, const QString& metric, const MetricPoint& p);
+  // Every run folder under the runs folder (listed on a worker) joins the monitor at startup.
+  void loadRunsFolder(const QString& runs);
+  QMap<QString, int> m_metricReads;  // run key → reads in flight
+  QMap<QString, QVector<QPair<QString, MetricPoint>>> m_liveDuringRead;
+  int m_pendingReads = 0;  // metrics and grade reads in flight
   PresetForm* m_presetForm = nullptr;
   GradeEditor* m_grades = nullptr;
   ConePanel* m_cone = nullptr;
@@ -90,6 +128,8 @@ class MainWindow : public QMainWindow {
   RunQueue* m_queue = nullptr;
   bool m_syncing = false;
   bool m_arranged = false;  // arrangeDocks() ran or a saved layout was restored
+  bool m_restoredGeometry = false;
+  std::function<bool(const QString&)> m_askQuit;
   static constexpr int kThreeColumnWidth = 1800;
 };
 

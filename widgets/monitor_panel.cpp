@@ -9,19 +9,15 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
-#include <QFileDialog>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
-#include <QMenu>
 #include <QPainter>
-#include <QSaveFile>
 #include <QSet>
 #include <QSlider>
-#include <QTextStream>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -30,9 +26,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#ifdef GLLM_HAVE_QT_SVG
-#include <QSvgGenerator>
-#endif
 
 #include "engine/io/error.h"
 #include "engine/train/run_store.h"
@@ -70,18 +63,6 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   m_smoothSlider->setMaximumWidth(120);
   m_smoothLabel = new QLabel(this);
   m_smoothLabel->setMinimumWidth(32);
-  // One Export button with a menu keeps the bar narrow enough for a ~560 px dock.
-  auto* exportButton = new QToolButton(this);
-  exportButton->setObjectName(QStringLiteral("exportCharts"));
-  exportButton->setIcon(QIcon(QStringLiteral(":/icons/export.svg")));
-  exportButton->setText(tr("Export"));
-  exportButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  exportButton->setPopupMode(QToolButton::InstantPopup);
-  auto* exportMenu = new QMenu(exportButton);
-  QAction* png = exportMenu->addAction(tr("Charts as PNG…"));
-  QAction* svg = exportMenu->addAction(tr("Charts as SVG…"));
-  QAction* csv = exportMenu->addAction(tr("Data as CSV…"));
-  exportButton->setMenu(exportMenu);
   bar->addWidget(new QLabel(tr("x axis"), this));
   bar->addWidget(m_xCombo);
   bar->addWidget(m_logX);
@@ -92,8 +73,9 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   bar->addWidget(m_smoothSlider);
   bar->addWidget(m_smoothLabel);
   bar->addStretch(1);
-  bar->addWidget(exportButton);
+  bar->addWidget(buildExportButton());
   layout->addLayout(bar);
+  buildInteraction(layout);
 
   m_chartArea = new QWidget(this);
   auto* grid = new QGridLayout(m_chartArea);
@@ -131,7 +113,10 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     c.chart->setTitleFont(tf);
     c.view = new QChartView(c.chart, m_chartArea);
     c.view->setRenderHint(QPainter::Antialiasing);
-    c.view->setMinimumSize(240, 180);
+    c.view->setMinimumSize(240, kAxisTitleMinHeight);
+    c.view->setRubberBand(QChartView::RectangleRubberBand);  // drag a rectangle to zoom
+    c.view->viewport()->setMouseTracking(true);              // the hover readout
+    c.view->viewport()->installEventFilter(this);
     grid->addWidget(c.view, i / 2, i % 2);
     // The per-chart seeds toggle sits in the chart's top-right corner (same grid cell, on top).
     c.seeds = new QCheckBox(tr("seeds"), m_chartArea);
@@ -160,21 +145,6 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     connect(c.seeds, &QCheckBox::toggled, this,
             [this, metric](bool on) { setShowSeeds(metric, on); });
   }
-  connect(png, &QAction::triggered, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(
-        this, tr("Export charts as PNG"), QStringLiteral("monitor.png"), tr("PNG (*.png)"));
-    if (!f.isEmpty()) exportPng(f);
-  });
-  connect(svg, &QAction::triggered, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(
-        this, tr("Export charts as SVG"), QStringLiteral("monitor.svg"), tr("SVG (*.svg)"));
-    if (!f.isEmpty()) exportSvg(f);
-  });
-  connect(csv, &QAction::triggered, this, [this] {
-    const QString f = QFileDialog::getSaveFileName(
-        this, tr("Export data as CSV"), QStringLiteral("monitor.csv"), tr("CSV (*.csv)"));
-    if (!f.isEmpty()) exportCsv(f);
-  });
   setSmoothing(m_store.smoothing());
   redrawNow();
 }
@@ -193,13 +163,24 @@ QString MonitorPanel::loadMetricsFile(const QString& run, const QString& path) {
   return data.warning;
 }
 
+namespace {
+int seedOf(const nlohmann::json& config) {
+  if (config.is_object() && config.contains("train") && config["train"].is_object() &&
+      config["train"].contains("seed") && config["train"]["seed"].is_number_integer())
+    return config["train"]["seed"].get<int>();
+  return -1;
+}
+}  // namespace
+
 void MonitorPanel::setRun(const QString& run, const LoadedRun& data) {
+  if (seedOf(data.config) >= 0) m_seeds[run] = seedOf(data.config);
   m_store.setRun(run, data);
   updateSeedToggles();
   invalidate();
 }
 
 void MonitorPanel::setRunConfig(const QString& run, const nlohmann::json& config) {
+  if (seedOf(config) >= 0) m_seeds[run] = seedOf(config);
   m_store.setRunConfig(run, config);
   updateSeedToggles();
   invalidate();
@@ -286,84 +267,10 @@ bool MonitorPanel::redrawPending() const {
   return m_timer->isActive();
 }
 
-QColor MonitorPanel::runColor(const QString& run) const {
-  return seriesColor(std::max(0, int(m_store.runs().indexOf(run))));
-}
-
-QColor MonitorPanel::groupColor(const SeedGroup& group) const {
-  int i = 0;
-  for (const SeedGroup& g : m_store.groups()) {
-    if (g.key == group.key) break;
-    ++i;
-  }
-  return seriesColor(i);
-}
-
 void MonitorPanel::redrawNow() {
   m_timer->stop();
   for (Chart& c : m_charts) updateChart(c);
   ++m_redraws;
-}
-
-void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
-  QFont f = font();
-  f.setPointSizeF(8);
-  f.setBold(false);
-  auto make = [&](bool log, bool horizontal) -> QAbstractAxis* {
-    QAbstractAxis* a;
-    if (log) {
-      auto* l = new QLogValueAxis;
-      l->setBase(10);
-      l->setLabelFormat(QStringLiteral("%.3g"));
-      if (!horizontal) l->setMinorTickCount(8);
-      a = l;
-    } else {
-      auto* v = new QValueAxis;
-      v->setTickCount(5);  // ticks and labels are set with each range (applyNiceTicks)
-      a = v;
-    }
-    a->setTitleFont(f);
-    a->setLabelsFont(f);
-    // Qt Charts elides tick labels to "…" after a relayout (a margin or size change) however much
-    // room they have; ticks are already spaced to fit (ticksThatFit).
-    a->setTruncateLabels(false);
-    if (!horizontal) a->setTitleText(c.yTitle);
-    return a;
-  };
-  auto swap = [&](QAbstractAxis*& slot, bool log, bool horizontal) {
-    const bool isLog = slot && slot->type() == QAbstractAxis::AxisTypeLogValue;
-    if (slot && isLog == log) return;
-    QAbstractAxis* a = make(log, horizontal);
-    c.chart->addAxis(a, horizontal ? Qt::AlignBottom : Qt::AlignLeft);
-    const QList<QAbstractSeries*> series = c.chart->series();
-    for (QAbstractSeries* s : series) {
-      if (slot) s->detachAxis(slot);
-      s->attachAxis(a);
-    }
-    if (slot) {
-      c.chart->removeAxis(slot);
-      delete slot;
-    }
-    slot = a;
-  };
-  swap(c.ax, logX, true);
-  swap(c.ay, logY, false);
-}
-
-void MonitorPanel::hideMarkers(Chart& c, QAbstractSeries* s) {
-  const auto markers = c.chart->legend()->markers(s);
-  for (QLegendMarker* m : markers) m->setVisible(false);
-}
-
-void MonitorPanel::removeCurve(Chart& c, Curve& cv) {
-  for (QAbstractSeries* s :
-       {static_cast<QAbstractSeries*>(cv.raw), static_cast<QAbstractSeries*>(cv.main),
-        static_cast<QAbstractSeries*>(cv.band)}) {
-    if (!s) continue;
-    c.chart->removeSeries(s);
-    delete s;  // a band takes its edge series with it (they are its children)
-  }
-  cv = Curve{};
 }
 
 void MonitorPanel::updateChart(Chart& c) {
@@ -380,6 +287,8 @@ void MonitorPanel::updateChart(Chart& c) {
   c.drawnView = m_viewGeneration;
   c.drawnPoints = total;
   c.drawnWidth = width;
+  // Axes and series change ranges below (attaching, replacing points): none of that is a zoom.
+  m_settingRange = true;
 
   ensureAxes(c, logX, logY);
 
@@ -399,6 +308,11 @@ void MonitorPanel::updateChart(Chart& c) {
     for (const QString& run : m_store.runs()) {
       if (m_store.points(run, metric).empty()) continue;
       const SeedGroup* g = m_store.groupOf(run);
+      const bool grouped = g && g->runs.size() >= 2 && !showSeeds;
+      if (!grouped && !runVisible(run)) continue;
+      if (grouped && std::all_of(g->runs.begin(), g->runs.end(),
+                                 [this](const QString& r) { return !runVisible(r); }))
+        continue;
       Unit u;
       u.metricIndex = mi;
       if (g && g->runs.size() >= 2 && !showSeeds) {
@@ -477,8 +391,8 @@ void MonitorPanel::updateChart(Chart& c) {
     const QColor col = mi == 0 ? base : base.darker(170);
     const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
     // A group's name counts its seeds, which may grow while it is drawn.
-    QString name =
-        u.group ? tr("%1 · %2 seeds").arg(u.group->label).arg(u.group->runs.size()) : u.run;
+    QString name = u.group ? tr("%1 · %2 seeds").arg(u.group->label).arg(u.group->runs.size())
+                           : legendName(u.run);
     if (mi > 0) name += QStringLiteral(" · ") + metricLabel(metric);
     auto it = c.curves.find(u.key);
     if (it == c.curves.end()) {
@@ -609,162 +523,29 @@ void MonitorPanel::updateChart(Chart& c) {
     cv.main->replace(decimate(p.mainPts, buckets, x0, x1, logX));
   }
 
-  if (auto* a = qobject_cast<QLogValueAxis*>(c.ax)) {
+  // A chart the user zoomed or panned keeps its range; Reset zoom fits it again.
+  const bool zoomed = m_zoomed.contains(c.metrics.first());
+  if (zoomed) {
+  } else if (auto* a = qobject_cast<QLogValueAxis*>(c.ax)) {
     a->setRange(xmin, xmax);
   } else if (auto* v = qobject_cast<QValueAxis*>(c.ax)) {
     // Steps 1…400 tick at 100, 200, 300, 400; labels such as 800000 need about 80 px each.
     applyNiceTicks(v, xmin, xmax, ticksThatFit(c.chart->plotArea().width(), 80));
   }
-  if (auto* a = qobject_cast<QLogValueAxis*>(c.ay)) {
+  if (zoomed) {
+  } else if (auto* a = qobject_cast<QLogValueAxis*>(c.ay)) {
     a->setRange(ymin, ymax);
   } else if (auto* v = qobject_cast<QValueAxis*>(c.ay)) {
     const double pad = (ymax - ymin) * 0.04;
     applyNiceTicks(v, ymin - pad, ymax + pad, ticksThatFit(c.chart->plotArea().height(), 28));
   }
+  m_settingRange = false;
   if (c.ax->titleText() != m_xCombo->currentText()) c.ax->setTitleText(m_xCombo->currentText());
   // A short chart (a 1280 × 800 window with a panel raised under the monitor) keeps its plot and
   // drops the axis titles, which Qt would elide to "…": the x axis is named in the bar above.
   const bool titles = c.view->height() >= kAxisTitleMinHeight;
   if (c.ax->isTitleVisible() != titles) c.ax->setTitleVisible(titles);
   if (c.ay->isTitleVisible() != titles) c.ay->setTitleVisible(titles);
-}
-
-int MonitorPanel::seriesCount(const QString& metric) const {
-  for (const Chart& c : m_charts) {
-    if (!c.metrics.contains(metric)) continue;
-    int n = 0;
-    for (QAbstractSeries* s : c.chart->series()) n += s->isVisible() ? 1 : 0;
-    return n;
-  }
-  return 0;
-}
-
-int MonitorPanel::drawnPointCount(const QString& metric) const {
-  int n = 0;
-  for (const Chart& c : m_charts)
-    if (c.metrics.contains(metric))
-      for (QAbstractSeries* s : c.chart->series())
-        if (auto* l = qobject_cast<QLineSeries*>(s); l && l->isVisible()) n += int(l->count());
-  return n;
-}
-
-QChart* MonitorPanel::chartFor(const QString& metric) const {
-  for (const Chart& c : m_charts)
-    if (c.metrics.contains(metric)) return c.chart;
-  return nullptr;
-}
-
-namespace {
-// Hides the charts' seeds toggles while an export renders the chart area.
-struct TogglesHidden {
-  std::vector<QWidget*> hidden;
-  explicit TogglesHidden(const std::vector<QWidget*>& toggles) {
-    for (QWidget* w : toggles)
-      if (!w->isHidden()) w->hide(), hidden.push_back(w);
-  }
-  ~TogglesHidden() {
-    for (QWidget* w : hidden) w->show();
-  }
-};
-}  // namespace
-
-QString MonitorPanel::exportPng(const QString& path) {
-  if (m_timer->isActive()) redrawNow();
-  std::vector<QWidget*> toggles;
-  for (const Chart& c : m_charts) toggles.push_back(c.seeds);
-  TogglesHidden hide(toggles);
-  QPixmap pix = m_chartArea->grab();
-  if (pix.isNull() || !pix.save(path, "PNG"))
-    return tr("could not write %1; check the folder is writable").arg(path);
-  return {};
-}
-
-QString MonitorPanel::exportSvg(const QString& path) {
-#ifdef GLLM_HAVE_QT_SVG
-  if (m_timer->isActive()) redrawNow();
-  std::vector<QWidget*> toggles;
-  for (const Chart& c : m_charts) toggles.push_back(c.seeds);
-  TogglesHidden hide(toggles);
-  QSvgGenerator gen;
-  gen.setFileName(path);
-  gen.setSize(m_chartArea->size());
-  gen.setViewBox(QRect(QPoint(0, 0), m_chartArea->size()));
-  gen.setTitle(tr("GLLM Workbench monitor"));
-  gen.setDescription(tr("Training curves: %1").arg(m_store.runs().join(QStringLiteral(", "))));
-  QPainter painter;
-  if (!painter.begin(&gen)) return tr("could not write %1; check the folder is writable").arg(path);
-  m_chartArea->render(&painter);
-  painter.end();
-  return QFile::exists(path) ? QString() : tr("could not write %1").arg(path);
-#else
-  Q_UNUSED(path);
-  return tr("this build has no Qt Svg; export PNG instead");
-#endif
-}
-
-QString MonitorPanel::exportCsv(const QString& path) const {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
-    return tr("could not open %1 for writing").arg(path);
-  QTextStream out(&file);
-  out << "run,metric,step,tokens,flops,wall_s,value,ema,group,seeds,band,band_of,band_low,band_"
-         "high\n";
-  auto num = [](double v) { return std::isfinite(v) ? QString::number(v, 'g', 12) : QString(); };
-  auto quoted = [](QString s) {
-    if (s.contains(',') || s.contains('"') || s.contains('\n'))
-      s = '"' + s.replace('"', QStringLiteral("\"\"")) + '"';
-    return s;
-  };
-  auto groupName = [this](const QString& run) {
-    const SeedGroup* g = m_store.groupOf(run);
-    return g && g->runs.size() >= 2 ? g->label : QString();
-  };
-  for (const QString& run : m_store.runs()) {
-    const QString name = quoted(run), group = quoted(groupName(run));
-    for (const QString& metric : metricKeys()) {
-      const auto& pts = points(run, metric);
-      const std::vector<double>& sm = m_store.smoothed(run, metric);
-      for (size_t i = 0; i < pts.size(); ++i)
-        out << name << ',' << metric << ',' << num(pts[i].step) << ',' << num(pts[i].tokens) << ','
-            << num(pts[i].flops) << ',' << num(pts[i].wall) << ',' << num(pts[i].value) << ','
-            << num(sm[i]) << ',' << group << ",,,,,\n";
-    }
-  }
-  // Seed groups: the mean of the seeds' raw values (value) and EMAs (ema) per step, and the band
-  // the chart draws, over the values it draws (the EMA of a smoothed training metric).
-  for (const SeedGroup& g : m_store.groups()) {
-    if (g.runs.size() < 2) continue;
-    const QString name = quoted(g.label);
-    for (const QString& metric : metricKeys()) {
-      const bool overEma = m_store.smoothing() > 0 && !MetricStore::isEvaluation(metric);
-      using V = MetricStore::Values;
-      // step → the same step of another curve (tokens and FLOPs ride along as x values).
-      auto byStep = [&](XAxis x, V values) {
-        std::map<double, BandPoint> m;
-        for (const BandPoint& b : m_store.groupCurve(g, metric, x, values)) m[b.step] = b;
-        return m;
-      };
-      const auto rawMean = byStep(XAxis::Tokens, V::Raw),
-                 emaMean = byStep(XAxis::Flops, V::Smoothed), wall = byStep(XAxis::Wall, V::Raw);
-      auto field = [&](const std::map<double, BandPoint>& m, double step, bool x) {
-        auto it = m.find(step);
-        return it == m.end() ? QString() : num(x ? it->second.x : it->second.mean);
-      };
-      for (const BandPoint& b : m_store.groupCurve(g, metric, XAxis::Step, V::Drawn)) {
-        const BandKind kind = bandKind(b.n);
-        const bool band = kind != BandKind::None;
-        out << name << ',' << metric << ',' << num(b.step) << ',' << field(rawMean, b.step, true)
-            << ',' << field(emaMean, b.step, true) << ',' << field(wall, b.step, true) << ','
-            << field(rawMean, b.step, false) << ',' << field(emaMean, b.step, false) << ',' << name
-            << ',' << b.n << ',' << bandName(kind) << ','
-            << (band ? overEma ? QStringLiteral("ema") : QStringLiteral("value") : QString()) << ','
-            << (band ? num(b.low) : QString()) << ',' << (band ? num(b.high) : QString()) << '\n';
-      }
-    }
-  }
-  out.flush();
-  if (!file.commit()) return tr("could not write %1").arg(path);
-  return {};
 }
 
 }  // namespace gllm::gui

@@ -4,6 +4,7 @@
 #include <QList>
 #include <QMap>
 #include <QPointF>
+#include <QSet>
 #include <QString>
 #include <QWidget>
 #include <vector>
@@ -22,6 +23,8 @@ class QAreaSeries;
 class QAbstractSeries;
 class QGridLayout;
 class QAbstractAxis;
+class QMenu;
+class QToolButton;
 
 namespace gllm::gui {
 
@@ -82,9 +85,35 @@ class MonitorPanel : public QWidget {
   // one row per run and point, then one row per seed group and step with the mean of its seeds'
   // values (value, ema) and the band drawn around it (band "min-max" or "t95", over the drawn
   // values: band_of "ema" or "value"). Return "" or the reason for failure.
-  QString exportPng(const QString& path);
+  // `size`: the PNG's resolution (the charts redrawn at that scale); empty = as shown.
+  QString exportPng(const QString& path, QSize size = {});
+  // One chart (the one showing `metric`) as PNG at `size` (empty: as shown).
+  QString exportChartPng(const QString& metric, const QString& path, QSize size = {});
   QString exportSvg(const QString& path);
+  // The CSV's run_folder and seed columns come from setRunFolder and the run's config.
   QString exportCsv(const QString& path) const;
+
+  // The folder a run was read from or runs in (the CSV's run_folder column).
+  void setRunFolder(const QString& run, const QString& folder) { m_folders[run] = folder; }
+  QString runFolder(const QString& run) const { return m_folders.value(run); }
+  int runSeed(const QString& run) const { return m_seeds.value(run, -1); }
+
+  // Per-run show/hide (the Runs menu). A seed group is drawn while any of its runs is shown.
+  void setRunVisible(const QString& run, bool on);
+  bool runVisible(const QString& run) const { return !m_hiddenRuns.contains(run); }
+  QMenu* runsMenu() const { return m_runsMenu; }
+
+  // Zoom (drag a rectangle; Ctrl+wheel) and pan (Shift+drag or middle drag) per chart; a zoomed
+  // chart keeps its range while points arrive. Reset zoom (the button) fits every chart again.
+  void zoomChart(const QString& metric, double factor);
+  void panChart(const QString& metric, double dx, double dy);
+  bool isZoomed(const QString& metric) const { return m_zoomed.contains(metric); }
+  void resetZoom();
+
+  // The hover readout at x (in the current x-axis unit) over the chart of `metric`: the step and
+  // tokens there and the value of each visible curve. Hovering a chart shows it under the bar.
+  QString readoutAt(const QString& metric, double x) const;
+  QString readoutText() const;
 
   int redrawCount() const { return m_redraws; }
   bool redrawPending() const;
@@ -100,6 +129,7 @@ class MonitorPanel : public QWidget {
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   // The series of one run's metric (raw, faint, no legend marker; and the drawn curve) or of one
@@ -134,8 +164,17 @@ class MonitorPanel : public QWidget {
   void removeCurve(Chart& c, Curve& cv);
   void hideMarkers(Chart& c, QAbstractSeries* s);
   QColor runColor(const QString& run) const;
+  // The run's name in the legend: its folder name without the start time when that is unique.
+  QString legendName(const QString& run) const;
   QColor groupColor(const SeedGroup& group) const;
   void updateSeedToggles();
+  // The second bar row: Runs menu, Reset zoom, the hover readout; and the charts' mouse handling.
+  void buildInteraction(QLayout* layout);
+  // The Export button and its menu (PNG as shown or at a chosen size, one chart, SVG, CSV).
+  QToolButton* buildExportButton();
+  void fillRunsMenu();
+  void watchAxis(Chart& c, QAbstractAxis* axis);
+  Chart* chartOfView(QObject* viewport);
 
   MetricStore m_store;
   quint64 m_viewGeneration = 0;  // view settings (axes, toggles) changed
@@ -150,7 +189,17 @@ class MonitorPanel : public QWidget {
   QLabel* m_smoothLabel = nullptr;
   XAxis m_xAxis = XAxis::Step;
   int m_redraws = 0;
-  static constexpr int kAxisTitleMinHeight = 200;  // px of chart that keep the axis titles
+  QMap<QString, QString> m_folders;  // run → its folder
+  QMap<QString, int> m_seeds;        // run → train.seed of its config
+  QSet<QString> m_hiddenRuns;
+  QSet<QString> m_zoomed;  // charts (by first metric) the user zoomed or panned
+  bool m_settingRange = false;
+  QMenu* m_runsMenu = nullptr;
+  QLabel* m_readout = nullptr;
+  QPoint m_panFrom;
+  bool m_panning = false;
+  // px of chart that keep the axis titles; the window never squeezes a chart below it.
+  static constexpr int kAxisTitleMinHeight = 190;
 };
 
 }  // namespace gllm::gui

@@ -300,6 +300,23 @@ QString PresetForm::fieldError(const QString& path) const {
   return it == m_fields.end() || it->error->isHidden() ? QString() : it->error->text();
 }
 
+QStringList PresetForm::invalidFields() {
+  auto shown = [this] {
+    QStringList out;
+    for (auto it = m_fields.begin(); it != m_fields.end(); ++it)
+      if (!it->error->isHidden()) out << it.key() + QStringLiteral(": ") + it->error->text();
+    return out;
+  };
+  // A refusal already shown stays as it is (an accepted commit would clear it and put the old
+  // value back in the field behind the user's back).
+  if (const QStringList bad = shown(); !bad.isEmpty()) return bad;
+  for (auto it = m_fields.begin(); it != m_fields.end(); ++it)
+    if (auto* edit = qobject_cast<QLineEdit*>(it->editor);
+        edit && edit->text() != displayValue(it->info) && !commit(it.key()))
+      break;
+  return shown();
+}
+
 QString PresetForm::fieldText(const QString& path) const {
   auto it = m_fields.find(path);
   if (it == m_fields.end()) return {};

@@ -34,6 +34,9 @@ class PresetForm : public QWidget {
   // The text the field shows now.
   QString fieldText(const QString& path) const;
   QStringList fieldPaths() const { return m_fields.keys(); }
+  // Commits every text field whose text differs from the value it shows (typed but not yet left),
+  // then lists the fields that show a refusal as "path: message" (empty when all are valid).
+  QStringList invalidFields();
   QWidget* fieldEditor(const QString& path) const;
 
  Q_SIGNALS:

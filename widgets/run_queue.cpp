@@ -7,9 +7,12 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QUuid>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
+#include "engine/config/run_identity.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/train/trainer.h"
@@ -18,9 +21,21 @@
 
 namespace gllm::gui {
 
+namespace {
+nlohmann::json tagsJson(const QStringList& tags) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const QString& t : tags) a.push_back(ss(t));
+  return a;
+}
+}  // namespace
+
 RunQueue::RunQueue(QString queueFile, QString runsParent, QObject* parent)
     : QObject(parent), m_file(std::move(queueFile)), m_runsParent(std::move(runsParent)) {
   RunBridge::registerTypes();
+  m_saveWatcher = new QFutureWatcher<void>(this);
+  connect(m_saveWatcher, &QFutureWatcher<void>::finished, this, [this] {
+    if (m_progressPending) saveProgress();
+  });
   load();
 }
 
@@ -30,6 +45,9 @@ RunQueue::~RunQueue() {
     m_trainer->cancel();
     m_trainer->wait();
   }
+  // The step and BPB reached so far: after a restart the interrupted entry shows them.
+  if (!m_runningId.isEmpty() || m_progressPending) save();
+  m_saveFuture.waitForFinished();
 }
 
 QueueEntry* RunQueue::find(const QString& id) {
@@ -63,6 +81,10 @@ void RunQueue::load() {
       e.valBpb = o.value("val_bpb", -1.0);
       e.heldoutBpb = o.value("heldout_bpb", -1.0);
       e.message = qs(o.value("message", ""));
+      e.preset = o.value("preset", nlohmann::json());
+      for (const auto& t : o.value("tags", nlohmann::json::array()))
+        if (t.is_string()) e.tags << qs(t.get<std::string>());
+      e.note = qs(o.value("note", ""));
       // The app stopped while this ran: its folder holds checkpoints to resume from.
       if (e.status == QLatin1String("running")) {
         e.status = QStringLiteral("interrupted");
@@ -77,7 +99,7 @@ void RunQueue::load() {
   }
 }
 
-void RunQueue::save() {
+std::string RunQueue::queueText() const {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& e : m_entries) {
     arr.push_back({{"id", ss(e.id)},
@@ -91,20 +113,46 @@ void RunQueue::save() {
                    {"total_steps", e.totalSteps},
                    {"val_bpb", e.valBpb},
                    {"heldout_bpb", e.heldoutBpb},
-                   {"message", ss(e.message)}});
+                   {"message", ss(e.message)},
+                   {"preset", e.preset},
+                   {"tags", tagsJson(e.tags)},
+                   {"note", ss(e.note)}});
   }
+  return nlohmann::json({{"format", "gllm-queue/1"}, {"entries", arr}}).dump(2) + "\n";
+}
+
+void RunQueue::save() {
+  m_saveFuture.waitForFinished();  // one writer of the file at a time (a progress save is quick)
+  m_progressPending = false;
   try {
     const QString dir = QFileInfo(m_file).absolutePath();
     QDir().mkpath(dir);
-    write_file_atomic(
-        ss(m_file), nlohmann::json({{"format", "gllm-queue/1"}, {"entries", arr}}).dump(2) + "\n");
+    write_file_atomic(ss(m_file), queueText());
   } catch (const Error& e) {
     m_lastError = qs(e.what());
   }
 }
 
+void RunQueue::saveProgress() {
+  if (m_saveFuture.isRunning()) {
+    m_progressPending = true;  // written when the running write ends
+    return;
+  }
+  m_progressPending = false;
+  const std::string file = ss(m_file), text = queueText();
+  // The GUI thread never waits on the disk for a progress save: write and fsync on a worker.
+  m_saveFuture = QtConcurrent::run([file, text] {
+    try {
+      write_file_atomic(file, text);
+    } catch (const std::exception&) {
+      // the next save (start, finish, quit) reports a failing disk
+    }
+  });
+  m_saveWatcher->setFuture(m_saveFuture);
+}
+
 QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds,
-                              const QString& forkFrom) {
+                              const nlohmann::json& preset, const QString& forkFrom) {
   QStringList ids;
   std::vector<QueueEntry> made;
   for (int seed : seeds) {
@@ -117,6 +165,7 @@ QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds,
     e.config = c.to_json();
     e.totalSteps = c.train.steps;
     e.forkFrom = forkFrom;
+    e.preset = preset;
     made.push_back(e);
   }
   for (auto& e : made) {
@@ -127,6 +176,24 @@ QStringList RunQueue::enqueue(const RunConfig& config, const QList<int>& seeds,
   Q_EMIT changed();
   if (m_autoStart) startNext();
   return ids;
+}
+
+bool RunQueue::annotate(const QString& id, const QStringList& tags, const QString& note) {
+  QueueEntry* e = find(id);
+  if (!e) return false;
+  e->tags.clear();
+  for (const QString& t : tags)
+    if (!t.trimmed().isEmpty() && !e->tags.contains(t.trimmed())) e->tags << t.trimmed();
+  e->note = note.trimmed();
+  save();
+  Q_EMIT changed();
+  return true;
+}
+
+QString RunQueue::configDiff(const QString& id) const {
+  const QueueEntry* e = entry(id);
+  if (!e || !e->preset.is_object()) return {};
+  return qs(describe_changes(config_changes(e->config, e->preset)));
 }
 
 bool RunQueue::remove(const QString& id) {
@@ -221,7 +288,11 @@ void RunQueue::launch(QueueEntry& e) {
   connect(
       m_bridge, &RunBridge::eval, this,
       [this, id](const EvalRecord& r) {
-        if (QueueEntry* x = find(id)) (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
+        if (QueueEntry* x = find(id)) {
+          (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
+          x->step = std::max<qint64>(x->step, r.step);
+        }
+        saveProgress();  // the queue file keeps the progress a crash would lose
         Q_EMIT eval(id, r);
         Q_EMIT changed();
       },

@@ -2,6 +2,7 @@
 // worker threads through the Trainer facade, persisted as JSON (atomic writes) across restarts.
 #pragma once
 #include <QFuture>
+#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
 #include <QVector>
@@ -31,6 +32,9 @@ struct QueueEntry {
   qint64 step = 0, totalSteps = 0;
   double valBpb = -1, heldoutBpb = -1;
   QString message;
+  nlohmann::json preset;  // the preset's resolved config the run was made from (null: unknown)
+  QStringList tags;       // the user's labels and note for the run
+  QString note;
   bool resumable() const {
     return !runDir.isEmpty() &&
            (status == QLatin1String("cancelled") || status == QLatin1String("interrupted") ||
@@ -47,10 +51,15 @@ class RunQueue : public QObject {
 
   // Adds one entry per seed (the config's train.seed replaced); returns their ids. Throws
   // gllm::ConfigError when a seed is out of range.
-  // `forkFrom`: every entry starts from that run's checkpoint (a run folder, RUN@STEP or a
-  // checkpoint file) with its own grades (route 2 of the certificate).
+  // `preset`: the preset the settings were made from (the run's name and diff); `forkFrom`: every
+  // entry starts from that run's checkpoint (a run folder, RUN@STEP or a checkpoint file) with its
+  // own grades (route 2 of the certificate).
   QStringList enqueue(const RunConfig& config, const QList<int>& seeds,
-                      const QString& forkFrom = QString());
+                      const nlohmann::json& preset = nullptr, const QString& forkFrom = QString());
+  // Tags (trimmed, duplicates dropped) and a free-text note for a run; kept in the queue file.
+  bool annotate(const QString& id, const QStringList& tags, const QString& note);
+  // The entry's settings that differ from its preset, one per line ("" when none or unknown).
+  QString configDiff(const QString& id) const;
   bool remove(const QString& id);  // not while running
   bool cancel(const QString& id);  // running → asks the trainer to stop; queued → cancelled
   bool resume(const QString& id);  // re-queues a resumable entry (continues its run folder)
@@ -87,6 +96,9 @@ class RunQueue : public QObject {
   // The worker that called Trainer::start / resume is done: "" or why the run could not start.
   void started(const QString& id, int launch, const QString& runDir, const QString& error);
   void finish(const QString& id, const QString& status, const QString& message);
+  std::string queueText() const;  // the queue file's contents
+  // Writes the queue on a worker (progress: step and BPB at an evaluation); save() waits for it.
+  void saveProgress();
 
   QString m_file, m_runsParent;
   QVector<QueueEntry> m_entries;
@@ -102,6 +114,9 @@ class RunQueue : public QObject {
   bool m_cancelWhenStarted = false;
   bool m_finishWhenStarted = false;
   QString m_pendingStatus, m_pendingMessage;
+  QFuture<void> m_saveFuture;
+  QFutureWatcher<void>* m_saveWatcher = nullptr;
+  bool m_progressPending = false;
 };
 
 }  // namespace gllm::gui

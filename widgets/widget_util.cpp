@@ -177,4 +177,11 @@ bool runEventsUntil(const std::function<bool()>& done, int ms) {
   return done();
 }
 
+QString projectFolder(const QString& relative) {
+  const QDir here = QDir::current();
+  if (here.exists(QStringLiteral("presets/tiny-cpu.json")) && here.exists(relative))
+    return QDir::cleanPath(here.absoluteFilePath(relative));
+  return QDir::cleanPath(QDir(QStringLiteral(GLLM_SOURCE_DIR)).filePath(relative));
+}
+
 }  // namespace gllm::gui

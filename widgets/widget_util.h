@@ -69,4 +69,8 @@ QStringList filesNewestFirst(const QString& dir, const QStringList& patterns);
 // The first of filesNewestFirst, "" when none matches.
 QString newestFile(const QString& dir, const QStringList& patterns);
 
+// A folder of the project (e.g. "bench/results"): under the current folder when it is a project
+// folder that has it, else in the source tree the workbench was built from.
+QString projectFolder(const QString& relative);
+
 }  // namespace gllm::gui

@@ -25,6 +25,7 @@ int plotRun(const QString& run, const QString& outDir) {
   gllm::gui::MonitorPanel monitor;
   monitor.resize(1400, 900);
   const QString name = QFileInfo(run).fileName();
+  monitor.setRunFolder(name, QFileInfo(run).absoluteFilePath());
   const QString loadErr =
       monitor.loadMetricsFile(name, QDir(run).filePath(QStringLiteral("metrics.jsonl")));
   if (!loadErr.isEmpty()) {
@@ -166,7 +167,7 @@ int main(int argc, char** argv) {
                           << "\n";
       return 1;
     }
-    window.resize(1440, 900);
+    window.fitToScreen();  // most of the screen's available area, unless a saved size exists
     window.show();
     return app.exec();
   } catch (const gllm::Error& e) {

@@ -265,6 +265,11 @@ void set_config_value(RunConfig& c, const std::string& path, const nlohmann::jso
 
 std::string presets_dir() {
   if (const char* d = std::getenv("GLLM_PRESETS"); d && *d) return d;
+  // The project folder the program is started in (a clone's presets/, as the README runs it),
+  // else the source tree it was built from.
+  std::error_code ec;
+  const auto here = std::filesystem::current_path(ec) / "presets";
+  if (!ec && std::filesystem::is_regular_file(here / "tiny-cpu.json", ec)) return here.string();
   return GLLM_SOURCE_PRESETS_DIR;
 }
 

@@ -64,7 +64,8 @@ std::vector<FieldInfo> run_config_fields();
 nlohmann::json get_config_value(const RunConfig& c, const std::string& path);
 void set_config_value(RunConfig& c, const std::string& path, const nlohmann::json& value);
 
-// Presets: JSON files in the presets folder ($GLLM_PRESETS, else the source tree's presets/).
+// Presets: JSON files in the presets folder: $GLLM_PRESETS, else ./presets when the current folder
+// is a project folder (it holds presets/tiny-cpu.json), else the source tree's presets/.
 std::string presets_dir();
 // A name ("tiny-cpu") or a path ("my.json"); throws gllm::Error listing available presets.
 std::string resolve_preset_path(const std::string& name_or_path);

@@ -255,9 +255,12 @@ void check_only(const nlohmann::json& j, const std::set<std::string>& keys,
                 const std::string& where) {
   if (!j.is_object()) throw Error("profiles file: " + where + " must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (!keys.count(it.key()))
+    if (!keys.count(it.key())) {
+      std::string known;
+      for (const auto& k : keys) known += (known.empty() ? "" : ", ") + k;
       throw Error("profiles file: unknown key \"" + it.key() + "\" in " + where +
-                  "; known keys are listed at the top of engine/grading/profiles.h");
+                  " (known keys: " + known + ")");
+    }
 }
 
 Profiles alpha_tau(const nlohmann::json& j, const std::string& where, size_t d,
@@ -277,6 +280,11 @@ Profiles alpha_tau(const nlohmann::json& j, const std::string& where, size_t d,
 }  // namespace
 
 ProfilesFile profiles_from_json(const nlohmann::json& j) {
+  // Another JSON file (a run's config, a preset, a ladder) opened by mistake: say so first.
+  if (j.is_object() && !j.contains("format") && !j.contains("alpha") && !j.contains("tau"))
+    throw Error(
+        "this is not a profiles file: it has no \"alpha\" and \"tau\"; open one written by "
+        "`gllm profiles --out FILE`");
   check_only(j, kKnownKeys, "the top level");
   if (j.contains("format") && j["format"] != "gllm-profiles/1")
     throw Error("profiles file: format " + j["format"].dump() +

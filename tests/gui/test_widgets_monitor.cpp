@@ -335,14 +335,14 @@ class TestMonitor : public QObject {
     QVERIFY(csv.open(QIODevice::ReadOnly | QIODevice::Text));
     const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 11);
-    QCOMPARE(lines[0], QStringLiteral(
-                           "run,metric,step,tokens,flops,wall_s,value,ema,group,seeds,band,band_of,"
-                           "band_low,band_high"));
-    QVERIFY(lines[1].startsWith("\"run,1\",val_bpb,1,10,,1,2.9,2.9,"));
+    QCOMPARE(lines[0],
+             QStringLiteral("run,run_folder,seed,metric,step,tokens,flops,wall_s,value,ema,group,"
+                            "seeds,band,band_of,band_low,band_high"));
+    QVERIFY(lines[1].startsWith("\"run,1\",,,val_bpb,1,10,,1,2.9,2.9,"));
     const auto ema = m.smoothed("run,1", "val_bpb");
     // A run of no seed group: its group and band columns are empty.
     QVERIFY(lines[10].endsWith(",,,,,,"));
-    QCOMPARE(lines[10].section(',', 8, 8), QString::number(ema.back(), 'g', 12));
+    QCOMPARE(lines[10].section(',', 10, 10), QString::number(ema.back(), 'g', 12));
   }
   void loadsMetricsFile() {
     QTemporaryDir dir;

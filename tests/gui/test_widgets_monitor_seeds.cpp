@@ -138,29 +138,29 @@ class TestMonitorSeeds : public QObject {
     QFile f(dir.filePath("m.csv"));
     QVERIFY(f.open(QIODevice::ReadOnly | QIODevice::Text));
     const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(lines[0], QStringLiteral(
-                           "run,metric,step,tokens,flops,wall_s,value,ema,group,seeds,band,band_of,"
-                           "band_low,band_high"));
+    QCOMPARE(lines[0],
+             QStringLiteral("run,run_folder,seed,metric,step,tokens,flops,wall_s,value,ema,group,"
+                            "seeds,band,band_of,band_low,band_high"));
     // Per-run rows name their group; arm-b is a group of one (no group column).
+    QVERIFY(lines.filter(QRegularExpression("^arm-a s2,,2,loss,10,1000,,1,4.7,4.7,arm-a,,,,,$"))
+                .size() == 1);
     QVERIFY(
-        lines.filter(QRegularExpression("^arm-a s2,loss,10,1000,,1,4.7,4.7,arm-a,,,,,$")).size() ==
+        lines.filter(QRegularExpression("^arm-b s1,,1,loss,10,1000,,1,3.1,3.1,,,,,,$")).size() ==
         1);
-    QVERIFY(lines.filter(QRegularExpression("^arm-b s1,loss,10,1000,,1,3.1,3.1,,,,,,$")).size() ==
-            1);
     // The group row of step 10: mean 4.7 of three seeds with its 95 % t band.
-    const QStringList group = lines.filter(QRegularExpression("^arm-a,loss,10,"));
+    const QStringList group = lines.filter(QRegularExpression("^arm-a,,,loss,10,"));
     QCOMPARE(group.size(), 1);
     const QStringList f10 = group[0].split(',');
-    QCOMPARE(f10.size(), 14);
-    QCOMPARE(f10[3], QStringLiteral("1000"));
-    QVERIFY(std::fabs(f10[6].toDouble() - 4.7) < 1e-9);
-    QCOMPARE(f10[8], QStringLiteral("arm-a"));
-    QCOMPARE(f10[9], QStringLiteral("3"));
-    QCOMPARE(f10[10], QStringLiteral("t95"));
-    QCOMPARE(f10[11], QStringLiteral("value"));
-    QVERIFY(std::fabs(f10[12].toDouble() - (4.7 - 1.490483)) < 2e-6);
-    QVERIFY(std::fabs(f10[13].toDouble() - (4.7 + 1.490483)) < 2e-6);
-    QCOMPARE(lines.filter(QRegularExpression("^arm-a,loss,")).size(), 40);
+    QCOMPARE(f10.size(), 16);
+    QCOMPARE(f10[5], QStringLiteral("1000"));
+    QVERIFY(std::fabs(f10[8].toDouble() - 4.7) < 1e-9);
+    QCOMPARE(f10[10], QStringLiteral("arm-a"));
+    QCOMPARE(f10[11], QStringLiteral("3"));
+    QCOMPARE(f10[12], QStringLiteral("t95"));
+    QCOMPARE(f10[13], QStringLiteral("value"));
+    QVERIFY(std::fabs(f10[14].toDouble() - (4.7 - 1.490483)) < 2e-6);
+    QVERIFY(std::fabs(f10[15].toDouble() - (4.7 + 1.490483)) < 2e-6);
+    QCOMPARE(lines.filter(QRegularExpression("^arm-a,,,loss,")).size(), 40);
     QCOMPARE(lines.filter(QRegularExpression("^arm-b,")).size(), 0);  // no group row for one run
   }
 

@@ -25,8 +25,10 @@ namespace {
 
 const int kSteps = 6;
 const int kTimeoutMs = 120000;  // per wait; a run of the tiny config takes seconds
-const QString kRun =
-    QStringLiteral("e2e-tiny s7");  // how the monitor names the run: "<name> s<seed>"
+// The monitor keys a run by its folder's name ("<name>-s<seed>-<start time>").
+QString runKey(const QString& runDir) {
+  return QDir(runDir).dirName();
+}
 
 QPushButton* button(LauncherPanel* launcher, const QString& text) {
   for (QPushButton* b : launcher->findChildren<QPushButton*>())
@@ -178,7 +180,7 @@ class TestRunEndToEnd : public QObject {
       QVERIFY(hasCheckpoint(runDir, cancelledAt));
       QCOMPARE(summary(runDir)["status"].get<std::string>(), std::string("cancelled"));
       // The monitor drew the live loss curve.
-      const auto& loss = a.monitor->points(kRun, QStringLiteral("loss"));
+      const auto& loss = a.monitor->points(runKey(runDir), QStringLiteral("loss"));
       QCOMPARE(loss.size(), size_t(cancelledAt));
       for (const auto& p : loss) QVERIFY(std::isfinite(p.value) && p.value > 0);
       a.monitor->redrawNow();
@@ -190,9 +192,9 @@ class TestRunEndToEnd : public QObject {
       const size_t before = loss.size();
       resume->click();
       QCOMPARE(a.queue->entry(id)->status, QStringLiteral("running"));
-      QTRY_VERIFY_WITH_TIMEOUT(a.monitor->points(kRun, QStringLiteral("loss")).size() > before,
-                               kTimeoutMs);
-      QCOMPARE(a.monitor->points(kRun, QStringLiteral("loss"))[before].step,
+      QTRY_VERIFY_WITH_TIMEOUT(
+          a.monitor->points(runKey(runDir), QStringLiteral("loss")).size() > before, kTimeoutMs);
+      QCOMPARE(a.monitor->points(runKey(runDir), QStringLiteral("loss"))[before].step,
                double(cancelledAt + 1));
     }  // the window closes: the queue stops the run (checkpoint) and keeps "running" on disk
     const auto afterQuit = lossSteps(runDir);
@@ -231,17 +233,23 @@ class TestRunEndToEnd : public QObject {
       const auto s = summary(runDir);
       QCOMPARE(s["status"].get<std::string>(), std::string("completed"));
       QCOMPARE(s["step"].get<int64_t>(), int64_t(kSteps));
-      // The monitor got the resumed part: loss from the checkpoint on, and validation BPB.
+      // The monitor shows the whole history of the resumed run (read from its folder at startup
+      // and on resume), each step once, then the live steps, and validation BPB.
       std::vector<int64_t> shown;
-      for (const auto& p : b.monitor->points(kRun, QStringLiteral("loss")))
+      for (const auto& p : b.monitor->points(runKey(runDir), QStringLiteral("loss")))
         shown.push_back(int64_t(p.step));
-      QCOMPARE(shown, range(interruptedAt + 1, kSteps));
-      const auto& val = b.monitor->points(kRun, QStringLiteral("val_bpb"));
+      QCOMPARE(shown, range(1, kSteps));
+      QCOMPARE(b.monitor->runs(),
+               QStringList({runKey(runDir)}));  // one run, not a second "2 seeds" copy
+      // The launcher's status line says how the run ended, not "Resuming …".
+      QVERIFY2(!b.launcher->statusText().contains("Resuming"),
+               qPrintable(b.launcher->statusText()));
+      const auto& val = b.monitor->points(runKey(runDir), QStringLiteral("val_bpb"));
       QVERIFY(!val.empty());
       QCOMPARE(val.back().step, double(kSteps));
       QVERIFY(val.back().value > 0 && val.back().value < 20);
       QCOMPARE(val.back().value, e->valBpb);
-      QCOMPARE(b.monitor->points(kRun, QStringLiteral("heldout_bpb")).size(), size_t(1));
+      QCOMPARE(b.monitor->points(runKey(runDir), QStringLiteral("heldout_bpb")).size(), size_t(1));
       for (const auto& p : val) QCOMPARE(std::fmod(p.step, 3.0), 0.0);  // eval_every 3
     }
     {

@@ -133,6 +133,17 @@ class TestGradingProfiles : public QObject {
     j["colour"] = "blue";
     QVERIFY(error_of([&] { profiles_from_json(j); }).find("unknown key \"colour\"") !=
             std::string::npos);
+    // The message lists the keys it knows, never a source file the user does not have.
+    QVERIFY(error_of([&] { profiles_from_json(j); }).find("known keys: alpha") !=
+            std::string::npos);
+    QVERIFY(error_of([&] { profiles_from_json(j); }).find(".h") == std::string::npos);
+    // Another JSON file opened by mistake (a run's config.json) is named for what it is not.
+    const std::string notProfiles = error_of([&] {
+      profiles_from_json(nlohmann::json{{"name", "tiny-cpu"}, {"model", {{"depth", 2}}}});
+    });
+    QVERIFY2(notProfiles.find("not a profiles file") != std::string::npos, notProfiles.c_str());
+    QVERIFY2(notProfiles.find("gllm profiles --out") != std::string::npos, notProfiles.c_str());
+    QVERIFY(notProfiles.find("profiles.h") == std::string::npos);
     j = small_file();
     j["bc"] = 0.1;
     QVERIFY(error_of([&] { profiles_from_json(j); }).find("disagrees") != std::string::npos);

@@ -1,0 +1,165 @@
+// run_identity implementation: a recursive diff of two RunConfig JSON trees, the readable label
+// built from it, and an FNV-1a hash of the canonical dump with non-result keys removed.
+#include "engine/config/run_identity.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <set>
+
+namespace gllm {
+
+namespace {
+
+// Keys that never make two runs different configurations.
+bool identity_free(const std::string& path) {
+  return path == "name" || path == "description" || path == "base" || path == "train.seed";
+}
+
+void diff(const nlohmann::json& a, const nlohmann::json& b, const std::string& path,
+          std::vector<ConfigChange>& out) {
+  if (a.is_object() && b.is_object()) {
+    std::set<std::string> keys;
+    for (auto it = a.begin(); it != a.end(); ++it) keys.insert(it.key());
+    for (auto it = b.begin(); it != b.end(); ++it) keys.insert(it.key());
+    for (const auto& k : keys) {
+      const std::string p = path.empty() ? k : path + "." + k;
+      const nlohmann::json none;
+      diff(a.contains(k) ? a[k] : none, b.contains(k) ? b[k] : none, p, out);
+    }
+    return;
+  }
+  if (identity_free(path)) return;
+  // 0.1 and 0.1000000000000000055 are one setting; integers and reals of one value too.
+  if (a.is_number() && b.is_number() && a.get<double>() == b.get<double>()) return;
+  if (a != b) out.push_back({path, b, a});
+}
+
+std::string leaf(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+std::string compact(const nlohmann::json& v) {
+  if (v.is_null()) return "none";
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
+    return buf;
+  }
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    if (s.empty()) return "none";
+    const auto slash = s.find_last_of("/\\");
+    if (slash != std::string::npos) s = s.substr(slash + 1);  // a file by its name
+    const auto ext = s.rfind(".json");
+    if (ext != std::string::npos && ext + 5 == s.size()) s = s.substr(0, ext);
+    return s;
+  }
+  if (v.is_array()) {
+    if (v.size() > 4) return std::to_string(v.size()) + "values";
+    std::string s;
+    for (const auto& e : v) s += (s.empty() ? "" : ",") + compact(e);
+    return s;
+  }
+  return "set";
+}
+
+// Characters a folder name keeps; anything else becomes '_'.
+std::string folder_safe(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s)
+    out += (std::isalnum(c) || c == '.' || c == '+' || c == '=' || c == ',' || c == '-' ||
+            c == '_' || c >= 0x80)
+               ? static_cast<char>(c)
+               : '_';
+  return out;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+void erase_path(nlohmann::json& j, const std::string& path) {
+  const auto dot = path.find('.');
+  if (dot == std::string::npos) {
+    if (j.is_object()) j.erase(path);
+    return;
+  }
+  const std::string head = path.substr(0, dot);
+  if (j.is_object() && j.contains(head)) erase_path(j[head], path.substr(dot + 1));
+}
+
+}  // namespace
+
+std::vector<ConfigChange> config_changes(const nlohmann::json& config,
+                                         const nlohmann::json& preset) {
+  std::vector<ConfigChange> out;
+  diff(config, preset, "", out);
+  return out;
+}
+
+std::string describe_changes(const std::vector<ConfigChange>& changes) {
+  std::string out;
+  for (const auto& c : changes)
+    out += (out.empty() ? "" : "\n") + c.path + ": " + compact(c.from) + " → " + compact(c.to);
+  return out;
+}
+
+std::string run_label(const nlohmann::json& config, const nlohmann::json& preset, int max_parts) {
+  const std::string base =
+      preset.is_object() && preset.contains("name") && preset["name"].is_string()
+          ? preset["name"].get<std::string>()
+          : "run";
+  const auto changes = config_changes(config, preset);
+  std::vector<std::string> parts;
+  std::set<std::string> implied;
+  const auto* grading = config.contains("grading") ? &config["grading"] : nullptr;
+  if (grading && grading->value("mlge", false) && grading->contains("ladder_arm") &&
+      (*grading)["ladder_arm"].is_string() &&
+      !(*grading)["ladder_arm"].get<std::string>().empty()) {
+    for (const auto& c : changes)
+      if (c.path == "grading.ladder_arm" || c.path == "grading.mlge") {
+        parts.push_back("mlge." + (*grading)["ladder_arm"].get<std::string>());
+        for (const char* k :
+             {"mlge", "level_grades_source", "ladder_file", "ladder_arm", "profiles_file",
+              "basis_trainable", "grades_trainable", "level_grades"})
+          implied.insert(std::string("grading.") + k);
+        break;
+      }
+  }
+  for (const auto& c : changes) {
+    if (implied.count(c.path)) continue;
+    const std::string key = leaf(c.path);
+    if (c.to.is_boolean())
+      parts.push_back(c.to.get<bool>() ? key : "no-" + key);
+    else
+      parts.push_back(key + "=" + compact(c.to));
+  }
+  std::string out = base;
+  const int shown = std::min<int>(max_parts, static_cast<int>(parts.size()));
+  for (int i = 0; i < shown; ++i) out += "+" + parts[static_cast<size_t>(i)];
+  if (static_cast<int>(parts.size()) > shown)
+    out += "+" + std::to_string(parts.size() - static_cast<size_t>(shown)) + "more";
+  return folder_safe(out);
+}
+
+std::string effective_config_hash(const nlohmann::json& config) {
+  nlohmann::json j = config;
+  for (const char* p : {"name", "description", "base", "train.seed", "train.checkpoint_every",
+                        "train.keep_checkpoints", "train.threads"})
+    erase_path(j, p);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(j.dump())));
+  return std::string(buf, 12);
+}
+
+}  // namespace gllm

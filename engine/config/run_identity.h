@@ -1,0 +1,36 @@
+// What makes a run what it is: the settings in which its config differs from its preset, a short
+// readable name from them ("tiny-cpu+mlge.pos"), and a hash of the keys that change results.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gllm {
+
+// One leaf setting that differs: its dotted path and both values (null when absent).
+struct ConfigChange {
+  std::string path;
+  nlohmann::json from, to;
+};
+
+// Leaf settings in which `config` differs from `preset` (both RunConfig JSON), in path order.
+// The name, the description and train.seed (a seed is not a different run) are left out.
+std::vector<ConfigChange> config_changes(const nlohmann::json& config,
+                                         const nlohmann::json& preset);
+
+// One line per change, "grading.mlge: false → true"; "" when nothing differs.
+std::string describe_changes(const std::vector<ConfigChange>& changes);
+
+// The preset's name followed by what differs, e.g. "tiny-cpu+mlge.pos+steps=150": booleans by
+// their key ("mlge", "no-qk_norm"), other leaves as key=value (a file by its name), a ladder arm
+// chosen with MLGE as "mlge.ARM" (the ladder, profiles and frozen-grade keys it sets are implied),
+// at most `max_parts` parts then "+Nmore". Safe as a folder name (no '/', no spaces).
+std::string run_label(const nlohmann::json& config, const nlohmann::json& preset,
+                      int max_parts = 4);
+
+// 12 hex digits over the keys that change a run's results: everything but the name, the
+// description, train.seed, and the checkpoint cadence, retention and thread count. Two runs
+// with the same hash are seeds of one configuration, whatever they are named.
+std::string effective_config_hash(const nlohmann::json& config);
+
+}  // namespace gllm

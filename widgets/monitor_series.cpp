@@ -1,0 +1,131 @@
+// MonitorPanel series: the charts' axes (linear or log, made once per kind), legend names and
+// colours of runs and seed groups, removing a curve, and what each chart draws (for tests).
+#include <QAbstractSeries>
+#include <QAreaSeries>
+#include <QChart>
+#include <QChartView>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QRegularExpression>
+#include <QValueAxis>
+
+#include "widgets/monitor_panel.h"
+#include "widgets/widget_util.h"
+
+namespace gllm::gui {
+
+QString MonitorPanel::legendName(const QString& run) const {
+  // A run folder's start time ("-20261202-151800", maybe "-2") makes the key unique but the
+  // legend unreadable in a 330 px chart: shown without it unless another run then reads the same.
+  static const QRegularExpression stamp(QStringLiteral("-\\d{8}-\\d{6}(-\\d+)?$"));
+  QString shortName = run;
+  shortName.remove(stamp);
+  if (shortName == run || shortName.isEmpty()) return run;
+  for (const QString& other : m_store.runs())
+    if (other != run && QString(other).remove(stamp) == shortName) return run;
+  return shortName;
+}
+
+QColor MonitorPanel::runColor(const QString& run) const {
+  return seriesColor(std::max(0, int(m_store.runs().indexOf(run))));
+}
+
+QColor MonitorPanel::groupColor(const SeedGroup& group) const {
+  int i = 0;
+  for (const SeedGroup& g : m_store.groups()) {
+    if (g.key == group.key) break;
+    ++i;
+  }
+  return seriesColor(i);
+}
+
+void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
+  QFont f = font();
+  f.setPointSizeF(8);
+  f.setBold(false);
+  auto make = [&](bool log, bool horizontal) -> QAbstractAxis* {
+    QAbstractAxis* a;
+    if (log) {
+      auto* l = new QLogValueAxis;
+      l->setBase(10);
+      l->setLabelFormat(QStringLiteral("%.3g"));
+      if (!horizontal) l->setMinorTickCount(8);
+      a = l;
+    } else {
+      auto* v = new QValueAxis;
+      v->setTickCount(5);  // ticks and labels are set with each range (applyNiceTicks)
+      a = v;
+    }
+    a->setTitleFont(f);
+    a->setLabelsFont(f);
+    // Qt Charts elides tick labels to "…" after a relayout (a margin or size change) however much
+    // room they have; ticks are already spaced to fit (ticksThatFit).
+    a->setTruncateLabels(false);
+    if (!horizontal) a->setTitleText(c.yTitle);
+    watchAxis(c, a);
+    return a;
+  };
+  auto swap = [&](QAbstractAxis*& slot, bool log, bool horizontal) {
+    const bool isLog = slot && slot->type() == QAbstractAxis::AxisTypeLogValue;
+    if (slot && isLog == log) return;
+    QAbstractAxis* a = make(log, horizontal);
+    c.chart->addAxis(a, horizontal ? Qt::AlignBottom : Qt::AlignLeft);
+    const QList<QAbstractSeries*> series = c.chart->series();
+    for (QAbstractSeries* s : series) {
+      if (slot) s->detachAxis(slot);
+      s->attachAxis(a);
+    }
+    if (slot) {
+      c.chart->removeAxis(slot);
+      delete slot;
+    }
+    slot = a;
+  };
+  swap(c.ax, logX, true);
+  swap(c.ay, logY, false);
+}
+
+void MonitorPanel::hideMarkers(Chart& c, QAbstractSeries* s) {
+  const auto markers = c.chart->legend()->markers(s);
+  for (QLegendMarker* m : markers) m->setVisible(false);
+}
+
+void MonitorPanel::removeCurve(Chart& c, Curve& cv) {
+  for (QAbstractSeries* s :
+       {static_cast<QAbstractSeries*>(cv.raw), static_cast<QAbstractSeries*>(cv.main),
+        static_cast<QAbstractSeries*>(cv.band)}) {
+    if (!s) continue;
+    c.chart->removeSeries(s);
+    delete s;  // a band takes its edge series with it (they are its children)
+  }
+  cv = Curve{};
+}
+
+int MonitorPanel::seriesCount(const QString& metric) const {
+  for (const Chart& c : m_charts) {
+    if (!c.metrics.contains(metric)) continue;
+    int n = 0;
+    for (QAbstractSeries* s : c.chart->series()) n += s->isVisible() ? 1 : 0;
+    return n;
+  }
+  return 0;
+}
+
+int MonitorPanel::drawnPointCount(const QString& metric) const {
+  int n = 0;
+  for (const Chart& c : m_charts)
+    if (c.metrics.contains(metric))
+      for (QAbstractSeries* s : c.chart->series())
+        if (auto* l = qobject_cast<QLineSeries*>(s); l && l->isVisible()) n += int(l->count());
+  return n;
+}
+
+QChart* MonitorPanel::chartFor(const QString& metric) const {
+  for (const Chart& c : m_charts)
+    if (c.metrics.contains(metric)) return c.chart;
+  return nullptr;
+}
+
+}  // namespace gllm::gui
