@@ -12,6 +12,7 @@
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/train/trainer.h"
 #include "widgets/run_bridge.h"
 #include "widgets/widget_util.h"
@@ -48,7 +49,7 @@ void RunQueue::load() {
   m_entries.clear();
   if (!QFileInfo::exists(m_file)) return;
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(ss(m_file)));
+    const nlohmann::json j = read_json_file(ss(m_file), "", large_json_limits());
     for (const auto& o : j.at("entries")) {
       QueueEntry e;
       e.id = qs(o.value("id", ""));

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
 #include "engine/io/paths.h"
+#include "engine/io/regular_file.h"
 #include "engine/io/sha512.h"
 
 namespace fs = std::filesystem;
@@ -574,10 +576,24 @@ std::string RunOwner::describe() const {
 RunLock RunLock::acquire(const std::string& run_dir, const std::string& purpose,
                          RunOwner* previous) {
   const std::string path = lock_path(run_dir);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error("cannot open the run-folder lock " + path + ": " + std::strerror(errno) +
+  // Never through a link (it could name another run's summary) nor into a FIFO or device.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP)
+      throw Error("the run-folder lock " + path +
+                  " is a symbolic link; a lock is never written through a link — remove the link "
+                  "(rm " +
+                  path + ") and try again");
+    throw Error("cannot open the run-folder lock " + path + ": " + std::strerror(err) +
                 " (is the folder writable?)");
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error("the run-folder lock " + path + " is " + file_kind(st.st_mode) +
+                ", not a regular file; remove it and try again");
+  }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     const RunOwner owner = owner_from_text(read_fd_text(fd));
@@ -640,8 +656,13 @@ void RunLock::release() {
 
 RunOwner read_run_owner(const std::string& run_dir, bool* locked) {
   if (locked) *locked = false;
-  int fd = ::open(lock_path(run_dir).c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(lock_path(run_dir).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return {};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return {};
+  }
   RunOwner o = owner_from_text(read_fd_text(fd));
   ::close(fd);
   if (locked)
