@@ -316,6 +316,36 @@ class TestTrainRunFolderGuard : public QObject {
     QVERIFY(!fs::is_symlink(dir + "/summary.json"));
   }
 
+  void checkpointStoreMustBeAFolderOfTheRun() {
+    const std::string dir = make_run(root(), "store");
+    gllm::check_checkpoint_store(dir);  // the folder as written: fine
+    const std::string ck = dir + "/checkpoints";
+    fs::rename(ck, dir + "/moved");
+    std::string e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("is missing") != std::string::npos && e.find("mkdir") != std::string::npos,
+             e.c_str());
+    write_text(ck, "a copy gone wrong");
+    e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("a regular file, not a folder") != std::string::npos, e.c_str());
+    fs::remove(ck);
+    fs::create_symlink(root() + "/unmounted/disk", ck);
+    e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("symbolic link") != std::string::npos &&
+                 e.find("does not exist") != std::string::npos,
+             e.c_str());
+    fs::remove(ck);
+    fs::create_directory_symlink(dir + "/moved", ck);
+    e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("symbolic link") != std::string::npos, e.c_str());
+    fs::remove(ck);
+    QCOMPARE(::mkfifo(ck.c_str(), 0644), 0);
+    e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("named pipe") != std::string::npos, e.c_str());
+    fs::remove(ck);
+    fs::rename(dir + "/moved", ck);
+    gllm::check_checkpoint_store(dir);
+  }
+
   void duplicateKeysAreErrors() {
     std::string e = error_of([] { gllm::parse_json(R"({"a": 1, "a": 2})", "x.json", "fix it"); });
     QVERIFY2(
@@ -338,6 +368,18 @@ class TestTrainRunFolderGuard : public QObject {
     write_text(root() + "/dup-sweep.json", R"({"arms": ["tiny-cpu"], "seeds": [1], "seeds": [2]})");
     e = error_of([&] { gllm::read_sweep_file(root() + "/dup-sweep.json"); });
     QVERIFY2(e.find("\"seeds\" appears twice") != std::string::npos, e.c_str());
+  }
+
+  void runningMeansTheLockIsHeld() {
+    const std::string dir = make_run(root(), "pidreuse");
+    gllm::RunStore s(dir);
+    // The recorded pid is alive (this process) but nobody holds the lock: a killed run whose
+    // pid was reused.
+    { auto lock = gllm::RunLock::acquire(dir, "train"); }
+    s.write_summary({{"status", "running"}, {"pid", static_cast<long>(::getpid())}});
+    QCOMPARE(gllm::read_run(dir).status, std::string("interrupted"));
+    auto lock = gllm::RunLock::acquire(dir, "train");
+    QCOMPARE(gllm::read_run(dir).status, std::string("running"));
   }
 
   void oneSeedHasNoInterval() {
