@@ -959,13 +959,7 @@ std::string new_run_dir(const std::string& parent, const std::string& name) {
   localtime_r(&now, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  std::string safe;
-  for (char ch : name)
-    safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')
-                ? ch
-                : '_';
-  if (safe.empty()) safe = "run";
-  std::string base = join_path(parent, safe + "-" + buf);
+  std::string base = join_path(parent, folder_name(name) + "-" + buf);
   std::string dir = base;
   for (int i = 2; std::filesystem::exists(dir); ++i) dir = base + "-" + std::to_string(i);
   return dir;

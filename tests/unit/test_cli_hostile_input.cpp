@@ -1,7 +1,9 @@
 // The CLI against a careless user and hostile files: a second writer of a run folder refused and a
 // dead one's lock taken over, damaged checkpoints refused by compile and audit, unbounded sizes
-// refused up front, and no bad input ending in rc 3 (a bug) or a raw library message.
+// refused up front, FIFOs, duplicate keys, metadata that does not describe its tensors and names
+// that look like paths refused, and no bad input ending in rc 3 (a bug) or a raw library message.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -207,6 +209,42 @@ class TestCliHostileInput : public QObject {
       QVERIFY2(r.exit_code == 2, (args[0] + ": rc " + std::to_string(r.exit_code)).c_str());
     }
     QCOMPARE(cli({"train", "--help"}).exit_code, 0);
+  }
+
+  void sweepArmNamesAreNotPaths() {
+    const std::string out = path("sweep-out");
+    gllm::write_file_atomic(
+        path("escape.json"),
+        nlohmann::json{{"arms", {{{"preset", path("tiny.json")}, {"name", "../../escaped"}}}},
+                       {"seeds", {1}},
+                       {"steps", 1}}
+            .dump());
+    auto r = cli({"train", "--sweep", path("escape.json"), "--out", out, "--quiet"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    std::vector<std::string> made;
+    for (const auto& e : fs::directory_iterator(out)) made.push_back(e.path().string());
+    QCOMPARE(made.size(), size_t(1));
+    QVERIFY2(fs::exists(made[0] + "/config.json"), made[0].c_str());
+    QVERIFY(!fs::exists(path("escaped-s1")) &&
+            !fs::exists(tmp_.path().toStdString() + "/../escaped-s1"));
+    // Another arm that maps to the same folder with another config: not "skipped as completed".
+    gllm::write_file_atomic(path("impostor.json"),
+                            nlohmann::json{{"arms",
+                                            {{{"preset", path("tiny.json")},
+                                              {"name", "../../escaped"},
+                                              {"set", {{"optim.matrix_lr", 0.5}}}}}},
+                                           {"seeds", {1}},
+                                           {"steps", 1}}
+                                .dump());
+    const std::string summary = gllm::read_file(made[0] + "/summary.json");
+    r = cli({"train", "--sweep", path("impostor.json"), "--out", out, "--quiet"});
+    QVERIFY_CLEAR_ERROR(r, "optim.matrix_lr");
+    QVERIFY2(r.err.find("not arm") != std::string::npos, r.err.c_str());
+    QCOMPARE(gllm::read_file(made[0] + "/summary.json"), summary);
+    // The same sweep again: its own completed run is skipped.
+    r = cli({"train", "--sweep", path("escape.json"), "--out", out, "--quiet"});
+    QVERIFY2(r.exit_code == 0 && r.err.find("already completed") != std::string::npos,
+             r.err.c_str());
   }
 
   void badInputNeverEndsInRcThree() {

@@ -370,6 +370,33 @@ class TestTrainRunFolderGuard : public QObject {
     QVERIFY2(e.find("\"seeds\" appears twice") != std::string::npos, e.c_str());
   }
 
+  void namesAreNotPaths() {
+    for (const std::string& name :
+         std::vector<std::string>{"../../escaped", "/abs/path", "..", ".", "a/b", "", ".hidden",
+                                  std::string(500, 'x'), std::string("nul\0in", 6)}) {
+      const std::string f = gllm::folder_name(name);
+      QVERIFY2(!f.empty() && f.size() <= 96, f.c_str());
+      QVERIFY2(f.find('/') == std::string::npos && f.find('\0') == std::string::npos, f.c_str());
+      QVERIFY2(f[0] != '.', f.c_str());
+      QVERIFY2(fs::path(gllm::join_path(root(), f)).parent_path() == fs::path(root()), f.c_str());
+    }
+    QCOMPARE(gllm::folder_name("tiny-cpu_2.b"), std::string("tiny-cpu_2.b"));
+    const std::string made = gllm::new_run_dir(root(), "../../escaped");
+    QCOMPARE(fs::path(made).parent_path(), fs::path(root()));
+  }
+
+  void configsAreComparedKeyByKey() {
+    const nlohmann::json a = {{"name", "x"}, {"description", "one"}, {"train", {{"steps", 4}}}};
+    nlohmann::json b = a;
+    b["description"] = "two";
+    QVERIFY(gllm::config_differences(a, b).empty());  // descriptions do not count
+    b["train"]["steps"] = 8;
+    b["name"] = "y";
+    const auto d = gllm::config_differences(a, b);
+    QCOMPARE(d.size(), size_t(2));
+    QVERIFY2(d[1].find("train.steps 4 → 8") != std::string::npos, d[1].c_str());
+  }
+
   void runningMeansTheLockIsHeld() {
     const std::string dir = make_run(root(), "pidreuse");
     gllm::RunStore s(dir);
