@@ -166,7 +166,14 @@ struct Session {
   }
 
   void setup() {
-    configure_threads(config.train.threads);
+    int threads = config.train.threads;
+    if (const int cores = available_cores(); threads > cores) {
+      log("train.threads is " + std::to_string(threads) + " but this machine lets the run use " +
+          std::to_string(cores) + " cores; using " + std::to_string(cores) +
+          " threads (more only slow it down)");
+      threads = cores;
+    }
+    configure_threads(threads);
     const dist::DistOptions dopt = dist::options_from_env();
     device = dist::select_device(config.train.device, dopt.local_rank);
     cuda = device.is_cuda();

@@ -419,6 +419,19 @@ class TestTrainResumeGuard : public QObject {
     QVERIFY(rec.logged("removed 1 temporary file"));
   }
 
+  void threadCountAboveTheCoresIsCapped() {
+    // train.threads 1024 on a machine with a few cores: capped with a warning, not 1024 threads.
+    gllm::RunConfig c = tiny_config(1);
+    c.train.threads = 1024;
+    Recorder rec;
+    gllm::Trainer t;
+    t.start(c, dir("threads"), &rec);
+    t.wait();
+    QVERIFY2(rec.error.empty(), rec.error.c_str());
+    QVERIFY(rec.logged("train.threads is 1024"));
+    QVERIFY(rec.logged("cores; using"));
+  }
+
   void impossiblyLargeModelIsRefusedBeforeAnythingIsWritten() {
     gllm::RunConfig c = tiny_config(2);
     c.model.n_layer = 64;
