@@ -268,6 +268,12 @@ TypeEmbeddings wte_embeddings(const Corpus& corpus, const std::vector<uint32_t>&
                 std::to_string(tokenizer.vocab_size()) +
                 " tokens; use the checkpoint trained with this corpus and vocab_size");
   auto data = file.to_float(name);
+  for (size_t i = 0; i < data.size(); ++i)
+    if (!std::isfinite(data[i]))
+      throw Error("tensor " + name + " in " + opt.checkpoint +
+                  " holds NaN or infinite values (row " +
+                  std::to_string(i / std::max<int64_t>(1, D)) +
+                  "); the checkpoint is damaged or diverged — use an earlier one");
   TypeEmbeddings te;
   te.types = frequent_types(corpus, documents, opt.min_count, opt.max_types);
   te.vectors.resize(te.types.size(), D);
