@@ -363,6 +363,13 @@ class TestCliHostileInput : public QObject {
     QVERIFY_CLEAR_ERROR(r, "reads no checkpoint");
   }
 
+  void crossObjectMismatchesAreRefused() {
+    auto r = cli({"efficiency", path("done"), "--target", "nan"});
+    QVERIFY2(r.exit_code == 2, (r.err + r.out).c_str());
+    r = cli({"efficiency", path("done"), "--target", "2.5", "--uniform", "no-such-arm"});
+    QVERIFY_CLEAR_ERROR(r, "names no arm");
+  }
+
   void badInputNeverEndsInRcThree() {
     // One seed has no interval.
     auto r = cli({"stats", "paired", "--a", "1.0", "--b", "0.9"});

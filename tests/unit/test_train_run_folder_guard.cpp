@@ -409,6 +409,20 @@ class TestTrainRunFolderGuard : public QObject {
     QCOMPARE(gllm::read_run(dir).status, std::string("running"));
   }
 
+  void efficiencyRefusesATargetOrBaselineThatDoesNotFit() {
+    const std::string parent = root() + "/eff";
+    make_run(parent, "uniform", 1);
+    make_run(parent, "educated", 1);
+    const auto runs = gllm::list_runs(parent);
+    std::string e = error_of([&] { gllm::token_efficiency(runs, "val_bpb", NAN, ""); });
+    QVERIFY2(e.find("finite") != std::string::npos, e.c_str());
+    e = error_of([&] { gllm::token_efficiency(runs, "val_bpb", 2.0, "unifrom"); });
+    QVERIFY2(e.find("'unifrom' names no arm") != std::string::npos &&
+                 e.find("'educated'") != std::string::npos,
+             e.c_str());
+    QVERIFY(error_of([&] { gllm::token_efficiency(runs, "val_bpb", 2.0, "uniform"); }).empty());
+  }
+
   void oneSeedHasNoInterval() {
     const std::string parent = root() + "/oneseed";
     make_run(parent, "x", 1);
