@@ -363,6 +363,16 @@ class TestCliHostileInput : public QObject {
     QVERIFY_CLEAR_ERROR(r, "reads no checkpoint");
   }
 
+  void invalidUtf8FolderNamesDoNotBreakTheListing() {
+    const std::string parent = path("utf8");
+    fs::create_directories(parent);
+    fs::copy(path("done"), parent + "/ok", fs::copy_options::recursive);
+    fs::copy(path("done"), parent + "/bad-\xff\xfe", fs::copy_options::recursive);
+    auto r = cli({"runs", parent, "--json"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    QCOMPARE(nlohmann::json::parse(r.out)["runs"].size(), size_t(2));
+  }
+
   void crossObjectMismatchesAreRefused() {
     auto r = cli({"efficiency", path("done"), "--target", "nan"});
     QVERIFY2(r.exit_code == 2, (r.err + r.out).c_str());
