@@ -658,7 +658,14 @@ RunLock RunLock::acquire(const std::string& run_dir, const std::string& purpose,
     throw Error("the run-folder lock " + path + " is " + file_kind(st.st_mode) +
                 ", not a regular file; remove it and try again");
   }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  // A reader probing the lock (run_lock_held: a shared lock for an instant) is not an owner:
+  // a few short retries keep such a probe from refusing a writer.
+  int locked = ::flock(fd, LOCK_EX | LOCK_NB);
+  for (int i = 0; locked != 0 && errno == EWOULDBLOCK && i < 5; ++i) {
+    ::usleep(20000);
+    locked = ::flock(fd, LOCK_EX | LOCK_NB);
+  }
+  if (locked != 0) {
     const int err = errno;
     const RunOwner owner = owner_from_text(read_fd_text(fd));
     ::close(fd);
