@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/io/atomic_file.h"
+#include "engine/io/json_read.h"
 #include "widgets/heatmap_widget.h"
 #include "widgets/widget_util.h"
 
@@ -76,7 +77,7 @@ QString AttentionCostPanel::currentFile() const {
 
 QString AttentionCostPanel::loadResult(const QString& path) {
   try {
-    const auto j = nlohmann::json::parse(read_file(ss(path)));
+    const auto j = read_json_file(ss(path), "", large_json_limits());
     const auto lengths = j.at("lengths").get<std::vector<int>>();
     const auto widths = j.at("widths").get<std::vector<int>>();
     const auto& over = j.at("overhead");

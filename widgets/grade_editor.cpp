@@ -13,6 +13,7 @@
 
 #include "engine/grading/ladder.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/json_read.h"
 #include "widgets/heatmap_widget.h"
 #include "widgets/widget_util.h"
 
@@ -70,7 +71,7 @@ void GradeEditor::resetHeadGrades() {
   const auto& g = m_config.grading;
   if (g.head_grades == "file" && !g.grades_file.empty()) {
     try {
-      const auto j = nlohmann::json::parse(read_file(g.grades_file));
+      const auto j = read_json_file(g.grades_file, "", large_json_limits());
       const auto& a = j.at("attn_grades");
       for (int l = 0; l < m_headGrades.layers && l < int(a.size()); ++l)
         for (int h = 0; h < m_headGrades.heads && h < int(a[l].size()); ++h)
@@ -392,7 +393,7 @@ QString GradeEditor::chooseLadderArm(const QString& arm) {
 
 QString GradeEditor::loadGradingFile(const QString& path) {
   try {
-    const auto j = nlohmann::json::parse(read_file(ss(path)));
+    const auto j = read_json_file(ss(path), "", large_json_limits());
     if (!j.is_object() || !j.contains("grading"))
       throw Error(ss(path) +
                   " has no \"grading\" section; pick a preset or a file saved by Save grading");

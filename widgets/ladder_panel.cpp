@@ -192,6 +192,9 @@ void LadderPanel::apply(const LadderResult& r) {
                      .arg(formatNumber(rep.spearman, 3), formatNumber(rep.spearman_low, 3),
                           formatNumber(rep.spearman_high, 3), formatNumber(rep.target_bpb, 4),
                           qs(rep.ladder_file));
+  if (!std::isfinite(rep.spearman))
+    text = tr("No Spearman ρ: fewer than two arms besides uniform have paired runs; ladder %1.")
+               .arg(qs(rep.ladder_file));
   if (!rep.warnings.empty())
     text += tr(" %n warning(s): ", "", static_cast<int>(rep.warnings.size())) +
             qs(rep.warnings.front());

@@ -11,6 +11,7 @@
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/stats/paired.h"
 #include "engine/train/run_store.h"
 
@@ -129,7 +130,7 @@ LoadedRun MetricStore::readMetricsFile(const QString& path) {
   const QString config = QFileInfo(path).dir().filePath(QStringLiteral("config.json"));
   if (QFile::exists(config)) {
     try {
-      out.config = nlohmann::json::parse(read_file(config.toStdString()));
+      out.config = read_json_file(config.toStdString(), "", large_json_limits());
     } catch (const std::exception&) {
       out.config = nullptr;  // the run is shown on its own; its curves do not depend on the config
     }

@@ -15,6 +15,7 @@
 #include "engine/config/run_identity.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/train/trainer.h"
 #include "widgets/run_bridge.h"
 #include "widgets/widget_util.h"
@@ -66,7 +67,7 @@ void RunQueue::load() {
   m_entries.clear();
   if (!QFileInfo::exists(m_file)) return;
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_file(ss(m_file)));
+    const nlohmann::json j = read_json_file(ss(m_file), "", large_json_limits());
     for (const auto& o : j.at("entries")) {
       QueueEntry e;
       e.id = qs(o.value("id", ""));

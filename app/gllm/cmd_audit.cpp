@@ -4,7 +4,9 @@
 
 #include "app/gllm/command_registry.h"
 #include "engine/audit/checkpoint_audit.h"
+#include "engine/grading/certify.h"
 #include "engine/io/error.h"
+#include "engine/train/model_grades.h"
 #include "engine/train/run_store.h"
 
 namespace {
@@ -45,7 +47,23 @@ gllm::cli::RegisterCommand reg("audit", [](CLI::App& root) {
   cmd->add_flag("--matrices", o->matrices, "List every matrix (always in --json)");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o] {
-    auto a = gllm::audit::audit_checkpoint(gllm::resolve_weights_path(o->ckpt));
+    const std::string weights = gllm::resolve_weights_path(o->ckpt);
+    auto a = gllm::audit::audit_checkpoint(weights);
+    // Grades outside [0, q_max] (or not finite) are a finding of the audit, reported not refused.
+    std::string grade_finding;
+    gllm::grading::ModelGrades grades;
+    bool have_grades = false;
+    try {
+      grades = gllm::model_grades_from_checkpoint(weights);
+      have_grades = true;
+    } catch (const gllm::Error&) {
+      // A file without a model config (an exported model) has no grades to check.
+    }
+    try {
+      if (have_grades) gllm::grading::check_grades_within_clip(grades);
+    } catch (const gllm::Error& e) {
+      grade_finding = e.what();
+    }
     std::unique_ptr<gllm::audit::CheckpointAudit> b;
     if (!o->baseline.empty())
       b = std::make_unique<gllm::audit::CheckpointAudit>(
@@ -61,12 +79,15 @@ gllm::cli::RegisterCommand reg("audit", [](CLI::App& root) {
             {"low_freq_long", gllm::audit::excess_change(p.band_mean[2], q.band_mean[2])},
             {"layer0", gllm::audit::excess_change(p.layer0_mean, q.layer0_mean)}};
       }
+      j["grade_findings"] =
+          grade_finding.empty() ? nlohmann::json::array() : nlohmann::json::array({grade_finding});
       gllm::cli::print_json(j);
       return;
     }
     std::printf("%s (d = %d)\n", a.path.c_str(), a.width);
+    if (!grade_finding.empty()) std::printf("  finding: %s\n", grade_finding.c_str());
     if (!a.nonfinite.empty()) {
-      std::printf("  warning: %zu matrix(es) hold NaN or infinite values and are left out:",
+      std::printf("  finding: %zu tensor(s) hold NaN or infinite values and are left out:",
                   a.nonfinite.size());
       for (size_t i = 0; i < a.nonfinite.size() && i < 8; ++i)
         std::printf(" %s", a.nonfinite[i].c_str());

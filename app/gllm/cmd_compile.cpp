@@ -10,6 +10,7 @@
 #include "engine/io/error.h"
 #include "engine/model/gpt.h"
 #include "engine/runtime/runtime.h"
+#include "engine/train/model_grades.h"
 #include "engine/train/run_store.h"
 
 namespace {
@@ -79,6 +80,8 @@ void run(const CompileArgs& a) {
   gllm::GPT graded = gllm::load_model(weights);
   graded->eval();
   require_finite(graded, weights);
+  // Grades outside [0, q_max] would compile into weights scaled by λ^q far out of range.
+  gllm::grading::check_grades_within_clip(gllm::model_grades_from_checkpoint(weights));
   const int64_t T = a.length > 0 ? a.length : graded->config().model.sequence_len;
   if (T > graded->config().model.sequence_len && graded->config().model.positional != "rope")
     throw gllm::Error("--probe-len " + std::to_string(T) + " exceeds sequence_len " +
@@ -92,6 +95,18 @@ void run(const CompileArgs& a) {
         std::to_string(static_cast<int64_t>(logit_bytes / (1 << 20))) +
         " MiB of logits per model (vocabulary " + std::to_string(graded->vocab_size()) +
         "), more than the 2048 MiB allowed; lower --probe-batch or --probe-len");
+  // Attention scores of one layer, (B, H, T, T) in fp32: bounded too, so a long probe is refused
+  // with the option named instead of failing an allocation.
+  const double score_bytes = static_cast<double>(a.batch) *
+                             static_cast<double>(graded->config().model.n_head) *
+                             static_cast<double>(T) * static_cast<double>(T) * 4.0;
+  if (score_bytes > kMaxProbeLogitBytes)
+    throw gllm::Error("a " + std::to_string(a.batch) + "x" + std::to_string(T) +
+                      " probe batch needs " +
+                      std::to_string(static_cast<int64_t>(score_bytes / (1 << 20))) +
+                      " MiB of attention scores per layer, more than the 2048 MiB allowed; lower "
+                      "--probe-len (sequence_len is " +
+                      std::to_string(graded->config().model.sequence_len) + ") or --probe-batch");
   gllm::GPT standard = gllm::compile_to_standard(graded);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(a.seed));
   auto idx = torch::randint(graded->vocab_size(), {a.batch, T}, gen, torch::kLong);  // (B, T)

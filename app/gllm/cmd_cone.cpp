@@ -73,6 +73,15 @@ void run(const ConeArgs& a) {
   out["lambda"] = lambda;
   out["clip"] = a.clip;
   out["q_max"] = q_max_for(lambda, a.clip);
+  // Grades so large that λ^{±2q} overflows a double would print Λ(q) = 1 or NaN: refused
+  // (grades merely outside [0, q_max] are evaluated and reported as outside the clip).
+  for (const auto* list : {&a.grades, &a.level_grades})
+    for (double q : *list)
+      if (std::isfinite(q) && 2 * std::abs(q) * std::log(lambda) > 700)
+        throw gllm::Error("grade " + std::to_string(q) +
+                          " makes λ^(2q) overflow (λ = " + std::to_string(lambda) +
+                          "); grades live in [0, " + std::to_string(q_max_for(lambda, a.clip)) +
+                          "] = [0, log C / log λ] — give grades of that size");
   out["clip_bound"] = 1.0 / (a.clip * a.clip);
   Profiles p;
   if (a.geometric) {

@@ -2,6 +2,7 @@
 // ⟨q, α̂−τ̂⟩, Λ(q), held-out and bootstrap figures, ordered; written as the JSON presets name in
 // grading.ladder_file.
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
@@ -34,8 +35,15 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
                   "Grading base λ > 1 (default e^{1/head_dim}); must match the model's λ");
   cmd->add_option("--head-dim", a->head_dim, "d_k for the default base λ = e^{1/d_k}")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "Seed of the random arms (draws s, s+1, s+2)")
-      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the random arms (draws s, s+1, s+2; 0 to 2^63 − 3)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t(0), uint64_t(INT64_MAX) - 2))
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return v.find('-') == std::string::npos ? std::string()
+                                                    : std::string("a seed is not negative");
+          },
+          "", "NONNEG"));
   cmd->add_option("--magnitude-weight", a->magnitude_weight,
                   "ν_mag of the educated/oracle optimum");
   cmd->add_option(

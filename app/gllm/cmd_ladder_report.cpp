@@ -64,9 +64,12 @@ gllm::cli::RegisterCommand reg("ladder-report", [](CLI::App& root) {
       if (x.token_ratio > 0) std::cout << ", tokens ×" << fmt("%.3f", x.token_ratio);
       std::cout << ", measured rank " << x.measured_rank << "\n";
     }
-    std::cout << "Spearman ρ(certificate, −ΔBPB) = " << fmt("%.3f", r.spearman) << " ["
-              << fmt("%.3f", r.spearman_low) << ", " << fmt("%.3f", r.spearman_high) << "] ("
-              << r.bootstrap << " bootstrap resamples over seeds)\n";
+    if (std::isfinite(r.spearman))
+      std::cout << "Spearman ρ(certificate, −ΔBPB) = " << fmt("%.3f", r.spearman) << " ["
+                << fmt("%.3f", r.spearman_low) << ", " << fmt("%.3f", r.spearman_high) << "] ("
+                << r.bootstrap << " bootstrap resamples over seeds)\n";
+    else
+      std::cout << "Spearman ρ(certificate, −ΔBPB): none (fewer than two arms to order)\n";
     for (const auto& w : r.warnings) std::cout << "warning: " << w << "\n";
     std::cout << std::flush;
   });

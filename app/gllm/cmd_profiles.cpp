@@ -133,6 +133,11 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
       std::cout << std::flush;
       return;
     }
+    if (!o->p.checkpoint.empty() && o->p.reference != "wte")
+      throw gllm::Error("--checkpoint is read with --reference heads or wte; --reference " +
+                        o->p.reference +
+                        " reads no checkpoint, so the profiles would not be the checkpoint's. "
+                        "Drop --checkpoint or choose --reference heads / wte");
     gllm::DataConfig cfg;
     if (!o->config.empty()) cfg = gllm::RunConfig::load(o->config).data;
     cfg.corpus = o->corpus;

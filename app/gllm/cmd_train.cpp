@@ -112,10 +112,20 @@ void run_sweep(const TrainOpts& o) {
       c.train.seed = seed;
       apply_overrides(c, o);
       c.train.seed = seed;
-      jobs.push_back({c.name, gllm::join_path(out, c.name + "-s" + std::to_string(c.train.seed)), c,
-                      fork_for_seed(sw.fork, sweep_dir, seed)});
+      // Names are not paths: the folder comes from the one sanitiser (no separators, no "..").
+      jobs.push_back(
+          {c.name,
+           gllm::join_path(out, gllm::folder_name(c.name + "-s" + std::to_string(c.train.seed))), c,
+           fork_for_seed(sw.fork, sweep_dir, seed)});
     }
   }
+  for (size_t i = 0; i < jobs.size(); ++i)
+    for (size_t k = 0; k < i; ++k)
+      if (jobs[i].dir == jobs[k].dir)
+        throw gllm::Error(o.sweep + ": arms \"" + jobs[k].arm + "\" and \"" + jobs[i].arm +
+                          "\" (seed " + std::to_string(jobs[i].config.train.seed) +
+                          ") would share the run folder " + jobs[i].dir +
+                          "; give the arms distinct \"name\"s");
   gllm::make_directories(out);
   std::cerr << "sweep " << name << ": " << jobs.size() << " runs into " << out << "\n";
   nlohmann::json results = nlohmann::json::array();
@@ -126,6 +136,23 @@ void run_sweep(const TrainOpts& o) {
     gllm::FinishedRecord f;
     if (gllm::file_exists(gllm::join_path(j.dir, "config.json"))) {
       auto info = gllm::read_run(j.dir);
+      // A folder of the same name holds this arm's run only when its config is the arm's.
+      nlohmann::json theirs;
+      try {
+        theirs = gllm::RunConfig::from_json(info.config).to_json();
+      } catch (const gllm::Error& e) {
+        throw gllm::Error(j.dir + " (arm " + j.arm + "): its config.json does not read (" +
+                          e.what() + "); move the folder aside or give the sweep another --out");
+      }
+      const auto diff = gllm::config_differences(theirs, j.config.to_json());
+      if (!diff.empty()) {
+        std::string list;
+        for (const auto& d : diff) list += (list.empty() ? "" : "; ") + d;
+        throw gllm::Error(j.dir + " already holds a " + info.status +
+                          " run whose config is not arm " + j.arm + "'s (folder → arm: " + list +
+                          "); the sweep does not take another run as its own. Move the folder "
+                          "aside or give the sweep another --out");
+      }
       if (info.status == "completed") {
         std::cerr << "  already completed; skipped\n";
         results.push_back({{"arm", j.arm},

@@ -31,7 +31,8 @@ void install_all(CLI::App& root);
 
 // Prints JSON (indented) to stdout; used by every --json flag.
 inline void print_json(const nlohmann::json& j) {
-  std::cout << j.dump(2) << std::endl;
+  // Invalid UTF-8 (a folder name with stray bytes) is replaced, never the end of the listing.
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
 }
 
 // A count as researchers write it: 345000000, 345e6, 3.45e8, 345M, 7B, 1.5k (suffixes k, M, B or G,

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
       QStringLiteral("NAME"));
   QCommandLineOption sizeOpt(
       QStringLiteral("size"),
-      QStringLiteral("Window size for --screenshot, WxH (at least 1280x800)."),
+      QStringLiteral("Window size for --screenshot, WxH (1280x800 to 7680x4320)."),
       QStringLiteral("WxH"), QStringLiteral("1440x900"));
   QCommandLineOption plotOpt(
       QStringLiteral("plot"),
@@ -150,8 +150,20 @@ int main(int argc, char** argv) {
     }
     if (parser.isSet(shotOpt)) {
       QSize size(1440, 900);
-      const QStringList wh = parser.value(sizeOpt).split('x');
-      if (wh.size() == 2) size = QSize(wh[0].toInt(), wh[1].toInt());
+      if (parser.isSet(sizeOpt)) {
+        // WxH within [1280, 7680] x [800, 4320]: a larger image would need gigabytes.
+        const QStringList wh = parser.value(sizeOpt).split('x');
+        bool okW = false, okH = false;
+        const int w = wh.size() == 2 ? wh[0].toInt(&okW) : 0;
+        const int h = wh.size() == 2 ? wh[1].toInt(&okH) : 0;
+        if (!okW || !okH || w < 1280 || w > 7680 || h < 800 || h > 4320) {
+          QTextStream(stderr) << "gllm-workbench: --size " << parser.value(sizeOpt)
+                              << " is not WxH with W in [1280, 7680] and H in [800, 4320]; give "
+                                 "for example --size 1440x900\n";
+          return 1;
+        }
+        size = QSize(w, h);
+      }
       const QString err =
           window.saveScreenshot(parser.value(shotOpt), parser.value(panelOpt), size);
       if (!err.isEmpty()) {

@@ -162,6 +162,17 @@ CheckpointAudit audit_checkpoint(const std::string& path) {
     }
     a.matrices.push_back(matrix_stats(t.name, data.data(), t.shape[0], t.shape[1]));
   }
+  // Vectors and grade tensors too: NaN or ±inf anywhere is a finding, not a statistic.
+  for (const auto& t : f.tensors()) {
+    if (t.shape.size() == 2) continue;
+    if (t.dtype != StDtype::F32 && t.dtype != StDtype::BF16 && t.dtype != StDtype::F16 &&
+        t.dtype != StDtype::F64)
+      continue;
+    const auto data = f.to_float(t.name);
+    if (!std::all_of(data.begin(), data.end(), [](float x) { return std::isfinite(x); }))
+      a.nonfinite.push_back(t.name);
+  }
+  std::sort(a.nonfinite.begin(), a.nonfinite.end());
   std::sort(a.matrices.begin(), a.matrices.end(),
             [](const auto& x, const auto& y) { return x.name < y.name; });
   static const std::regex attn_re(R"(transformer\.h\.\d+\.attn\.c_(q|k|v|proj)\.weight)");

@@ -2,6 +2,9 @@
 // sweep fails at once with the key named, not after the first arms have trained.
 #include "engine/config/sweep.h"
 
+#include <map>
+#include <set>
+
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
 
@@ -106,6 +109,45 @@ SweepFile sweep_from_json(const nlohmann::json& j, const std::string& source) {
     s.seeds.push_back(seed);
   }
   return s;
+}
+
+namespace {
+
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, nlohmann::json>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    return;
+  }
+  out[prefix] = j;
+}
+
+}  // namespace
+
+std::vector<std::string> config_differences(const nlohmann::json& a, const nlohmann::json& b,
+                                            size_t max_items) {
+  std::map<std::string, nlohmann::json> fa, fb;
+  flatten(a, "", fa);
+  flatten(b, "", fb);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : fa) keys.insert(k);
+  for (const auto& [k, v] : fb) keys.insert(k);
+  std::vector<std::string> out;
+  for (const auto& k : keys) {
+    if (k == "description") continue;
+    auto ia = fa.find(k), ib = fb.find(k);
+    const bool same = ia != fa.end() && ib != fb.end() && ia->second == ib->second;
+    if (same) continue;
+    if (out.size() == max_items) {
+      out.push_back("…");
+      break;
+    }
+    out.push_back(brief_text(k, 80) + " " +
+                  (ia == fa.end() ? std::string("(absent)") : json_brief(ia->second, 40)) + " → " +
+                  (ib == fb.end() ? std::string("(absent)") : json_brief(ib->second, 40)));
+  }
+  return out;
 }
 
 SweepFile read_sweep_file(const std::string& path) {

@@ -34,4 +34,9 @@ SweepFile sweep_from_json(const nlohmann::json& j, const std::string& source);
 // Reads and checks a sweep file (size and depth bounded before parsing).
 SweepFile read_sweep_file(const std::string& path);
 
+// The leaves in which two configs (RunConfig JSON) differ, as "key a → b", "description" left
+// out; at most `max_items` listed (then "…"). Empty when they match.
+std::vector<std::string> config_differences(const nlohmann::json& a, const nlohmann::json& b,
+                                            size_t max_items = 8);
+
 }  // namespace gllm

@@ -190,11 +190,22 @@ void PackingLoader::restore(const nlohmann::json& s) {
       throw Error("loader state out of range");
     for (uint32_t u : buffer)
       if (u >= units_.size()) throw Error("loader state names a unit that does not exist");
+    const int64_t batches = s.at("batches").get<int64_t>();
+    if (batches < 0) throw Error("loader state out of range (a negative batch count)");
+    // A training loader refills its buffer before every unit it takes, so after any batch it
+    // holds exactly buffer_units − 1 units; a different count is not a state it was in, and
+    // resuming from it would not reproduce the run.
+    if (mode_ == Mode::Train && batches > 0 && buffer_units_ > 0 &&
+        buffer.size() + 1 != buffer_units_)
+      throw Error("loader state holds " + std::to_string(buffer.size()) +
+                  " buffered units where a training loader after a batch holds " +
+                  std::to_string(buffer_units_ - 1) +
+                  "; the checkpoint's loader state is damaged — resume from an earlier checkpoint");
     epoch_ = epoch;
     start_epoch();
     cursor_ = cursor;
     buffer_ = std::move(buffer);
-    batches_ = s.at("batches").get<int64_t>();
+    batches_ = batches;
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("loader state is not valid JSON of the expected shape (") + e.what() +
                 "); the checkpoint's data_state may be damaged");

@@ -55,7 +55,7 @@ TokenShardLayout check_token_shard(const unsigned char* p, size_t size, const st
 }
 
 std::shared_ptr<TokenShard> TokenShard::open(const std::string& bin_path) {
-  int fd = ::open(bin_path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(bin_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // a FIFO: no wait
   if (fd < 0)
     throw Error("cannot open token cache " + bin_path + ": " + std::strerror(errno) +
                 "; run `gllm data info` to rebuild it");

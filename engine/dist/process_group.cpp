@@ -3,11 +3,22 @@
 // store.
 #include "engine/dist/process_group.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <torch/version.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <functional>
+#include <thread>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -86,6 +97,56 @@ double env_number(const char* name, double fallback, double lo, double hi) {
   return d;
 }
 
+// A store file must be a regular file (or not exist yet) in a writable folder of a real
+// filesystem: one under /proc or /sys would never behave as a store and the join would hang.
+void check_store_file(const std::string& path) {
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  const std::string dir = folder.empty() ? std::string(".") : folder;
+  struct statfs fsinfo {};
+  if (::statfs(dir.c_str(), &fsinfo) != 0)
+    throw Error("the store file's folder " + dir + " is not usable (" + std::strerror(errno) +
+                "); set GLLM_DIST_STORE_FILE to a path in an existing, writable folder");
+  constexpr long kProcMagic = 0x9fa0, kSysfsMagic = 0x62656572;
+  if (static_cast<long>(fsinfo.f_type) == kProcMagic ||
+      static_cast<long>(fsinfo.f_type) == kSysfsMagic)
+    throw Error("the store file " + path +
+                " lies in /proc or /sys, which cannot hold a store; set GLLM_DIST_STORE_FILE to a "
+                "path on a real filesystem shared by every rank");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error("the store file's folder " + dir +
+                " is not writable; set GLLM_DIST_STORE_FILE to a path every rank can write");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error("the store file " + path +
+                " exists and is not a regular file; remove it or choose another path");
+}
+
+// The master's address must resolve before anything waits on it: a name that does not resolve
+// fails at once instead of after the store timeout.
+void check_resolves(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+  if (res) ::freeaddrinfo(res);
+  if (rc != 0)
+    throw Error(
+        "the master address \"" + host.substr(0, 120) + "\" does not resolve (" +
+        ::gai_strerror(rc) +
+        "); set MASTER_ADDR (or GLLM_DIST_MASTER_ADDR) to rank 0's host name or IP address");
+}
+
+std::string this_host_name() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
+  return buf;
+}
+
+std::string joined_key(int rank) {
+  return "gllm/joined/" + std::to_string(rank);
+}
+
 std::string first_line(const std::string& s) {
   auto nl = s.find('\n');
   return nl == std::string::npos ? s : s.substr(0, nl);
@@ -109,6 +170,7 @@ DistOptions options_from_env() {
   if (o.backend != "auto" && o.backend != "gloo" && o.backend != "nccl")
     throw Error("GLLM_DIST_BACKEND=\"" + o.backend + "\"; use auto, gloo or nccl");
   o.timeout_s = env_number("GLLM_DIST_TIMEOUT_S", o.timeout_s, 1, 7 * 24 * 3600.0);
+  o.join_timeout_s = env_number("GLLM_DIST_JOIN_TIMEOUT_S", o.join_timeout_s, 0.1, 7 * 24 * 3600.0);
   o.bucket_mb = env_number("GLLM_DIST_BUCKET_MB", o.bucket_mb, 1e-6, 1 << 16);
   return o;
 }
@@ -167,25 +229,31 @@ Context::Context(const DistOptions& o, const torch::Device& device)
   try {
     if (!o.store_file.empty()) {
       where = "file store " + o.store_file;
+      check_store_file(o.store_file);
       impl_->store = c10::make_intrusive<c10d::FileStore>(o.store_file, world_);
       impl_->store->setTimeout(timeout);
     } else {
       where = "TCP store " + o.master_addr + ":" + std::to_string(o.master_port);
+      check_resolves(o.master_addr, o.master_port);
       c10d::TCPStoreOptions so;
       so.port = static_cast<std::uint16_t>(o.master_port);
       so.isServer = rank_ == 0 && !o.agent_store;  // torchrun's agent may host it for every rank
       so.numWorkers = static_cast<std::size_t>(world_);
-      so.waitWorkers = true;  // every rank checks in; the host waits for all of them
+      // Every rank checks in below with a bounded wait that names the ranks that did not come.
+      so.waitWorkers = false;
       so.timeout = timeout;
       impl_->store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
       if (!o.store_prefix.empty())
         impl_->store = c10::make_intrusive<c10d::PrefixStore>(o.store_prefix, impl_->store);
     }
+  } catch (const Error& e) {
+    throw Error("data parallel rank " + std::to_string(rank_) + ": " + e.what());
   } catch (const std::exception& e) {
     throw Error("data parallel rank " + std::to_string(rank_) + ": could not join the " + where +
                 " (" + first_line(e.what()) + "); check the launch variables (" + o.source +
                 ": address, port, store file) and that every rank started");
   }
+  join_all(o, where);
 #ifdef GLLM_DIST_SET_DEVICE
   if (device.is_cuda()) c10::cuda::set_device(device.index());  // cuda:LOCAL_RANK for this thread
 #endif
@@ -233,6 +301,43 @@ Context::Context(const DistOptions& o, const torch::Device& device)
                 "); a rank may have failed to start — see its log");
   }
   backend_ = want;
+}
+
+void Context::join_all(const DistOptions& o, const std::string& where) {
+  const std::string host = this_host_name();
+  const double wait_s = std::min(o.join_timeout_s, o.timeout_s);
+  try {
+    impl_->store->set(joined_key(rank_), std::vector<uint8_t>(host.begin(), host.end()));
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
+    std::vector<int> missing;
+    for (;;) {
+      missing.clear();
+      for (int r = 0; r < world_; ++r)
+        if (!impl_->store->check({joined_key(r)})) missing.push_back(r);
+      if (missing.empty()) return;
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 16; ++i)
+      list += (list.empty() ? "" : ", ") + std::to_string(missing[i]);
+    if (missing.size() > 16) list += ", …";
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", wait_s);
+    throw Error("data parallel rank " + std::to_string(rank_) + " on " + host + ": rank" +
+                (missing.size() > 1 ? "s " : " ") + list + " of " + std::to_string(world_) +
+                " did not join the " + where + " within " + secs +
+                " s (GLLM_DIST_JOIN_TIMEOUT_S); start " + (missing.size() > 1 ? "them" : "it") +
+                " with the same launch variables (" + o.source +
+                ": MASTER_ADDR/MASTER_PORT or the store file), or check " +
+                (missing.size() > 1 ? "their logs" : "its log"));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("data parallel rank " + std::to_string(rank_) + ": could not check in with the " +
+                where + " (" + first_line(e.what()) + "); check that every rank started");
+  }
 }
 
 std::unique_ptr<Context> Context::from_env(const torch::Device& device) {

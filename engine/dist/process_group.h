@@ -27,6 +27,8 @@ bool nccl_compiled();
 //   GLLM_DIST_BACKEND     auto | gloo | nccl (auto: NCCL on CUDA when the build has it, else Gloo;
 //                         NCCL is compiled only with -DGLLM_WITH_NCCL=ON)
 //   GLLM_DIST_TIMEOUT_S   store and collective timeout (default 1800 s)
+//   GLLM_DIST_JOIN_TIMEOUT_S  how long ranks wait for each other to join (default 300 s); then the
+//                         join fails naming the ranks that did not come
 //   GLLM_DIST_BUCKET_MB   gradient bucket size (default 25 MiB)
 //   GLLM_DIST_IFNAME      network interface of Gloo (default: loopback for a local store, else the
 //                         interface of this host's name)
@@ -42,6 +44,7 @@ struct DistOptions {
   std::string store_prefix;  // key prefix inside that store
   std::string backend = "auto";
   double timeout_s = 1800;
+  double join_timeout_s = 300;
   double bucket_mb = 25;
 };
 
@@ -115,6 +118,9 @@ class Context {
   std::string backend_ = "none";
   int64_t collectives_ = 0, buckets_last_ = 0;
   void run_work(const char* what, const std::function<void()>& fn);
+  // Checks this rank in with the store and waits (at most the join timeout) for every rank;
+  // throws gllm::Error naming the ranks that did not come.
+  void join_all(const DistOptions& o, const std::string& where);
 };
 
 }  // namespace gllm::dist

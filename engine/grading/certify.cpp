@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 #include "engine/grading/bootstrap.h"
@@ -201,8 +202,35 @@ ComponentCertificate certify_grades(const std::vector<double>& q, const Profiles
   return c;
 }
 
+void check_grades_within_clip(const ModelGrades& m) {
+  const double tol = 1e-6 * std::max(1.0, m.q_max);
+  auto check = [&](const std::vector<double>& q, const std::string& name, int per_row) {
+    for (size_t i = 0; i < q.size(); ++i) {
+      const bool ok =
+          std::isfinite(q[i]) && q[i] >= -tol && (m.q_max <= 0 || q[i] <= m.q_max + tol);
+      if (ok) continue;
+      char where[96];
+      if (per_row > 0)
+        std::snprintf(where, sizeof where, "%s[%zu][%zu]", name.c_str(), i / per_row, i % per_row);
+      else
+        std::snprintf(where, sizeof where, "%s[%zu]", name.c_str(), i);
+      char value[64];
+      std::snprintf(value, sizeof value, "%g", q[i]);
+      char range[64];
+      std::snprintf(range, sizeof range, "[0, %g]", m.q_max);
+      throw Error(m.source + ": grade " + where + " is " + value + ", outside " + range +
+                  " (q_max = log C / log λ); the grades are damaged or were edited — every "
+                  "certificate and compilation assumes grades within the clip. Use an earlier "
+                  "checkpoint or fix the grades");
+    }
+  };
+  check(m.level_grades, "mlge.level_grades", 0);
+  check(m.attn_grades, "attn_grades", m.planes > 0 ? m.planes : 0);
+}
+
 std::vector<ComponentCertificate> certify(const ModelGrades& m,
                                           const std::vector<AnyProfiles>& profiles) {
+  check_grades_within_clip(m);
   std::vector<ComponentCertificate> out;
   const AnyProfiles* emb = nullptr;
   const AnyProfiles* heads = nullptr;
@@ -219,11 +247,10 @@ std::vector<ComponentCertificate> certify(const ModelGrades& m,
           "no embedding profiles loaded: give a `gllm profiles` file estimated at d = " +
               std::to_string(m.width)));
     } else if (emb->embedding.profiles.d() != static_cast<int>(m.level_grades.size())) {
-      out.push_back(not_certified(
-          comp, src,
-          "the profiles have d = " + std::to_string(emb->embedding.profiles.d()) +
-              " but the model's MLGE grades have " + std::to_string(m.level_grades.size()) +
-              "; estimate profiles at the model's width"));
+      throw Error(
+          emb->path + ": the profiles have d = " + std::to_string(emb->embedding.profiles.d()) +
+          " but " + src + " has MLGE grades of width " + std::to_string(m.level_grades.size()) +
+          "; they do not belong together — estimate profiles at the model's width");
     } else {
       ComponentCertificate c = certify_grades(m.level_grades, emb->embedding, m.lambda, m.clip);
       c.component = comp;
@@ -260,14 +287,14 @@ std::vector<ComponentCertificate> certify(const ModelGrades& m,
           continue;
         }
         const HeadProfiles& hp = heads->heads;
-        if (hp.layers != m.layers || hp.heads != m.heads || hp.planes != m.planes) {
-          out.push_back(not_certified(comp, src,
-                                      "the head profiles are for " + std::to_string(hp.layers) +
-                                          " × " + std::to_string(hp.heads) + " heads of " +
-                                          std::to_string(hp.planes) +
-                                          " planes, not this model's shape"));
-          continue;
-        }
+        if (hp.layers != m.layers || hp.heads != m.heads || hp.planes != m.planes)
+          throw Error(heads->path + ": the head profiles are for " + std::to_string(hp.layers) +
+                      " layer(s) × " + std::to_string(hp.heads) + " heads of " +
+                      std::to_string(hp.planes) + " planes but " + src + " has " +
+                      std::to_string(m.layers) + " × " + std::to_string(m.heads) + " of " +
+                      std::to_string(m.planes) +
+                      "; they do not belong together — estimate head profiles of this checkpoint "
+                      "with `gllm profiles --checkpoint`");
         ComponentCertificate c = certify_grades(q, hp.at(l, h), m.lambda, m.clip);
         c.component = comp;
         c.grades_source = src;

@@ -74,8 +74,13 @@ struct ComponentCertificate {
   std::string coordinates;  // the reference the profiles live in (token reference or word types)
 };
 
+// Throws gllm::Error naming the source, the component and the value when a grade of `m` is not
+// finite or lies outside [0, q_max] (the clip every certificate and compilation assumes).
+void check_grades_within_clip(const ModelGrades& m);
+
 // Certifies every graded component of `m` against the profiles given (any number, either kind).
-// Components without matching profiles are listed with certified = false and the reason.
+// Components without profiles are listed with certified = false and the reason; grades outside
+// the clip, and profiles of another width or head shape than the model's, are refused (Error).
 std::vector<ComponentCertificate> certify(const ModelGrades& m,
                                           const std::vector<AnyProfiles>& profiles);
 nlohmann::json to_json(const ComponentCertificate& c);

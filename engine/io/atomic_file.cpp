@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "engine/io/error.h"
+#include "engine/io/regular_file.h"
 
 namespace gllm {
 namespace {
@@ -73,7 +74,8 @@ bool file_exists(const std::string& path) {
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   tmp_path_ = temp_name_for(path_);
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_EXCL: a link planted under the temporary name is never followed (the name is new).
+  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw Error("cannot create " + tmp_path_ + ": " + errno_text() +
                 " (does the folder exist and is it writable?)");
@@ -113,40 +115,113 @@ void write_file_atomic(const std::string& path, std::string_view data) {
   w.commit();
 }
 
+namespace {
+
+// Opens `path` for reading only when it is a regular file: O_NONBLOCK makes opening a FIFO return
+// at once (no writer needed), fstat then refuses FIFOs, devices, sockets and folders before any
+// read can block or run without end. Returns the descriptor (blocking again) and the size.
+int open_regular(const std::string& path, uint64_t* size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EISDIR) throw Error(path + " is a folder, not a file; give the path of a file");
+    throw Error("cannot read " + path + ": " + std::strerror(err) + " (check the path)");
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const std::string why = errno_text();
+    ::close(fd);
+    throw Error("cannot read " + path + ": " + why);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + " is " + file_kind(st.st_mode) +
+                ", not a regular file; give the path of a file (a pipe or device is never read)");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  if (size) *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+// Reads up to `max_bytes` + 1 bytes from `fd` (closing it); a file that grows while it is read
+// cannot exhaust memory.
+std::string read_fd(int fd, const std::string& path, size_t max_bytes, const std::string& tail) {
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = errno_text();
+      ::close(fd);
+      throw Error("error while reading " + path + ": " + why);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > max_bytes) {
+      ::close(fd);
+      throw Error(path + " holds more than " + std::to_string(max_bytes) + " bytes" + tail);
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+std::string file_kind(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+void check_regular_file(const std::string& path) {
+  ::close(open_regular(path, nullptr));
+}
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path + ": " + errno_text() + " (check the path)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw Error("error while reading " + path);
-  return s.str();
+  return read_fd(open_regular(path, nullptr), path, std::string().max_size() / 2, "");
 }
 
 std::string read_file_limited(const std::string& path, size_t max_bytes, const std::string& fix) {
   const std::string tail = fix.empty() ? std::string() : "; " + fix;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) > max_bytes)
-    throw Error(path + " is " + std::to_string(st.st_size) + " bytes, more than the " +
+  uint64_t size = 0;
+  const int fd = open_regular(path, &size);
+  if (size > max_bytes) {
+    ::close(fd);
+    throw Error(path + " is " + std::to_string(size) + " bytes, more than the " +
                 std::to_string(max_bytes) + " such a file may hold" + tail);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read " + path + ": " + errno_text() + " (check the path)");
-  // Reads at most max_bytes + 1 bytes: a device or a file that grows cannot exhaust memory.
-  std::string text;
-  char buf[1 << 16];
-  while (in) {
-    in.read(buf, sizeof buf);
-    text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > max_bytes)
-      throw Error(path + " holds more than " + std::to_string(max_bytes) + " bytes" + tail);
   }
-  if (in.bad()) throw Error("error while reading " + path);
-  return text;
+  return read_fd(fd, path, max_bytes, tail);
 }
 
 void append_line(const std::string& path, std::string_view line) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot open " + path + " for appending: " + errno_text());
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                  0644);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP)
+      throw Error(path +
+                  " is a symbolic link; a run's files are never written through a link — "
+                  "replace the link with the file it points to");
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))  // a FIFO without a reader
+      throw Error(path + " is " + file_kind(st.st_mode) +
+                  ", not a regular file; move it aside so the file can be written");
+    throw Error("cannot open " + path + " for appending: " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + " is " + file_kind(st.st_mode) +
+                ", not a regular file; move it aside so the file can be written");
+  }
   std::string buf(line);
   buf.push_back('\n');
   try {

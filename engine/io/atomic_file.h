@@ -28,12 +28,14 @@ class AtomicFileWriter {
   int fd_ = -1;
 };
 
-// Reads a whole file; throws gllm::Error naming the file when it cannot.
+// Reads a whole file; throws gllm::Error naming the file when it cannot. Only regular files are
+// read: a FIFO, device, socket or folder is refused at once, without blocking (regular_file.h).
 std::string read_file(const std::string& path);
 // The same, refusing (before reading) a file larger than `max_bytes`; `fix` ends that error.
 std::string read_file_limited(const std::string& path, size_t max_bytes, const std::string& fix);
 
-// Appends one line and flushes it to the OS (used for metrics.jsonl).
+// Appends one line and flushes it to the OS (used for metrics.jsonl). A symbolic link or a file
+// that is not regular is refused, never written through.
 void append_line(const std::string& path, std::string_view line);
 
 // fsync a directory so a rename inside it survives a crash.

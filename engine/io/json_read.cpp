@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -69,11 +70,34 @@ nlohmann::json parse_json(std::string_view text, const std::string& source, cons
   if (!depth_within(text, limits.max_depth, &where))
     throw Error(source + ": JSON nested deeper than " + std::to_string(limits.max_depth) +
                 " levels (at byte " + std::to_string(where) + ")" + with_fix(fix));
+  // Duplicate keys are errors: nlohmann would keep the last one silently. One set of keys per
+  // open object (the depth is bounded above, so the stack is too).
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  const nlohmann::json::parser_callback_t on_event =
+      [&keys, &duplicate](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        if (event == E::object_start) {
+          keys.emplace_back();
+        } else if (event == E::object_end) {
+          if (!keys.empty()) keys.pop_back();
+        } else if (event == E::key && !keys.empty()) {
+          if (!keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
+            duplicate = parsed.get<std::string>();
+        }
+        return true;
+      };
+  nlohmann::json out;
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    out = nlohmann::json::parse(text.begin(), text.end(), on_event);
   } catch (const nlohmann::json::exception& e) {
     throw Error(source + ": not valid JSON (" + brief_text(e.what(), 240) + ")" + with_fix(fix));
   }
+  if (!duplicate.empty())
+    throw Error(source + ": the key \"" + brief_text(duplicate, 80) +
+                "\" appears twice in one object (JSON would silently keep the last); remove one" +
+                with_fix(fix));
+  return out;
 }
 
 nlohmann::json read_json_file(const std::string& path, const std::string& fix,

@@ -18,7 +18,8 @@ inline JsonLimits large_json_limits() {
   return {512ull << 20, 64};
 }
 
-// Parses `text`; any problem (too large, nested too deep, malformed, number overflow) throws
+// Parses `text`; any problem (too large, nested too deep, malformed, number overflow, a key given
+// twice in one object) throws
 // gllm::Error "<source>: <problem>; <fix>" with at most a few hundred characters of detail.
 nlohmann::json parse_json(std::string_view text, const std::string& source, const std::string& fix,
                           const JsonLimits& limits = {});

@@ -2,6 +2,7 @@
 // No folder is created here; callers create what they write.
 #include "engine/io/paths.h"
 
+#include <cctype>
 #include <cstdlib>
 
 namespace gllm {
@@ -11,6 +12,17 @@ std::string join_path(const std::string& a, const std::string& b) {
   if (b.empty()) return a;
   if (!b.empty() && b[0] == '/') return b;
   return a.back() == '/' ? a + b : a + "/" + b;
+}
+
+std::string folder_name(const std::string& name) {
+  std::string safe;
+  for (char ch : name) {
+    if (safe.size() >= 96) break;
+    const bool keep =
+        std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+    safe += keep && !(safe.empty() && ch == '.') ? ch : '_';
+  }
+  return safe.empty() ? std::string("run") : safe;
 }
 
 std::string data_cache_dir() {

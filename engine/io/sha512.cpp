@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/io/error.h"
+#include "engine/io/regular_file.h"
 
 namespace gllm {
 namespace {
@@ -124,6 +125,7 @@ std::array<uint8_t, 64> sha512(std::string_view data) {
 }
 
 std::array<uint8_t, 64> sha512_file(const std::string& path) {
+  check_regular_file(path);  // a FIFO or device is refused, never read without end
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read " + path + " to checksum it (check the path)");
   Sha512 h;

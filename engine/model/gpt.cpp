@@ -654,6 +654,13 @@ void GPTImpl::load_state_tensors(const std::map<std::string, torch::Tensor>& ten
       throw Error("tensor '" + name + "' has shape " + c10::str(it->second.sizes()) +
                   " but the model needs " + c10::str(t.sizes()) +
                   "; the checkpoint was written for another configuration");
+    // Bytes of another kind (integers relabelled, or read, as floats) are never converted.
+    if (it->second.is_floating_point() != t.is_floating_point() ||
+        (it->second.scalar_type() == torch::kBool) != (t.scalar_type() == torch::kBool))
+      throw Error("tensor '" + name + "' is stored as " +
+                  std::string(c10::toString(it->second.scalar_type())) + " but the model holds " +
+                  std::string(c10::toString(t.scalar_type())) +
+                  " there; the file's header was altered — restore it or use another checkpoint");
     t.copy_(it->second.to(t.device(), t.scalar_type()));
   }
   if (!missing.empty())
@@ -738,6 +745,24 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
     o.vocab_size = v;
   } else if (tensors.count("transformer.wte.weight"))
     o.vocab_size = tensors["transformer.wte.weight"].size(0);
+  // The metadata and config describe the tensors; they are checked against them before the
+  // model is built, so a claim (a vocabulary of 1e9, n_embd 8192 over small tensors) never turns
+  // into an allocation.
+  if (auto wte = tensors.find("transformer.wte.weight");
+      wte != tensors.end() && wte->second.dim() == 2 && wte->second.size(0) != o.vocab_size)
+    throw Error(path + ": metadata vocab_size " + std::to_string(o.vocab_size) +
+                " does not match the embedding's " + std::to_string(wte->second.size(0)) +
+                " rows (transformer.wte.weight); the file is damaged — restore it");
+  {
+    int64_t stored = 0;
+    for (const auto& [n, t] : tensors) stored += t.numel();
+    const int64_t claimed = estimate_cost(cfg, o.vocab_size).params;
+    if (claimed > stored + stored / 2 + (int64_t(1) << 20))
+      throw Error(path + ": its config and metadata describe a model of " +
+                  std::to_string(claimed) + " parameters but the file holds " +
+                  std::to_string(stored) +
+                  " values; the metadata does not belong to these tensors — restore the file");
+  }
   o.compiled = meta.count("compiled") ? meta["compiled"] == "1" : tensors.count("logit_bias") > 0;
   o.from_checkpoint = true;  // grades and bases come from the file, not from files the config names
   GPT model(cfg, o);

@@ -479,7 +479,16 @@ void MuonAdamW::load_scalar_state(const nlohmann::json& j) {
     if (!j["steps"].contains(q.name))
       throw Error("optimizer scalar state has no step count for '" + q.name +
                   "'; resume with the same model settings");
-    q.t = j["steps"][q.name].get<int64_t>();
+    const auto& v = j["steps"][q.name];
+    // A count the trainer could have written: a non-negative integer (the trainer also bounds it
+    // by the checkpoint's step before loading).
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > (1ull << 53)) ||
+        v.get<int64_t>() < 0 || v.get<int64_t>() > (int64_t(1) << 53))
+      throw Error("optimizer scalar state: the step count of '" + q.name + "' is " +
+                  v.dump().substr(0, 40) +
+                  ", not a count of updates; the checkpoint is damaged — resume from an earlier "
+                  "one");
+    q.t = v.get<int64_t>();
   }
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/io/paths.h"
 #include "engine/stats/paired.h"
 
@@ -145,6 +146,22 @@ nlohmann::json token_efficiency(const std::vector<RunInfo>& runs, const std::str
   if (metric != "val_bpb" && metric != "heldout_bpb")
     throw Error("token efficiency reads val_bpb or heldout_bpb from metrics.jsonl; got '" + metric +
                 "'");
+  if (!std::isfinite(target) || target <= 0)
+    throw Error("the target " + metric +
+                " must be a positive finite number of bits per byte, got " +
+                std::to_string(target) + "; give e.g. --target 2.5");
+  if (!uniform_arm.empty()) {
+    std::string arms;
+    bool found = false;
+    for (const auto& r : runs) {
+      found = found || r.name == uniform_arm;
+      if (arms.find("'" + r.name + "'") == std::string::npos)
+        arms += (arms.empty() ? "'" : ", '") + r.name + "'";
+    }
+    if (!found)
+      throw Error("--uniform '" + uniform_arm + "' names no arm of the runs given (arms: " +
+                  brief_text(arms, 300) + "); give one of those, or leave --uniform out");
+  }
   struct Row {
     const RunInfo* run;
     FirstReach reach;

@@ -16,6 +16,7 @@
 #include "engine/data/splits.h"
 #include "engine/io/error.h"
 #include "engine/model/gpt.h"
+#include "engine/train/model_grades.h"
 #include "engine/train/run_store.h"
 
 namespace gllm {
@@ -108,6 +109,13 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
   const std::string weights = resolve_weights_path(opt.checkpoint);
   GPT model = load_model(weights);
   model->eval();
+  // Profiles of NaN/Inf weights or of grades outside the clip would be numbers about nothing.
+  for (const auto& [name, t] : model->state_tensors())
+    if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>())
+      throw Error(weights + ": tensor '" + name +
+                  "' holds NaN or infinite values; the checkpoint is damaged or diverged — "
+                  "estimate profiles of an earlier checkpoint");
+  grading::check_grades_within_clip(model_grades_from_checkpoint(weights));
   const RunConfig& cfg = model->config();
   if (!cfg.grading.attention)
     say("note: this checkpoint's attention is not graded; its heads' profiles are still estimated");

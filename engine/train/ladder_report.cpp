@@ -12,6 +12,7 @@
 #include "engine/grading/cone.h"
 #include "engine/grading/ladder.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/io/paths.h"
 #include "engine/train/compare.h"
 #include "engine/train/model_grades.h"
@@ -67,7 +68,12 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
   std::vector<RunInfo> runs;
   for (auto& r : list_runs(runs_dir, &errors)) {
     const auto g = r.config.value("grading", nlohmann::json::object());
-    if (g.value("level_grades_source", std::string()) != "ladder") continue;
+    if (!g.is_object() || json_string_or(g, "level_grades_source", "") != "ladder") {
+      rep.warnings.push_back(r.dir +
+                             ": not a ladder run (grading.level_grades_source is not \"ladder\"), "
+                             "left out");
+      continue;
+    }
     if (r.status != "completed") {
       rep.warnings.push_back(r.dir + ": " + r.status + ", left out");
       continue;
@@ -189,7 +195,15 @@ LadderReport ladder_report(const std::string& runs_dir, double target_bpb, int b
   for (size_t i = 0; i < with.size(); ++i)
     with[i]->measured_rank =
         static_cast<int>(std::lround(static_cast<double>(with.size()) + 1.0 - measured[i]));
-  rep.spearman = spearman(cert, gain);
+  // One arm against uniform has no order to correlate: no ρ rather than a number about nothing.
+  const auto others = std::count_if(with.begin(), with.end(), [](const LadderArmReport* x) {
+    return x->ladder_arm != "uniform";
+  });
+  rep.spearman = others >= 2 ? spearman(cert, gain) : NAN;
+  if (others < 2)
+    rep.warnings.push_back(
+        "a rank correlation needs at least two ladder arms besides uniform with paired runs; " +
+        std::to_string(others) + " here, so no Spearman ρ is given — train the other arms");
   // Bootstrap over seeds: each resample draws the common seeds with replacement, recomputes every
   // arm's mean paired Δ and ρ; the interval is the 2.5–97.5 % percentile range.
   if (bootstrap > 0 && with.size() >= 3) {

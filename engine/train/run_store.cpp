@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
 #include "engine/io/paths.h"
+#include "engine/io/regular_file.h"
 #include "engine/io/sha512.h"
 
 namespace fs = std::filesystem;
@@ -69,6 +71,26 @@ std::string this_host() {
   char buf[256] = {0};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "?";
   return buf;
+}
+
+// 1 when a process holds run_dir's run.lock now, 0 when none does, -1 when that cannot be told
+// (no lock file: a folder older than the lock, or one copied without it).
+int run_lock_held(const std::string& run_dir) {
+  const std::string path = join_path(run_dir, "run.lock");
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st {};
+  int held = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+      held = 0;
+      ::flock(fd, LOCK_UN);
+    } else if (errno == EWOULDBLOCK) {
+      held = 1;
+    }
+  }
+  ::close(fd);
+  return held;
 }
 
 }  // namespace
@@ -317,8 +339,11 @@ RunInfo read_run(const std::string& run_dir) {
       if (!r.summary.is_object()) throw Error(sum_path + " is not a JSON object");
       r.status = json_string_or(r.summary, "status", r.status);
       if (r.status == "running") {
-        // A summary saying "running" whose process is gone belongs to a killed run.
-        if (!process_alive(static_cast<long>(json_int_or(r.summary, "pid", 0))))
+        // A summary saying "running" belongs to a killed run unless the folder's lock is held
+        // now (a recorded pid may since belong to another process).
+        const int held = run_lock_held(run_dir);
+        if (held == 0 ||
+            (held < 0 && !process_alive(static_cast<long>(json_int_or(r.summary, "pid", 0)))))
           r.status = "interrupted";
       }
       r.heldout_bpb = json_number_or(r.summary, "heldout_bpb", r.heldout_bpb);
@@ -446,7 +471,8 @@ std::string RunStore::truncate_metrics_after(int64_t step) {
   return m.warning;
 }
 
-void RunStore::commit_checkpoint(int64_t step, nlohmann::json sidecar, int keep) {
+void RunStore::commit_checkpoint(int64_t step, nlohmann::json sidecar, int keep,
+                                 int64_t protect_step) {
   auto describe = [](const std::string& path) {
     std::error_code ec;
     auto bytes = fs::file_size(path, ec);
@@ -464,6 +490,7 @@ void RunStore::commit_checkpoint(int64_t step, nlohmann::json sidecar, int keep)
   auto all = list_checkpoints(dir_);
   if (keep > 0 && static_cast<int>(all.size()) > keep) {
     for (size_t i = 0; i + keep < all.size(); ++i) {
+      if (all[i].step == protect_step) continue;  // a completed run's final checkpoint
       std::error_code ec;
       fs::remove(all[i].sidecar_path, ec);
       fs::remove(all[i].weights_path, ec);
@@ -511,6 +538,45 @@ RunStore::Removed RunStore::remove_temporaries() {
     }
   }
   return removed;
+}
+
+void check_checkpoint_store(const std::string& run_dir) {
+  const std::string dir = join_path(run_dir, "checkpoints");
+  const std::string keep =
+      "; the run's checkpoints are its only trained state, so nothing is resumed or restarted "
+      "until this is fixed";
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT)
+      throw Error(dir +
+                  " is missing: this run folder has no checkpoint store. Restore the folder "
+                  "from a copy (or, to train the run again from step 0, create it empty: "
+                  "mkdir " +
+                  dir + ", and remove " + join_path(run_dir, "metrics.jsonl") + ")" + keep);
+    throw Error("cannot examine " + dir + ": " + std::strerror(err) + keep);
+  }
+  if (S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    const std::string target = fs::read_symlink(dir, ec).string();
+    struct stat to {};
+    const bool dangling = ::stat(dir.c_str(), &to) != 0;
+    throw Error(dir + " is a symbolic link to " + brief_text(target, 200) +
+                (dangling ? " which does not exist (is the disk holding it mounted?)" : "") +
+                ": a run's checkpoints are written only inside its folder. Mount the disk and "
+                "move the checkpoints folder itself into " +
+                run_dir + " in place of the link" + keep);
+  }
+  if (!S_ISDIR(st.st_mode))
+    throw Error(dir + " is " + file_kind(st.st_mode) +
+                ", not a folder: restore the run's checkpoints folder from a copy (move this file "
+                "aside first)" +
+                keep);
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec)
+    throw Error("cannot list " + dir + ": " + ec.message() +
+                " (check its permissions: chmod u+rwx " + dir + ")" + keep);
 }
 
 void RunStore::reset_for_restart() {
@@ -574,11 +640,32 @@ std::string RunOwner::describe() const {
 RunLock RunLock::acquire(const std::string& run_dir, const std::string& purpose,
                          RunOwner* previous) {
   const std::string path = lock_path(run_dir);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error("cannot open the run-folder lock " + path + ": " + std::strerror(errno) +
+  // Never through a link (it could name another run's summary) nor into a FIFO or device.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP)
+      throw Error("the run-folder lock " + path +
+                  " is a symbolic link; a lock is never written through a link — remove the link "
+                  "(rm " +
+                  path + ") and try again");
+    throw Error("cannot open the run-folder lock " + path + ": " + std::strerror(err) +
                 " (is the folder writable?)");
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error("the run-folder lock " + path + " is " + file_kind(st.st_mode) +
+                ", not a regular file; remove it and try again");
+  }
+  // A reader probing the lock (run_lock_held: a shared lock for an instant) is not an owner:
+  // a few short retries keep such a probe from refusing a writer.
+  int locked = ::flock(fd, LOCK_EX | LOCK_NB);
+  for (int i = 0; locked != 0 && errno == EWOULDBLOCK && i < 5; ++i) {
+    ::usleep(20000);
+    locked = ::flock(fd, LOCK_EX | LOCK_NB);
+  }
+  if (locked != 0) {
     const int err = errno;
     const RunOwner owner = owner_from_text(read_fd_text(fd));
     ::close(fd);
@@ -640,8 +727,13 @@ void RunLock::release() {
 
 RunOwner read_run_owner(const std::string& run_dir, bool* locked) {
   if (locked) *locked = false;
-  int fd = ::open(lock_path(run_dir).c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(lock_path(run_dir).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return {};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return {};
+  }
   RunOwner o = owner_from_text(read_fd_text(fd));
   ::close(fd);
   if (locked)

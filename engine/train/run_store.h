@@ -43,6 +43,10 @@ void verify_weights_file(const std::string& weights_path);
 // Throws gllm::Error when none verifies.
 CheckpointInfo last_valid_checkpoint(const std::string& run_dir,
                                      std::vector<std::string>* skipped = nullptr);
+// Throws gllm::Error (what is wrong, how to fix it) unless run_dir/checkpoints is a readable
+// folder inside the run folder: missing, a symbolic link (dangling or not), a file, a FIFO or an
+// unreadable folder is refused, so a resume never mistakes a lost store for an empty one.
+void check_checkpoint_store(const std::string& run_dir);
 // Accepts a run folder, a checkpoint's .safetensors, its .json sidecar or a bare weights file;
 // returns the weights path (the newest valid checkpoint for a run folder). A checkpoint with a
 // sidecar is verified against it (sizes, SHA-512) before its path is returned.
@@ -145,7 +149,9 @@ class RunStore {
   std::string truncate_metrics_after(int64_t step);
   // Writes the sidecar (atomic; the commit marker of a checkpoint), recording size and SHA-512
   // of the weights and optimizer files already written; then keeps only the newest `keep`.
-  void commit_checkpoint(int64_t step, nlohmann::json sidecar, int keep);
+  // `protect_step` (when >= 0) is never pruned: the final checkpoint of a completed run that
+  // is being extended stays until the extension succeeds.
+  void commit_checkpoint(int64_t step, nlohmann::json sidecar, int keep, int64_t protect_step = -1);
   void write_summary(const nlohmann::json& summary);
 
   // Removes temporary files that killed atomic writes left in the folder and in checkpoints/

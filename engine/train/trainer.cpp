@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -88,9 +90,37 @@ struct SegmentStart {
   bool restore_on_failure = false;
   std::string prior_summary;  // summary.json as it was (empty: there was none)
   std::string prior_config;   // config.json as it was, when this segment rewrote it
+  // Extending a completed run: a failure or divergence puts the run back exactly as it was
+  // (summary, config, metrics, the final checkpoint); checkpoints of the extension are removed.
+  bool extends_completed = false;
+  int64_t metrics_bytes = -1;  // metrics.jsonl's size when the extension began
   std::vector<std::string> notes;
   nlohmann::json config_changes;  // null, or [{key, from, to}] accepted with allow_config_change
 };
+
+// Puts a completed run back as it was before an extension that failed or diverged: the
+// extension's checkpoints removed, metrics.jsonl cut back, config.json and summary.json restored.
+// Best effort on each part, so one failing write does not keep the others from being restored.
+void restore_completed_run(const RunStore& store, const SegmentStart& seg) {
+  for (const auto& c : list_checkpoints(store.dir()))
+    if (c.step > seg.start_step)
+      for (const auto& p : {c.sidecar_path, c.weights_path, c.optimizer_path}) {
+        std::error_code ec;
+        std::filesystem::remove(p, ec);
+      }
+  if (seg.metrics_bytes >= 0) {
+    const int cut = ::truncate(store.metrics_path().c_str(), static_cast<off_t>(seg.metrics_bytes));
+    (void)cut;
+  }
+  try {
+    if (!seg.prior_config.empty()) write_file_atomic(store.config_path(), seg.prior_config);
+  } catch (...) {
+  }
+  try {
+    if (!seg.prior_summary.empty()) write_file_atomic(store.summary_path(), seg.prior_summary);
+  } catch (...) {
+  }
+}
 
 // Everything one run segment (a start or a resume) holds.
 struct Session {
@@ -138,7 +168,14 @@ struct Session {
   }
 
   void setup() {
-    configure_threads(config.train.threads);
+    int threads = config.train.threads;
+    if (const int cores = available_cores(); threads > cores) {
+      log("train.threads is " + std::to_string(threads) + " but this machine lets the run use " +
+          std::to_string(cores) + " cores; using " + std::to_string(cores) +
+          " threads (more only slow it down)");
+      threads = cores;
+    }
+    configure_threads(threads);
     const dist::DistOptions dopt = dist::options_from_env();
     device = dist::select_device(config.train.device, dopt.local_rank);
     cuda = device.is_cuda();
@@ -222,7 +259,8 @@ struct Session {
                            {"last_val_bpb", last_val_bpb},
                            {"last_eval_step", last_eval_step},
                            {"seed", config.train.seed}};
-    store.commit_checkpoint(step, side, config.train.keep_checkpoints);
+    store.commit_checkpoint(step, side, config.train.keep_checkpoints,
+                            segment.extends_completed ? segment.start_step : -1);
     if (obs) {
       // Small torch-free copies of the grades travel with the record (the GUI's live heatmaps).
       CheckpointRecord rec;
@@ -268,7 +306,9 @@ struct Session {
       throw Error(
           ck.optimizer_path +
           " has no scalar optimizer state; the checkpoint is damaged — resume from an earlier one");
-    opt->load_scalar_state(nlohmann::json::parse(ometa.at("scalar_state")));
+    opt->load_scalar_state(parse_json(ometa.at("scalar_state"),
+                                      ck.optimizer_path + " (scalar_state)",
+                                      "the checkpoint is damaged — resume from an earlier one"));
     if (rng.defined()) {
       auto gen = at::detail::getDefaultCPUGenerator();
       std::lock_guard<std::mutex> lk(gen.mutex());
@@ -401,7 +441,7 @@ struct Session {
     return true;
   }
 
-  FinishedRecord finish(const std::string& status, const std::string& message) {
+  FinishedRecord finish(const std::string& status, const std::string& message, bool write = true) {
     FinishedRecord f;
     f.run_dir = store.dir();
     f.status = status;
@@ -415,7 +455,7 @@ struct Session {
     f.analytic_mem_mib = cost.total_mib;
     f.wall_s = wall();
     f.message = message;
-    if (!writer()) return f;
+    if (!writer() || !write) return f;
     nlohmann::json summary = to_json(f);
     summary.erase("run_dir");  // the folder may move; the summary is read from inside it
     summary.update({{"name", config.name},
@@ -447,6 +487,11 @@ struct Session {
       load_checkpoint(ck);
       std::string torn = writer() ? store.truncate_metrics_after(ck.step) : std::string();
       if (!torn.empty()) log(torn);
+      if (writer() && segment.extends_completed) {
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(store.metrics_path(), ec);
+        segment.metrics_bytes = ec ? -1 : static_cast<int64_t>(bytes);
+      }
       if (writer() && segment.config_changes.is_array() && !segment.config_changes.empty()) {
         store.append_metric({{"step", step},
                              {"tokens", tokens},
@@ -486,6 +531,14 @@ struct Session {
             std::to_string(step + 1) + "; the last good state is checkpointed at step " +
             std::to_string(step) +
             ". Lower the learning rates (optim.*_lr) or check the data, then start again";
+        if (segment.extends_completed && writer()) {
+          // The completed run stays as it was: its final checkpoint, summary and config.
+          restore_completed_run(store, segment);
+          msg += ". The extension was discarded: " + store.dir() +
+                 " is left as it was, completed at step " + std::to_string(segment.start_step);
+          if (obs) obs->on_finished(finish("diverged", msg, false));
+          return;
+        }
         auto ck = list_checkpoints(store.dir());
         if (ck.empty() || ck.back().step != step) save_checkpoint();
         if (writer())
@@ -541,6 +594,10 @@ struct Trainer::Impl {
           const auto& seg = s->segment;
           if (dist::launched_child()) {
             // ranks other than 0 write nothing in the run folder
+          } else if (seg.extends_completed) {
+            restore_completed_run(s->store, seg);
+            msg += " (the extension was discarded: " + s->store.dir() +
+                   " is left as it was, completed at step " + std::to_string(seg.start_step) + ")";
           } else if (seg.restore_on_failure && s->step <= seg.start_step) {
             // Nothing was trained in this segment: the folder keeps the summary (and config) it
             // had, so a failed resume never turns a completed run into a failed one.
@@ -667,6 +724,97 @@ std::string list_changes(const nlohmann::json& changes) {
   return s;
 }
 
+// Why a run folder without a committed checkpoint must have written one (empty when nothing
+// says so): metrics past the first checkpoint step, a final held-out evaluation or a divergence
+// (each followed by a checkpoint), or a summary that the trainer writes only after a checkpoint.
+// Such a folder lost its sidecars; it is not restarted over its weights.
+std::string checkpoint_evidence(const RunStore& store, const RunConfig& c,
+                                const std::string& status) {
+  if (status == "cancelled" || status == "diverged")
+    return store.summary_path() + " says the run was " + status +
+           ", which is recorded only after a checkpoint";
+  int64_t last = -1;
+  for (const auto& r : read_metrics(store.metrics_path()).records) {
+    const int64_t step = json_int_or(r, "step", -1);
+    last = std::max(last, step);
+    if (r.contains("heldout_bpb"))
+      return store.metrics_path() + " records the final held-out evaluation (step " +
+             std::to_string(step) + "), after which a checkpoint is always written";
+    if (json_string_or(r, "event", "") == "diverged")
+      return store.metrics_path() + " records a divergence at step " + std::to_string(step) +
+             ", recorded after its checkpoint";
+  }
+  const int64_t every = c.train.checkpoint_every;
+  if (every > 0 && last > every)
+    return store.metrics_path() + " records step " + std::to_string(last) +
+           " and train.checkpoint_every is " + std::to_string(every) +
+           ", so the checkpoint of step " + std::to_string(every) + " was committed";
+  return {};
+}
+
+// Range checks of the resume state a checkpoint's sidecar and optimizer file carry, before
+// anything is loaded: a tampered or corrupted value is refused, never trained on.
+void check_resume_state(const CheckpointInfo& ck) {
+  const auto& s = ck.sidecar;
+  const std::string where = ck.sidecar_path;
+  const std::string fix =
+      "; the checkpoint's state is damaged — restore the sidecar from a copy, or move checkpoint "
+      "step " +
+      std::to_string(ck.step) + " aside to resume from an earlier one";
+  constexpr int64_t kMaxTokens = int64_t(1) << 53;  // exact in a double, no overflow when added
+  if (ck.step < 0) throw Error(where + ": step " + std::to_string(ck.step) + " is negative" + fix);
+  const int64_t tokens = json_int_or(s, "tokens", -1);
+  if (tokens < 0 || tokens > kMaxTokens || (ck.step > 0 && tokens == 0) ||
+      (ck.step == 0 && tokens != 0))
+    throw Error(where + ": \"tokens\" is " +
+                (s.contains("tokens") ? json_brief(s["tokens"]) : "missing") +
+                ", not a token count for step " + std::to_string(ck.step) + fix);
+  if (s.contains("wall_s")) {
+    const double w = json_number_or(s, "wall_s", -1);
+    if (!(w >= 0 && w < 1e10))
+      throw Error(where + ": \"wall_s\" is " + json_brief(s["wall_s"]) +
+                  ", not a number of seconds" + fix);
+  }
+  if (s.contains("last_eval_step")) {
+    const int64_t e = json_int_or(s, "last_eval_step", INT64_MIN);
+    if (e < -1 || e > ck.step)
+      throw Error(where + ": \"last_eval_step\" is " + json_brief(s["last_eval_step"]) +
+                  ", outside [-1, " + std::to_string(ck.step) + "]" + fix);
+  }
+  if (s.contains("last_val_bpb")) {
+    const double v = json_number_or(s, "last_val_bpb", NAN);
+    if (!(v == -1 || (v >= 0 && v < 1e6)))
+      throw Error(where + ": \"last_val_bpb\" is " + json_brief(s["last_val_bpb"]) +
+                  ", neither -1 nor a bits-per-byte figure" + fix);
+  }
+  const auto& loader = s["loader"];
+  const int64_t batches = json_int_or(loader, "batches", -1);
+  if (batches < 0 || batches > kMaxTokens || (ck.step > 0) != (batches > 0))
+    throw Error(where + ": the loader state's \"batches\" is " +
+                (loader.contains("batches") ? json_brief(loader["batches"]) : "missing") +
+                ", not a batch count for step " + std::to_string(ck.step) + fix);
+  // The optimizer's per-parameter step counters: each update counts once, so 0 … step.
+  std::map<std::string, std::string> meta;
+  try {
+    meta = read_safetensors_metadata(ck.optimizer_path);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + fix);
+  }
+  if (!meta.count("scalar_state"))
+    throw Error(ck.optimizer_path + " has no scalar optimizer state" + fix);
+  const nlohmann::json st =
+      parse_json(meta.at("scalar_state"), ck.optimizer_path + " (scalar_state)", fix.substr(2));
+  if (!st.is_object() || !st.contains("steps") || !st["steps"].is_object())
+    throw Error(ck.optimizer_path + ": the scalar optimizer state has no \"steps\"" + fix);
+  for (auto it = st["steps"].begin(); it != st["steps"].end(); ++it) {
+    const int64_t t = json_int_or(st["steps"], it.key().c_str(), -1);
+    if (!it->is_number_integer() || t < 0 || t > ck.step)
+      throw Error(ck.optimizer_path + ": the optimizer step counter of '" +
+                  brief_text(it.key(), 80) + "' is " + json_brief(*it) + ", outside [0, " +
+                  std::to_string(ck.step) + "]" + fix);
+  }
+}
+
 }  // namespace
 
 void Trainer::start(const RunConfig& config, const std::string& run_dir, RunObserver* observer,
@@ -707,6 +855,9 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
   if (previous.pid > 0)
     seg.notes.push_back("took over the run folder from " + previous.describe() +
                         ", which is no longer running");
+  // A lost store (a link to an unmounted disk, a file copied over it) is never taken for an
+  // empty one: that would restart the run from step 0 over whatever it held.
+  check_checkpoint_store(run_dir);
   const auto removed = store.remove_temporaries();
   if (removed.files > 0)
     seg.notes.push_back("removed " + std::to_string(removed.files) + " temporary file(s) (" +
@@ -745,6 +896,15 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
     if (status == "completed")
       throw Error(run_dir +
                   " says it is completed but holds no checkpoint; start a new run with gllm train");
+    const std::string evidence = checkpoint_evidence(store, c, status);
+    if (!evidence.empty())
+      throw Error(
+          run_dir + " has no committed checkpoint (no checkpoints/step_*.json sidecar), yet " +
+          evidence +
+          ": its checkpoints were written and their sidecars are lost. Nothing was "
+          "changed. Restore the sidecars from a copy; or, to discard the run's progress and "
+          "train it again from step 0, remove " +
+          store.metrics_path() + " and the files in " + store.checkpoints_dir() + ", then resume");
     if (extend) {
       c.train.steps = options.steps_override;
       write_file_atomic(store.config_path(), c.to_json().dump(2) + "\n");
@@ -768,6 +928,7 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
     return;
   }
   const CheckpointInfo ck = last_valid_checkpoint(run_dir);  // fails early, naming the problem
+  check_resume_state(ck);
   const int64_t target = extend ? options.steps_override : c.train.steps;
   if (status == "completed" && json_int_or(summary, "step", ck.step) >= target)
     throw Error(run_dir + " is completed (step " +
@@ -789,6 +950,7 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
   seg.restore_on_failure = true;
   seg.start_step = ck.step;
   seg.prior_summary = summary_text;
+  seg.extends_completed = status == "completed" && !summary_text.empty();
   if (extend) {
     // Extending a run changes its schedule from here on; record the new length.
     seg.prior_config = config_text;
@@ -827,13 +989,7 @@ std::string new_run_dir(const std::string& parent, const std::string& name) {
   localtime_r(&now, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-  std::string safe;
-  for (char ch : name)
-    safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.')
-                ? ch
-                : '_';
-  if (safe.empty()) safe = "run";
-  std::string base = join_path(parent, safe + "-" + buf);
+  std::string base = join_path(parent, folder_name(name) + "-" + buf);
   std::string dir = base;
   for (int i = 2; std::filesystem::exists(dir); ++i) dir = base + "-" + std::to_string(i);
   return dir;

@@ -2,6 +2,7 @@
 // gllm::Error is the expected answer to bad input, anything else (a crash, another exception,
 // a sanitizer report) is a finding. Shared by the libFuzzer mains and the plain replay test.
 #pragma once
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,19 +107,69 @@ inline void run_config(const uint8_t* data, size_t size, const std::string& pres
 
 // A run folder from parts: config.json, metrics.jsonl, summary.json, one checkpoint sidecar,
 // run.lock; then everything `gllm runs`, `resume` and `audit` read of it.
+// An optional sixth part's first byte turns files of the folder into links to a file outside it
+// or into FIFOs (bit 0: run.lock → link, 1: metrics.jsonl → link, 2: summary.json → link,
+// 3: config.json → FIFO, 4: checkpoints/ → FIFO, 5: checkpoints/ → dangling link, 6: newest
+// sidecar → FIFO). Readers must refuse them without blocking, writers must never write through
+// them: the outside file changing is a finding (abort).
 inline void run_folder(const uint8_t* data, size_t size) {
-  const auto parts = split_parts(std::string_view(reinterpret_cast<const char*>(data), size), 5);
+  const auto parts = split_parts(std::string_view(reinterpret_cast<const char*>(data), size), 6);
   const std::string dir = scratch_dir() + "/run";
+  const std::string outside = scratch_dir() + "/outside.json";
+  const std::string outside_text = "{\"status\": \"completed\"}\n";
+  const unsigned shape = parts[5].empty() ? 0u : static_cast<unsigned char>(parts[5][0]);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   std::filesystem::create_directories(dir + "/checkpoints", ec);
-  write_bytes(dir + "/config.json", parts[0]);
-  write_bytes(dir + "/metrics.jsonl", parts[1]);
-  write_bytes(dir + "/summary.json", parts[2]);
-  write_bytes(dir + "/checkpoints/step_000007.json", parts[3]);
+  write_bytes(outside, outside_text);
+  auto place = [&](const std::string& path, std::string_view text, unsigned link_bit,
+                   unsigned fifo_bit) {
+    if (shape & link_bit)
+      std::filesystem::create_symlink(outside, path, ec);
+    else if (shape & fifo_bit)
+      ::mkfifo(path.c_str(), 0644);
+    else
+      write_bytes(path, text);
+  };
+  place(dir + "/config.json", parts[0], 0, 8);
+  place(dir + "/metrics.jsonl", parts[1], 2, 0);
+  place(dir + "/summary.json", parts[2], 4, 0);
+  place(dir + "/checkpoints/step_000007.json", parts[3], 0, 64);
   write_bytes(dir + "/checkpoints/step_000007.safetensors", "weights");
   write_bytes(dir + "/checkpoints/step_000007.optim.safetensors", "optimizer");
-  write_bytes(dir + "/run.lock", parts[4]);
+  place(dir + "/run.lock", parts[4], 1, 0);
+  if (shape & (16 | 32)) {
+    std::filesystem::rename(dir + "/checkpoints", dir + "/checkpoints.moved", ec);
+    if (shape & 16)
+      ::mkfifo((dir + "/checkpoints").c_str(), 0644);
+    else
+      std::filesystem::create_directory_symlink(dir + "/unmounted", dir + "/checkpoints", ec);
+  }
+  // The writing side: the lock, a metrics line, a summary, the checkpoint store check.
+  try {
+    auto lock = RunLock::acquire(dir, "fuzz");
+    RunStore store(dir);
+    try {
+      check_checkpoint_store(dir);
+    } catch (const Error&) {
+    }
+    try {
+      store.append_metric({{"step", 1}, {"loss", 1.0}});
+    } catch (const Error&) {
+    }
+    try {
+      store.write_summary({{"status", "failed"}});
+    } catch (const Error&) {
+    }
+  } catch (const Error&) {
+  }
+  std::ifstream check(outside, std::ios::binary);
+  const std::string now((std::istreambuf_iterator<char>(check)), std::istreambuf_iterator<char>());
+  if (now != outside_text) std::abort();  // a file outside the run folder was written
+  if (shape & (16 | 32)) {
+    std::filesystem::remove(dir + "/checkpoints", ec);
+    std::filesystem::rename(dir + "/checkpoints.moved", dir + "/checkpoints", ec);
+  }
   try {
     auto r = read_run(dir);
     (void)to_json(r);

@@ -1,5 +1,8 @@
 // The documented `gllm-workbench --screenshot FILE.png [--panel NAME]` renders offscreen at least
-// 1280×800; an unknown panel is refused with the list of panels.
+// 1280×800; an unknown panel, a --size out of bounds and a queue file that cannot be read (a FIFO,
+// an entry nested 200,000 deep) are refused or reported, never a crash or a hang.
+#include <sys/stat.h>
+
 #include <QtTest>
 
 #include "tests/support/test_support.h"
@@ -40,6 +43,35 @@ class TestScreenshot : public QObject {
     QCOMPARE(p.exitCode(), 0);
     QImage img(dir.filePath("w.png"));
     QVERIFY(img.width() >= 1280 && img.height() >= 800);
+  }
+  void cliRefusesSizesAndUnreadableQueues() {
+    const QString exe = QString::fromStdString(gllm::test::workbench_path());
+    if (exe.isEmpty() || !QFile::exists(exe)) QSKIP("gllm-workbench not built");
+    QTemporaryDir dir;
+    for (const char* size : {"100000x100000", "0x0", "-5x-5", "wide"}) {
+      QProcess p;
+      p.start(exe, {"--screenshot", dir.filePath("s.png"), "--size", size});
+      QVERIFY(p.waitForFinished(60000));
+      QCOMPARE(p.exitCode(), 1);
+      QVERIFY2(QString(p.readAllStandardError()).contains("--size"), size);
+      QVERIFY(!QFile::exists(dir.filePath("s.png")));
+    }
+    // A queue file nested 200,000 deep, then a FIFO as the queue file: the window still renders.
+    for (const bool fifo : {false, true}) {
+      const QString queue = dir.filePath(fifo ? "fifo.json" : "deep.json");
+      if (fifo)
+        QCOMPARE(::mkfifo(queue.toUtf8().constData(), 0644), 0);
+      else
+        gllm::test::write_text(queue.toStdString(), "{\"entries\": [" + std::string(200000, '[') +
+                                                        std::string(200000, ']') + "]}");
+      QProcess p;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("GLLM_WORKBENCH_QUEUE", queue);
+      p.setProcessEnvironment(env);
+      p.start(exe, {"--screenshot", dir.filePath("q.png"), "--panel", "queue"});
+      QVERIFY(p.waitForFinished(60000));
+      QCOMPARE(p.exitCode(), 0);
+    }
   }
   void cliWritesRunPlots() {
     // `--plot RUN --out DIR`: what scripts/start.sh writes after a headless run.

@@ -1,13 +1,17 @@
 // The CLI against a careless user and hostile files: a second writer of a run folder refused and a
 // dead one's lock taken over, damaged checkpoints refused by compile and audit, unbounded sizes
-// refused up front, and no bad input ending in rc 3 (a bug) or a raw library message.
+// refused up front, FIFOs, duplicate keys, metadata that does not describe its tensors and names
+// that look like paths refused, and no bad input ending in rc 3 (a bug) or a raw library message.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -207,6 +211,173 @@ class TestCliHostileInput : public QObject {
       QVERIFY2(r.exit_code == 2, (args[0] + ": rc " + std::to_string(r.exit_code)).c_str());
     }
     QCOMPARE(cli({"train", "--help"}).exit_code, 0);
+  }
+
+  void filesThatAreNotWhatTheyClaimAreRefused() {
+    // Metadata vocab_size of 1e9 over a 300-row embedding: refused before anything is built.
+    fs::copy_file(weights_, path("vocab.safetensors"));
+    edit_header(path("vocab.safetensors"), [](nlohmann::json& h, std::string&) {
+      h["__metadata__"]["vocab_size"] = "1000000000";
+    });
+    auto r = cli({"compile", path("vocab.safetensors"), "--out", path("vocab-out.safetensors")});
+    QVERIFY_CLEAR_ERROR(r, "does not match");
+    for (const std::string bad : {"-5", "8192abc", "1e9"}) {
+      edit_header(path("vocab.safetensors"),
+                  [&](nlohmann::json& h, std::string&) { h["__metadata__"]["vocab_size"] = bad; });
+      r = cli({"compile", path("vocab.safetensors"), "--out", path("vocab-out.safetensors")});
+      QVERIFY_CLEAR_ERROR(r, "vocab_size");
+    }
+    // A stored config claiming n_embd 8192 over the small tensors.
+    fs::copy_file(weights_, path("embd.safetensors"));
+    edit_header(path("embd.safetensors"), [](nlohmann::json& h, std::string&) {
+      auto c = nlohmann::json::parse(h["__metadata__"]["config"].get<std::string>());
+      c["model"]["n_embd"] = 8192;
+      c["model"]["n_head"] = 64;
+      h["__metadata__"]["config"] = c.dump();
+    });
+    r = cli({"compile", path("embd.safetensors"), "--out", path("embd-out.safetensors")});
+    QVERIFY_CLEAR_ERROR(r, "parameters but the file holds");
+    // I32 where the model holds F32, without the format key that names a gllm file.
+    fs::copy_file(weights_, path("i32-noformat.safetensors"));
+    edit_header(path("i32-noformat.safetensors"), [](nlohmann::json& h, std::string&) {
+      h["__metadata__"].erase("format");
+      h["transformer.wte.weight"]["dtype"] = "I32";
+    });
+    r = cli({"compile", path("i32-noformat.safetensors"), "--out", path("i32n-out.safetensors")});
+    QVERIFY_CLEAR_ERROR(r, "stored as Int");
+    QVERIFY(!fs::exists(path("i32n-out.safetensors")));
+    // A probe far longer than the model's sequences.
+    r = cli({"compile", weights_, "--out", path("probe-out.safetensors"), "--probe-len", "60000"});
+    QVERIFY_CLEAR_ERROR(r, "--probe-len");
+    // A preset with a key twice; a preset that is a FIFO (no writer: a plain open would block).
+    gllm::write_file_atomic(path("dup.json"),
+                            R"({"name": "d", "train": {"steps": 5, "steps": 9}})");
+    r = cli({"params", path("dup.json")});
+    QVERIFY_CLEAR_ERROR(r, "appears twice");
+    QCOMPARE(::mkfifo(path("fifo.json").c_str(), 0644), 0);
+    r = cli({"params", path("fifo.json")});
+    QVERIFY_CLEAR_ERROR(r, "named pipe");
+    r = cli({"train", "--sweep", path("fifo.json")});
+    QVERIFY_CLEAR_ERROR(r, "named pipe");
+    // A run folder whose config.json is a FIFO.
+    fs::create_directories(path("fiforun/checkpoints"));
+    QCOMPARE(::mkfifo(path("fiforun/config.json").c_str(), 0644), 0);
+    r = cli({"runs", path("fiforun")});
+    QVERIFY_CLEAR_ERROR(r, "named pipe");
+    r = cli({"resume", path("fiforun")});
+    QVERIFY_CLEAR_ERROR(r, "named pipe");
+  }
+
+  void sweepArmNamesAreNotPaths() {
+    const std::string out = path("sweep-out");
+    gllm::write_file_atomic(
+        path("escape.json"),
+        nlohmann::json{{"arms", {{{"preset", path("tiny.json")}, {"name", "../../escaped"}}}},
+                       {"seeds", {1}},
+                       {"steps", 1}}
+            .dump());
+    auto r = cli({"train", "--sweep", path("escape.json"), "--out", out, "--quiet"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    std::vector<std::string> made;
+    for (const auto& e : fs::directory_iterator(out)) made.push_back(e.path().string());
+    QCOMPARE(made.size(), size_t(1));
+    QVERIFY2(fs::exists(made[0] + "/config.json"), made[0].c_str());
+    QVERIFY(!fs::exists(path("escaped-s1")) &&
+            !fs::exists(tmp_.path().toStdString() + "/../escaped-s1"));
+    // Another arm that maps to the same folder with another config: not "skipped as completed".
+    gllm::write_file_atomic(path("impostor.json"),
+                            nlohmann::json{{"arms",
+                                            {{{"preset", path("tiny.json")},
+                                              {"name", "../../escaped"},
+                                              {"set", {{"optim.matrix_lr", 0.5}}}}}},
+                                           {"seeds", {1}},
+                                           {"steps", 1}}
+                                .dump());
+    const std::string summary = gllm::read_file(made[0] + "/summary.json");
+    r = cli({"train", "--sweep", path("impostor.json"), "--out", out, "--quiet"});
+    QVERIFY_CLEAR_ERROR(r, "optim.matrix_lr");
+    QVERIFY2(r.err.find("not arm") != std::string::npos, r.err.c_str());
+    QCOMPARE(gllm::read_file(made[0] + "/summary.json"), summary);
+    // The same sweep again: its own completed run is skipped.
+    r = cli({"train", "--sweep", path("escape.json"), "--out", out, "--quiet"});
+    QVERIFY2(r.exit_code == 0 && r.err.find("already completed") != std::string::npos,
+             r.err.c_str());
+  }
+
+  void gradesOutsideTheClipAndNonFiniteWeights() {
+    // Attention grades of 1e30 and −5: compile and certify refuse them, audit reports them.
+    for (const float bad : {1e30f, -5.0f}) {
+      const std::string f =
+          path("grades" + std::to_string(static_cast<int>(bad > 0)) + ".safetensors");
+      fs::copy_file(weights_, f, fs::copy_options::overwrite_existing);
+      edit_header(f, [&](nlohmann::json& h, std::string& data) {
+        const auto& off = h["attn_grades"]["data_offsets"];
+        std::memcpy(&data[off[0].get<size_t>()], &bad, 4);
+      });
+      auto r = cli({"compile", f, "--out", path("grades-out.safetensors")});
+      QVERIFY_CLEAR_ERROR(r, "outside [0, ");
+      QVERIFY(!fs::exists(path("grades-out.safetensors")));
+      r = cli({"audit", f, "--json"});
+      QVERIFY2(r.exit_code == 0, r.err.c_str());
+      const auto j = nlohmann::json::parse(r.out);
+      QCOMPARE(j["grade_findings"].size(), size_t(1));
+      QVERIFY2(
+          j["grade_findings"][0].get<std::string>().find("attn_grades[0]") != std::string::npos,
+          r.out.c_str());
+    }
+    // NaN in a grade tensor (not a matrix): an audit finding.
+    fs::copy_file(weights_, path("nan-grades.safetensors"));
+    edit_header(path("nan-grades.safetensors"), [](nlohmann::json& h, std::string& data) {
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      std::memcpy(&data[h["attn_grades"]["data_offsets"][0].get<size_t>()], &nan, 4);
+    });
+    auto r = cli({"audit", path("nan-grades.safetensors"), "--json"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    const auto j = nlohmann::json::parse(r.out);
+    QVERIFY2(j["nonfinite_tensors"].dump().find("attn_grades") != std::string::npos, r.out.c_str());
+    // Head profiles of a 2-layer model against this 1-layer checkpoint: refused, naming both.
+    nlohmann::json hp = {{"format", "gllm-head-profiles/1"},
+                         {"layers", 2},
+                         {"heads", 2},
+                         {"planes", 8},
+                         {"features", "keys"},
+                         {"meta", nlohmann::json::object()}};
+    for (int l = 0; l < 2; ++l)
+      for (int k = 0; k < 2; ++k)
+        hp["heads_profiles"].push_back({{"layer", l},
+                                        {"head", k},
+                                        {"alpha", std::vector<double>(8, 0.125)},
+                                        {"tau", std::vector<double>(8, 0.125)},
+                                        {"bc", 1.0},
+                                        {"bootstrap", nlohmann::json::array()}});
+    gllm::write_file_atomic(path("heads-2x2.json"), hp.dump());
+    r = cli({"certify", weights_, "--profiles", path("heads-2x2.json")});
+    QVERIFY_CLEAR_ERROR(r, "do not belong together");
+    // Options: grades whose λ^(2q) overflows, a negative ladder seed, a checkpoint the chosen
+    // reference would not read.
+    r = cli({"cone", "--geometric", "--nu", ".6", "--mu", ".3", "--grades", "1e308,0,0,0"});
+    QVERIFY_CLEAR_ERROR(r, "overflow");
+    r = cli({"ladder", "--profiles", path("heads-2x2.json"), "--seed", "-1"});
+    QVERIFY2(r.exit_code == 2 && r.err.find("--seed") != std::string::npos, r.err.c_str());
+    r = cli({"profiles", "--checkpoint", weights_, "--reference", "ppmi", "--out", path("p.json")});
+    QVERIFY_CLEAR_ERROR(r, "reads no checkpoint");
+  }
+
+  void invalidUtf8FolderNamesDoNotBreakTheListing() {
+    const std::string parent = path("utf8");
+    fs::create_directories(parent);
+    fs::copy(path("done"), parent + "/ok", fs::copy_options::recursive);
+    fs::copy(path("done"), parent + "/bad-\xff\xfe", fs::copy_options::recursive);
+    auto r = cli({"runs", parent, "--json"});
+    QVERIFY2(r.exit_code == 0, r.err.c_str());
+    QCOMPARE(nlohmann::json::parse(r.out)["runs"].size(), size_t(2));
+  }
+
+  void crossObjectMismatchesAreRefused() {
+    auto r = cli({"efficiency", path("done"), "--target", "nan"});
+    QVERIFY2(r.exit_code == 2, (r.err + r.out).c_str());
+    r = cli({"efficiency", path("done"), "--target", "2.5", "--uniform", "no-such-arm"});
+    QVERIFY_CLEAR_ERROR(r, "names no arm");
   }
 
   void badInputNeverEndsInRcThree() {

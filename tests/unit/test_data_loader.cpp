@@ -190,6 +190,16 @@ class TestDataLoader : public QObject {
     // A state from a different configuration is refused.
     gllm::PackingLoader f(shard_, docs, B, T + 1, gllm::PackingLoader::Mode::Train, 99, 1, 3, 7);
     QVERIFY_THROWS_EXCEPTION(gllm::Error, f.restore(saved));
+    // A tampered state the loader was never in is refused: an emptied buffer (resuming from it
+    // would not reproduce the run) and a negative batch count.
+    nlohmann::json emptied = saved;
+    emptied["buffer"] = nlohmann::json::array();
+    gllm::PackingLoader g(shard_, docs, B, T, gllm::PackingLoader::Mode::Train, 99, 1, 3, 7);
+    QVERIFY_THROWS_EXCEPTION(gllm::Error, g.restore(emptied));
+    nlohmann::json negative = saved;
+    negative["batches"] = -5;
+    QVERIFY_THROWS_EXCEPTION(gllm::Error, g.restore(negative));
+    g.restore(saved);  // the state as written still restores
   }
 
   void datasetCachesAndRebuilds() {

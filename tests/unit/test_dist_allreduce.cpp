@@ -1,7 +1,9 @@
 // c10d data-parallel pieces over a FileStore in a temp folder, two ranks as two threads (Gloo on
-// loopback): bucketed gradient mean, visit-count sums, broadcast, batch plans, failure messages.
+// loopback): bucketed gradient mean, visit-count sums, broadcast, batch plans, failure messages,
+// joins that end (a peer that never comes, a master that does not resolve, a store under /proc).
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -233,6 +235,59 @@ class TestDistAllreduce : public QObject {
     QVERIFY2(msg0.find("rank 1 failed: the corpus file vanished") != std::string::npos,
              msg0.c_str());
     QVERIFY2(msg0.find("stopping rank 0") != std::string::npos, msg0.c_str());
+  }
+
+  void joinsThatCannotCompleteEndWithTheMissingRankNamed() {
+    // WORLD_SIZE=2 RANK=0 and rank 1 never starts: the join gives up after its bounded wait.
+    DistOptions o;
+    o.rank = 0;
+    o.world_size = 2;
+    o.timeout_s = 60;
+    o.join_timeout_s = 1;
+    o.store_file = store();
+    std::string e;
+    try {
+      Context ctx(o, torch::kCPU);
+    } catch (const gllm::Error& err) {
+      e = err.what();
+    }
+    QVERIFY2(e.find("rank 1 of 2 did not join") != std::string::npos &&
+                 e.find("GLLM_DIST_JOIN_TIMEOUT_S") != std::string::npos,
+             e.c_str());
+    // The same over TCP with a reachable master (this host) and no peer.
+    DistOptions t = o;
+    t.store_file.clear();
+    t.master_addr = "127.0.0.1";
+    t.master_port = 29500 + static_cast<int>(::getpid() % 20000);
+    e.clear();
+    try {
+      Context ctx(t, torch::kCPU);
+    } catch (const gllm::Error& err) {
+      e = err.what();
+    }
+    QVERIFY2(e.find("rank 1 of 2 did not join") != std::string::npos, e.c_str());
+    // A master address that does not resolve fails at once (not after the store timeout).
+    t.rank = 1;
+    t.master_addr = "no-such-host.invalid";
+    t.timeout_s = 600;
+    e.clear();
+    try {
+      Context ctx(t, torch::kCPU);
+    } catch (const gllm::Error& err) {
+      e = err.what();
+    }
+    QVERIFY2(e.find("does not resolve") != std::string::npos &&
+                 e.find("MASTER_ADDR") != std::string::npos,
+             e.c_str());
+    // A store file under /proc is refused before the store is opened.
+    o.store_file = "/proc/gllm-store";
+    e.clear();
+    try {
+      Context ctx(o, torch::kCPU);
+    } catch (const gllm::Error& err) {
+      e = err.what();
+    }
+    QVERIFY2(e.find("/proc") != std::string::npos, e.c_str());
   }
 };
 

@@ -146,6 +146,31 @@ class TestTrainLadderReport : public QObject {
     QVERIFY(!r.warnings.empty());
   }
 
+  void oneArmAndNonLadderRunsGiveNoCorrelation() {
+    // uniform and one arm: no order to correlate, so no ρ (it printed one from a single arm); a
+    // run that is not a ladder run is named as left out.
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::string dir = tmp.path().toStdString();
+    const std::string ladder = make_ladder(dir);
+    const std::string runs = dir + "/runs";
+    for (const auto& a : {kArms[0], kArms[4]})
+      for (size_t i = 0; i < kSeeds.size(); ++i)
+        make_run(runs + "/ladder-" + a.name + "-s" + std::to_string(kSeeds[i]), ladder, a,
+                 kSeeds[i], 2.0 + a.delta + kNoise[i], 0.1);
+    std::filesystem::create_directories(runs + "/plain");
+    write(runs + "/plain/config.json", R"({"name": "plain", "train": {"seed": 1}})");
+    const gllm::LadderReport r = gllm::ladder_report(runs, 0, 50, 7);
+    QVERIFY(std::isnan(r.spearman));
+    bool said = false, plain = false;
+    for (const auto& w : r.warnings) {
+      said = said || w.find("at least two ladder arms") != std::string::npos;
+      plain = plain || w.find("plain: not a ladder run") != std::string::npos;
+    }
+    QVERIFY(said);
+    QVERIFY(plain);
+  }
+
   void spearmanWithTies() {
     // Average ranks: x = (1, 2, 2, 3) → (1, 2.5, 2.5, 4); y ranks (1, 2, 3, 4): ρ = 4.5 / √(4.5·5).
     QVERIFY(std::abs(spearman({1, 2, 2, 3}, {1, 2, 3, 4}) - 4.5 / std::sqrt(4.5 * 5.0)) < 1e-12);

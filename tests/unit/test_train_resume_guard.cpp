@@ -1,6 +1,7 @@
 // What start and resume may do to a run folder: one writer at a time, a completed run never
-// rewritten by a repeated or failed resume, a run without checkpoint restarted in place, config
-// edits that change results refused unless allowed (then recorded), temporaries cleaned.
+// rewritten by a repeated, failed or diverged resume, a run without checkpoint restarted in place
+// (and only such a run), a lost checkpoint store or tampered resume state refused, config edits
+// that change results refused unless allowed (then recorded), temporaries cleaned.
 #include <unistd.h>
 
 #include <QTemporaryDir>
@@ -8,11 +9,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/safetensors.h"
+#include "engine/io/sha512.h"
 #include "engine/train/run_store.h"
 #include "engine/train/trainer.h"
 #include "tests/support/test_support.h"
@@ -97,6 +101,35 @@ int64_t count_step_records(const std::string& dir) {
   for (const auto& r : gllm::read_metrics(dir + "/metrics.jsonl").records)
     n += r.contains("loss") ? 1 : 0;
   return n;
+}
+
+// Every file of a run folder with its bytes, to show that a refused or failed resume changed
+// nothing.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename() != "run.lock")
+      out[fs::relative(e.path(), dir).string()] = gllm::read_file(e.path().string());
+  return out;
+}
+
+// Rewrites a checkpoint's optimizer file with an edited scalar_state and records the new size and
+// digest in its sidecar, as a careful tamperer would (the sidecar matches).
+void tamper_optimizer_steps(const gllm::CheckpointInfo& ck, const nlohmann::json& value) {
+  const gllm::SafetensorsFile f = gllm::SafetensorsFile::open(ck.optimizer_path);
+  std::vector<gllm::StTensorIn> ins;
+  for (const auto& info : f.tensors())
+    ins.push_back({info.name, info.dtype, info.shape, f.data(info.name), info.end - info.begin});
+  auto meta = f.metadata();
+  auto scalars = nlohmann::json::parse(meta.at("scalar_state"));
+  for (auto& [name, steps] : scalars["steps"].items()) steps = value;
+  meta["scalar_state"] = scalars.dump();
+  gllm::write_safetensors(ck.optimizer_path, ins, meta);
+  nlohmann::json side = ck.sidecar;
+  const auto digest = gllm::sha512_file(ck.optimizer_path);
+  side["optimizer"]["bytes"] = static_cast<int64_t>(fs::file_size(ck.optimizer_path));
+  side["optimizer"]["sha512"] = gllm::to_hex(digest.data(), digest.size());
+  gllm::write_file_atomic(ck.sidecar_path, side.dump(2));
 }
 
 }  // namespace
@@ -188,6 +221,136 @@ class TestTrainResumeGuard : public QObject {
     QCOMPARE(nlohmann::json::parse(summary)["status"].get<std::string>(), std::string("completed"));
   }
 
+  void lostCheckpointStoreIsRefused() {
+    // An interrupted run (checkpoint at step 3, killed at 6) whose checkpoints/ is a file, a link
+    // to a disk that is not mounted, or gone: refused, nothing trained or deleted.
+    const std::string d = dir("lost-store");
+    complete(d, tiny_config(6));
+    cut_after(d, 3);
+    const std::string ck = d + "/checkpoints";
+    fs::rename(ck, d + "/elsewhere");
+    const auto before = snapshot(d);
+    gllm::Trainer t;
+    gllm::TrainerOptions o;
+    o.steps_override = 8;
+    std::string e = error_of([&] { t.resume(d, nullptr, o); });
+    QVERIFY2(e.find("is missing") != std::string::npos, e.c_str());
+    gllm::test::write_text(ck, "a copy gone wrong");
+    e = error_of([&] { t.resume(d, nullptr, o); });
+    QVERIFY2(e.find("not a folder") != std::string::npos, e.c_str());
+    QCOMPARE(text(ck), std::string("a copy gone wrong"));
+    fs::remove(ck);
+    fs::create_directory_symlink(d + "/unmounted", ck);
+    e = error_of([&] { t.resume(d, nullptr, o); });
+    QVERIFY2(e.find("symbolic link") != std::string::npos &&
+                 e.find("does not exist") != std::string::npos,
+             e.c_str());
+    fs::remove(ck);
+    QVERIFY(snapshot(d) == before);
+    QVERIFY(!fs::exists(d + "/summary.json"));
+    fs::rename(d + "/elsewhere", ck);  // put back: the run resumes
+    Recorder rec;
+    t.resume(d, &rec);
+    t.wait();
+    QVERIFY2(rec.error.empty(), rec.error.c_str());
+    QCOMPARE(rec.step_count(), int64_t(3));
+  }
+
+  void lostSidecarsAreNotTakenForANewRun() {
+    // Only the step_*.json sidecars removed: the metrics show a checkpoint was committed, so the
+    // run is refused rather than restarted over its weights.
+    const std::string d = dir("no-sidecars");
+    complete(d, tiny_config(6));
+    cut_after(d, 3);
+    fs::remove(d + "/checkpoints/step_000003.json");
+    const auto before = snapshot(d);
+    gllm::Trainer t;
+    const std::string e = error_of([&] { t.resume(d, nullptr); });
+    QVERIFY2(e.find("sidecars are lost") != std::string::npos &&
+                 e.find("metrics.jsonl records") != std::string::npos,
+             e.c_str());
+    QVERIFY(snapshot(d) == before);
+    QVERIFY(fs::exists(d + "/checkpoints/step_000003.safetensors"));
+  }
+
+  void tamperedResumeStateIsRefused() {
+    const std::string base = dir("tamper");
+    complete(base, tiny_config(6));
+    cut_after(base, 3);
+    auto variant = [&](const std::string& name) {
+      const std::string d = dir(name);
+      fs::copy(base, d, fs::copy_options::recursive);
+      return d;
+    };
+    // Sidecar tokens at 2^63 − 1 (the count would overflow negative).
+    std::string d = variant("tamper-tokens");
+    auto ck = gllm::last_valid_checkpoint(d);
+    nlohmann::json side = ck.sidecar;
+    side["tokens"] = INT64_MAX;
+    gllm::write_file_atomic(ck.sidecar_path, side.dump(2));
+    auto before = snapshot(d);
+    gllm::Trainer t;
+    std::string e = error_of([&] { t.resume(d, nullptr); });
+    QVERIFY2(e.find("\"tokens\"") != std::string::npos &&
+                 e.find("step_000003.json") != std::string::npos,
+             e.c_str());
+    QVERIFY(snapshot(d) == before);
+    // Optimizer step counters INT64_MIN and 1e15, the sidecar matching the edited file.
+    for (const nlohmann::json& value : {nlohmann::json(INT64_MIN), nlohmann::json(1e15)}) {
+      d = variant(value.is_number_float() ? "tamper-optim-big" : "tamper-optim-min");
+      tamper_optimizer_steps(gllm::last_valid_checkpoint(d), value);
+      before = snapshot(d);
+      e = error_of([&] { t.resume(d, nullptr); });
+      QVERIFY2(e.find("optimizer step counter") != std::string::npos, e.c_str());
+      QVERIFY(snapshot(d) == before);
+    }
+    // An emptied loader buffer: the resume would not be exact. The worker refuses it; the
+    // checkpoint and metrics stay.
+    d = variant("tamper-loader");
+    ck = gllm::last_valid_checkpoint(d);
+    side = ck.sidecar;
+    side["loader"]["buffer"] = nlohmann::json::array();
+    gllm::write_file_atomic(ck.sidecar_path, side.dump(2));
+    before = snapshot(d);
+    Recorder rec;
+    t.resume(d, &rec);
+    t.wait();
+    QVERIFY2(rec.error.find("buffered units") != std::string::npos, rec.error.c_str());
+    QCOMPARE(rec.step_count(), int64_t(0));
+    QVERIFY(snapshot(d) == before);
+  }
+
+  void failedOrDivergedExtensionLeavesTheCompletedRunAsItWas() {
+    // keep_checkpoints 1: the extension's first checkpoint would prune the completed run's final
+    // one; a divergence (step 8) or a failed write (step 8) must leave the run as it was.
+    gllm::RunConfig c = tiny_config(6, 1);
+    c.train.keep_checkpoints = 1;
+    for (const std::string how : {"diverge", "fail"}) {
+      const std::string d = dir("extend-" + how);
+      complete(d, c);
+      if (how == "fail") fs::create_directory(d + "/checkpoints/step_000008.safetensors");
+      const auto before = snapshot(d);
+      Recorder rec;
+      gllm::Trainer t;
+      gllm::TrainerOptions o;
+      o.steps_override = 9;
+      if (how == "diverge") o.inject_nan_step = 8;
+      t.resume(d, &rec, o);
+      t.wait();
+      if (how == "diverge") {
+        QCOMPARE(rec.status, std::string("diverged"));
+        QVERIFY2(rec.error.empty(), rec.error.c_str());
+      } else {
+        QVERIFY2(!rec.error.empty(), "the write over a folder should have failed");
+        QVERIFY2(rec.error.find("left as it was") != std::string::npos, rec.error.c_str());
+      }
+      QCOMPARE(rec.step_count(), int64_t(how == "diverge" ? 1 : 2));
+      QVERIFY(snapshot(d) == before);
+      QCOMPARE(gllm::last_valid_checkpoint(d).step, int64_t(6));
+      QCOMPARE(gllm::read_run(d).status, std::string("completed"));
+    }
+  }
+
   void runWithoutCheckpointRestartsInPlace() {
     // The folder a kill -9 before the first checkpoint leaves: config, a few metrics, a
     // "running" summary of a process that is gone.
@@ -254,6 +417,19 @@ class TestTrainResumeGuard : public QObject {
     QVERIFY2(rec.error.empty(), rec.error.c_str());
     QVERIFY(!fs::exists(tmp));
     QVERIFY(rec.logged("removed 1 temporary file"));
+  }
+
+  void threadCountAboveTheCoresIsCapped() {
+    // train.threads 1024 on a machine with a few cores: capped with a warning, not 1024 threads.
+    gllm::RunConfig c = tiny_config(1);
+    c.train.threads = 1024;
+    Recorder rec;
+    gllm::Trainer t;
+    t.start(c, dir("threads"), &rec);
+    t.wait();
+    QVERIFY2(rec.error.empty(), rec.error.c_str());
+    QVERIFY(rec.logged("train.threads is 1024"));
+    QVERIFY(rec.logged("cores; using"));
   }
 
   void impossiblyLargeModelIsRefusedBeforeAnythingIsWritten() {

@@ -1,8 +1,9 @@
 // Run folders under hostile edits: one owner at a time (run.lock, taken over from a dead
 // process), sidecars of the wrong shape, absurd step numbers, wrong JSON types in summaries and
-// configs, temporaries of killed writes. Every problem is a gllm::Error or a warning, never a
-// crash.
+// configs, temporaries of killed writes, FIFOs and links where files belong, duplicate keys, names
+// that look like paths. Every problem is a gllm::Error or a warning, never a crash or a hang.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,11 +12,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/config/run_config.h"
+#include "engine/config/sweep.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/io/paths.h"
 #include "engine/train/compare.h"
 #include "engine/train/run_store.h"
+#include "engine/train/trainer.h"
 #include "tests/support/test_support.h"
 
 using gllm::test::error_of;
@@ -246,6 +251,176 @@ class TestTrainRunFolderGuard : public QObject {
     f.reset_for_restart();
     QVERIFY(!fs::exists(fresh + "/metrics.jsonl") && !fs::exists(fresh + "/summary.json"));
     QVERIFY(fs::exists(fresh + "/config.json") && fs::is_directory(fresh + "/checkpoints"));
+  }
+
+  void nonRegularFilesAreRefusedWithoutBlocking() {
+    // Each read below would block for ever on a FIFO without a writer if it were opened plainly.
+    const std::string fifo = root() + "/pipe";
+    QCOMPARE(::mkfifo(fifo.c_str(), 0644), 0);
+    std::string e = error_of([&] { gllm::read_file(fifo); });
+    QVERIFY2(e.find("named pipe") != std::string::npos && e.find(fifo) != std::string::npos,
+             e.c_str());
+    e = error_of([&] { gllm::read_json_file(fifo, "fix it", {}); });
+    QVERIFY2(e.find("named pipe") != std::string::npos, e.c_str());
+    e = error_of([&] { gllm::read_file(root()); });
+    QVERIFY2(e.find("folder") != std::string::npos, e.c_str());
+    e = error_of([&] { gllm::read_file("/dev/zero"); });
+    QVERIFY2(e.find("device") != std::string::npos, e.c_str());
+    e = error_of([&] { gllm::RunConfig::load(fifo); });
+    QVERIFY2(e.find("named pipe") != std::string::npos, e.c_str());
+    e = error_of([&] { gllm::read_sweep_file(fifo); });
+    QVERIFY2(e.find("named pipe") != std::string::npos, e.c_str());
+    // A run's config.json, metrics.jsonl and newest sidecar as FIFOs.
+    const std::string a = make_run(root(), "fifo-config");
+    fs::remove(a + "/config.json");
+    QCOMPARE(::mkfifo((a + "/config.json").c_str(), 0644), 0);
+    e = error_of([&] { gllm::read_run(a); });
+    QVERIFY2(e.find("named pipe") != std::string::npos, e.c_str());
+    const std::string b = make_run(root(), "fifo-metrics");
+    fs::remove(b + "/metrics.jsonl");
+    QCOMPARE(::mkfifo((b + "/metrics.jsonl").c_str(), 0644), 0);
+    e = error_of([&] { gllm::read_run(b); });
+    QVERIFY2(e.find("named pipe") != std::string::npos, e.c_str());
+    e = error_of([&] { gllm::RunStore(b).append_metric({{"step", 5}}); });
+    QVERIFY2(e.find("not a regular file") != std::string::npos, e.c_str());
+    const std::string c = make_run(root(), "fifo-sidecar");
+    QCOMPARE(::mkfifo((c + "/checkpoints/step_000009.json").c_str(), 0644), 0);
+    std::vector<std::string> problems;
+    QCOMPARE(gllm::list_checkpoints(c, &problems).size(), size_t(1));
+    QCOMPARE(problems.size(), size_t(1));
+    QVERIFY2(problems[0].find("named pipe") != std::string::npos, problems[0].c_str());
+  }
+
+  void linksAreNeverWrittenThrough() {
+    const std::string other = make_run(root(), "other");
+    const std::string summary = gllm::read_file(other + "/summary.json");
+    // run.lock pointing at another run's summary: refused, the summary untouched.
+    const std::string dir = make_run(root(), "linked");
+    fs::create_symlink(other + "/summary.json", dir + "/run.lock");
+    std::string e = error_of([&] { gllm::RunLock::acquire(dir, "resume"); });
+    QVERIFY2(
+        e.find("symbolic link") != std::string::npos && e.find("run.lock") != std::string::npos,
+        e.c_str());
+    QCOMPARE(gllm::read_file(other + "/summary.json"), summary);
+    // metrics.jsonl as a link: appending is refused, the target untouched.
+    fs::remove(dir + "/metrics.jsonl");
+    fs::create_symlink(other + "/summary.json", dir + "/metrics.jsonl");
+    e = error_of([&] { gllm::RunStore(dir).append_metric({{"step", 5}, {"loss", 1.0}}); });
+    QVERIFY2(e.find("symbolic link") != std::string::npos, e.c_str());
+    QCOMPARE(gllm::read_file(other + "/summary.json"), summary);
+    // An atomic write replaces a link by a file; it never writes into the link's target.
+    fs::remove(dir + "/summary.json");
+    fs::create_symlink(other + "/summary.json", dir + "/summary.json");
+    gllm::RunStore(dir).write_summary({{"status", "completed"}, {"step", 99}});
+    QCOMPARE(gllm::read_file(other + "/summary.json"), summary);
+    QVERIFY(!fs::is_symlink(dir + "/summary.json"));
+  }
+
+  void checkpointStoreMustBeAFolderOfTheRun() {
+    const std::string dir = make_run(root(), "store");
+    gllm::check_checkpoint_store(dir);  // the folder as written: fine
+    const std::string ck = dir + "/checkpoints";
+    fs::rename(ck, dir + "/moved");
+    std::string e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("is missing") != std::string::npos && e.find("mkdir") != std::string::npos,
+             e.c_str());
+    write_text(ck, "a copy gone wrong");
+    e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("a regular file, not a folder") != std::string::npos, e.c_str());
+    fs::remove(ck);
+    fs::create_symlink(root() + "/unmounted/disk", ck);
+    e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("symbolic link") != std::string::npos &&
+                 e.find("does not exist") != std::string::npos,
+             e.c_str());
+    fs::remove(ck);
+    fs::create_directory_symlink(dir + "/moved", ck);
+    e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("symbolic link") != std::string::npos, e.c_str());
+    fs::remove(ck);
+    QCOMPARE(::mkfifo(ck.c_str(), 0644), 0);
+    e = error_of([&] { gllm::check_checkpoint_store(dir); });
+    QVERIFY2(e.find("named pipe") != std::string::npos, e.c_str());
+    fs::remove(ck);
+    fs::rename(dir + "/moved", ck);
+    gllm::check_checkpoint_store(dir);
+  }
+
+  void duplicateKeysAreErrors() {
+    std::string e = error_of([] { gllm::parse_json(R"({"a": 1, "a": 2})", "x.json", "fix it"); });
+    QVERIFY2(
+        e.find("x.json") != std::string::npos && e.find("\"a\" appears twice") != std::string::npos,
+        e.c_str());
+    e = error_of([] { gllm::parse_json(R"({"m": {"b": 1}, "n": [{"c": 1, "c": 1}]})", "y", ""); });
+    QVERIFY2(e.find("\"c\" appears twice") != std::string::npos, e.c_str());
+    // The same key in two different objects is fine.
+    QCOMPARE(gllm::parse_json(R"({"m": {"k": 1}, "n": {"k": 2}})", "z", "")["n"]["k"].get<int>(),
+             2);
+    // A preset with train.steps twice, and with the section "model" twice.
+    write_text(root() + "/dup1.json", R"({"name": "d", "train": {"steps": 5, "steps": 500}})");
+    e = error_of([&] { gllm::RunConfig::load(root() + "/dup1.json"); });
+    QVERIFY2(e.find("\"steps\" appears twice") != std::string::npos &&
+                 e.find("dup1.json") != std::string::npos,
+             e.c_str());
+    write_text(root() + "/dup2.json", R"({"model": {"n_layer": 1}, "model": {"n_layer": 2}})");
+    e = error_of([&] { gllm::RunConfig::load(root() + "/dup2.json"); });
+    QVERIFY2(e.find("\"model\" appears twice") != std::string::npos, e.c_str());
+    write_text(root() + "/dup-sweep.json", R"({"arms": ["tiny-cpu"], "seeds": [1], "seeds": [2]})");
+    e = error_of([&] { gllm::read_sweep_file(root() + "/dup-sweep.json"); });
+    QVERIFY2(e.find("\"seeds\" appears twice") != std::string::npos, e.c_str());
+  }
+
+  void namesAreNotPaths() {
+    for (const std::string& name :
+         std::vector<std::string>{"../../escaped", "/abs/path", "..", ".", "a/b", "", ".hidden",
+                                  std::string(500, 'x'), std::string("nul\0in", 6)}) {
+      const std::string f = gllm::folder_name(name);
+      QVERIFY2(!f.empty() && f.size() <= 96, f.c_str());
+      QVERIFY2(f.find('/') == std::string::npos && f.find('\0') == std::string::npos, f.c_str());
+      QVERIFY2(f[0] != '.', f.c_str());
+      QVERIFY2(fs::path(gllm::join_path(root(), f)).parent_path() == fs::path(root()), f.c_str());
+    }
+    QCOMPARE(gllm::folder_name("tiny-cpu_2.b"), std::string("tiny-cpu_2.b"));
+    const std::string made = gllm::new_run_dir(root(), "../../escaped");
+    QCOMPARE(fs::path(made).parent_path(), fs::path(root()));
+  }
+
+  void configsAreComparedKeyByKey() {
+    const nlohmann::json a = {{"name", "x"}, {"description", "one"}, {"train", {{"steps", 4}}}};
+    nlohmann::json b = a;
+    b["description"] = "two";
+    QVERIFY(gllm::config_differences(a, b).empty());  // descriptions do not count
+    b["train"]["steps"] = 8;
+    b["name"] = "y";
+    const auto d = gllm::config_differences(a, b);
+    QCOMPARE(d.size(), size_t(2));
+    QVERIFY2(d[1].find("train.steps 4 → 8") != std::string::npos, d[1].c_str());
+  }
+
+  void runningMeansTheLockIsHeld() {
+    const std::string dir = make_run(root(), "pidreuse");
+    gllm::RunStore s(dir);
+    // The recorded pid is alive (this process) but nobody holds the lock: a killed run whose
+    // pid was reused.
+    { auto lock = gllm::RunLock::acquire(dir, "train"); }
+    s.write_summary({{"status", "running"}, {"pid", static_cast<long>(::getpid())}});
+    QCOMPARE(gllm::read_run(dir).status, std::string("interrupted"));
+    auto lock = gllm::RunLock::acquire(dir, "train");
+    QCOMPARE(gllm::read_run(dir).status, std::string("running"));
+  }
+
+  void efficiencyRefusesATargetOrBaselineThatDoesNotFit() {
+    const std::string parent = root() + "/eff";
+    make_run(parent, "uniform", 1);
+    make_run(parent, "educated", 1);
+    const auto runs = gllm::list_runs(parent);
+    std::string e = error_of([&] { gllm::token_efficiency(runs, "val_bpb", NAN, ""); });
+    QVERIFY2(e.find("finite") != std::string::npos, e.c_str());
+    e = error_of([&] { gllm::token_efficiency(runs, "val_bpb", 2.0, "unifrom"); });
+    QVERIFY2(e.find("'unifrom' names no arm") != std::string::npos &&
+                 e.find("'educated'") != std::string::npos,
+             e.c_str());
+    QVERIFY(error_of([&] { gllm::token_efficiency(runs, "val_bpb", 2.0, "uniform"); }).empty());
   }
 
   void oneSeedHasNoInterval() {
