@@ -41,10 +41,11 @@
 #include "engine/dist/launcher.h"
 #include "engine/io/error.h"
 #include "engine/optim/muon_adamw.h"
+#include "engine/runtime/torch_compat.h"
 
 namespace gllm::dist {
 
-#if TORCH_VERSION_MAJOR >= 2
+#ifdef GLLM_C10D_BACKENDS
 using GroupBase = c10d::Backend;  // LibTorch 2.x: Gloo and NCCL are backends
 #else
 using GroupBase = c10d::ProcessGroup;
