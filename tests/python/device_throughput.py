@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import signal
 import statistics
 import sys
 import time
@@ -134,6 +135,10 @@ def with_oom_fallback(args, compiled):
                 torch.cuda.empty_cache()
 
 
+def on_alarm(signum, frame):
+    raise TimeoutError
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("checkpoint")
@@ -147,6 +152,9 @@ def main():
                     help="the engine run's train.dtype: bf16 = autocast over fp32 master weights")
     ap.add_argument("--modes", default="eager,compile")
     ap.add_argument("--out", default="", help="also write the JSON here, after each mode")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="Unix time by which to stop: a mode still running then (torch.compile "
+                         "compiling, say) is reported cut and the earlier modes are kept")
     args = ap.parse_args()
     result = {"attention": "sdpa" if HAVE_SDPA else
               f"masked matmul (torch {torch.__version__} has no scaled_dot_product_attention)",
@@ -170,7 +178,26 @@ def main():
         elif mode not in ("eager", "compile"):
             raise SystemExit(f"--modes: unknown mode '{mode}'; use eager and/or compile")
         else:
-            result[mode] = with_oom_fallback(args, mode == "compile")
+            left = args.deadline - time.time() if args.deadline else 0
+            if args.deadline and left < 5:
+                result[mode] = {"skipped": "not started: the step's time limit is reached"}
+                emit()
+                continue
+            if args.deadline:
+                signal.signal(signal.SIGALRM, on_alarm)
+                signal.alarm(max(1, int(left)))
+            t0 = time.time()
+            try:
+                result[mode] = with_oom_fallback(args, mode == "compile")
+            except Exception as e:  # torch.compile may wrap the alarm's TimeoutError in its own
+                if not (isinstance(e, TimeoutError) or (args.deadline and time.time() >= args.deadline - 1)):
+                    raise
+                result[mode] = {"skipped": f"cut after {time.time() - t0:.0f} s (the step's time limit)"}
+                print(f"{mode}: {result[mode]['skipped']}", file=sys.stderr)
+                emit()
+                continue
+            finally:
+                signal.alarm(0)
             m = result[mode]
             print(f"{mode}: {m['tokens_per_s']:,.0f} tokens/s, median step {m['median_step_s']:.4f} s, "
                   f"peak {m['peak_mem_mib']:.0f} MiB, first step {m['compile_s']:.1f} s", file=sys.stderr)
