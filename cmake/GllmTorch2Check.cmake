@@ -124,6 +124,12 @@ function(gllm_torch2_compile_check GLLM_TORCH2_INCLUDE_DIR target)
   endif()
   # A wrapper includes a .cpp: GCC would warn about its anonymous-namespace types as if from a header.
   target_compile_options(${name} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
+  # LibTorch 2.10 and later need C++20 (as cmake/GllmDependencies.cmake builds with them).
+  file(STRINGS ${GLLM_TORCH2_INCLUDE_DIR}/torch/csrc/api/include/torch/all.h cxx20
+       REGEX "C\\+\\+20 or later")
+  if(cxx20)
+    set_target_properties(${name} PROPERTIES CXX_STANDARD 20)
+  endif()
   set_target_properties(${name} PROPERTIES
     CXX_COMPILER_LAUNCHER "sh;${PROJECT_SOURCE_DIR}/cmake/gllm-syntax-only.sh")
   list(LENGTH sources n)
