@@ -1,6 +1,23 @@
 # Third-party dependencies: LibTorch, Eigen, nlohmann_json, sentencepiece, CLI11, and Qt 6 (optional).
 # Every package here is installed by scripts/setup.sh (Debian) or carried by scripts/device-check.sh.
 find_package(Torch REQUIRED)
+# LibTorch 2.10 and later refuse C++17 (torch/all.h: "C++20 or later compatible compiler is
+# required"): with such a LibTorch (a GPU machine's pip torch) the project builds as C++20, else as
+# C++17. The one place the language standard follows LibTorch; the 2.x compile check does the same
+# per header set.
+set(GLLM_TORCH_NEEDS_CXX20 OFF)
+foreach(dir ${TORCH_INCLUDE_DIRS})
+  if(EXISTS ${dir}/torch/all.h)
+    file(STRINGS ${dir}/torch/all.h cxx20 REGEX "C\\+\\+20 or later")
+    if(cxx20)
+      set(GLLM_TORCH_NEEDS_CXX20 ON)
+    endif()
+  endif()
+endforeach()
+if(GLLM_TORCH_NEEDS_CXX20)
+  set(CMAKE_CXX_STANDARD 20)
+  message(STATUS "GLLM: LibTorch ${Torch_VERSION} requires C++20: building as C++20")
+endif()
 # ATen's at::parallel_for is an inline template that forks only in code compiled with OpenMP (this
 # LibTorch's threading backend); without it the engine's own kernels would run on one thread.
 find_package(OpenMP REQUIRED COMPONENTS CXX)

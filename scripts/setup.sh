@@ -58,8 +58,9 @@ if [ -e "$openlapack" ] && [ "$(readlink -f /etc/alternatives/$alt 2>/dev/null)"
   "${sudo_cmd[@]}" update-alternatives --set "$alt" "$openlapack"
 fi
 
-# Headers of a LibTorch 2.x (Debian trixie's libtorch-dev, signature-checked) for CI's LibTorch 2.x
-# compile check; without them (no network) that check is skipped, not failed. A user's build has
+# Headers of LibTorch 2.x releases (Debian trixie's 2.6 and sid's newest libtorch-dev,
+# signature-checked) for CI's LibTorch 2.x compile checks; without them (no network) a check is
+# skipped, not failed. A user's build has
 # no use for them, so they are fetched only when the compile checks are asked for.
 if [ "${GLLM_DEV_TOOLS:-0}" = 1 ] || [ "$compile_checks" = 1 ]; then
   packages+=(clang-format)  # scripts/check-format.sh, run by scripts/test.sh

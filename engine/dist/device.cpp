@@ -10,6 +10,7 @@
 #include "engine/dist/scale_info.h"
 #include "engine/io/error.h"
 #include "engine/ops/sdpa.h"
+#include "engine/runtime/torch_compat.h"
 
 #if defined(GLLM_WITH_CUDA) && __has_include(<c10/cuda/CUDACachingAllocator.h>)
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -17,48 +18,12 @@
 #define GLLM_DIST_CUDA_ALLOCATOR 1
 #endif
 
-// LibTorch 2.4 moved autocast to per-device-type calls; older releases (1.13 included) have one
-// pair of calls per device type (set_enabled / set_autocast_gpu_dtype for CUDA, set_cpu_enabled /
-// set_autocast_cpu_dtype for the CPU).
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define GLLM_AUTOCAST_PER_DEVICE 1
-#endif
-
 namespace gllm::dist {
 namespace {
 
-// `type` is CPU or CUDA (checked by the callers).
-bool autocast_enabled(c10::DeviceType type) {
-#ifdef GLLM_AUTOCAST_PER_DEVICE
-  return at::autocast::is_autocast_enabled(type);
-#else
-  return type == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
-#endif
-}
-
-c10::ScalarType autocast_dtype(c10::DeviceType type) {
-#ifdef GLLM_AUTOCAST_PER_DEVICE
-  return at::autocast::get_autocast_dtype(type);
-#else
-  return type == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
-                                      : at::autocast::get_autocast_gpu_dtype();
-#endif
-}
-
-void set_autocast(c10::DeviceType type, bool enabled, c10::ScalarType dtype) {
-#ifdef GLLM_AUTOCAST_PER_DEVICE
-  at::autocast::set_autocast_dtype(type, dtype);
-  at::autocast::set_autocast_enabled(type, enabled);
-#else
-  if (type == c10::DeviceType::CPU) {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(enabled);
-  } else {
-    at::autocast::set_autocast_gpu_dtype(dtype);
-    at::autocast::set_enabled(enabled);
-  }
-#endif
-}
+using compat::autocast_dtype;
+using compat::autocast_enabled;
+using compat::set_autocast;
 
 bool wants_autocast(const torch::Device& device, const std::string& dtype) {
   if (dtype != "bf16" && dtype != "fp32")

@@ -52,10 +52,11 @@
 #include "engine/dist/launcher.h"
 #include "engine/io/error.h"
 #include "engine/optim/muon_adamw.h"
+#include "engine/runtime/torch_compat.h"
 
 namespace gllm::dist {
 
-#if TORCH_VERSION_MAJOR >= 2
+#ifdef GLLM_C10D_BACKENDS
 using GroupBase = c10d::Backend;  // LibTorch 2.x: Gloo and NCCL are backends
 #else
 using GroupBase = c10d::ProcessGroup;
@@ -188,10 +189,13 @@ void VisitCounts::add(const std::string& table, const torch::Tensor& rows, int64
              .first;
   auto r = rows.reshape({-1}).to(torch::kLong);  // (B·T,)
   if (r.numel() == 0) return;
-  if (r.min().item<int64_t>() < 0 || r.max().item<int64_t>() >= table_rows)
+  // index_add_ checks the bounds (no min/max read: a host sync per micro-step on CUDA).
+  try {
+    it->second.index_add_(0, r, torch::ones({r.numel()}, it->second.options()));
+  } catch (const c10::Error&) {
     throw Error("visit counts: a row index of table '" + table + "' is outside [0, " +
-                std::to_string(table_rows) + ")");
-  it->second.index_add_(0, r, torch::ones({r.numel()}, it->second.options()));
+                std::to_string(table_rows) + "); pass the rows the model's oe_rows gives");
+  }
 }
 
 void VisitCounts::apply(optim::MuonAdamW& opt) {

@@ -2,23 +2,18 @@
 // their outputs once, with W packed per call (at most 1024 × 1024 floats); dW = dyᵀ·x stays BLAS.
 #include "engine/ops/linear.h"
 
-#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
-#include <torch/version.h>
 
 #include "engine/ops/panel_gemm.h"
 #include "engine/ops/pointwise.h"
+#include "engine/runtime/torch_compat.h"
 
 namespace gllm::ops {
 
 namespace {
 
 bool cpu_autocast_on() {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  return at::autocast::is_autocast_enabled(c10::DeviceType::CPU);
-#else
-  return at::autocast::is_cpu_enabled();
-#endif
+  return compat::autocast_enabled(c10::DeviceType::CPU);
 }
 
 using torch::autograd::AutogradContext;

@@ -16,6 +16,7 @@
 #include "engine/io/error.h"
 #include "engine/ops/panel_gemm.h"
 #include "engine/ops/simd_math.h"
+#include "engine/runtime/torch_compat.h"
 
 namespace gllm::ops {
 
@@ -488,6 +489,88 @@ class LinearSoftcapNll : public torch::autograd::Function<LinearSoftcapNll> {
   }
 };
 
+// nats from h (N, d) and W (V, d) in row chunks, for devices without the fused CPU kernel (CUDA):
+// each chunk's logits are made, capped and reduced to their log-sum-exp, then dropped; backward
+// makes them again, chunk by chunk. Peak memory holds a chunk's few (rows, V) fp32 tensors, never
+// the (N, V) ones of the ATen formula (logits, their cap, log-softmax: ~4 GiB each at N = 131072,
+// V = 8192). The products run in `compute` (the autocast dtype when a scope was open at forward),
+// everything after them in fp32, as the ATen path does under autocast.
+class ChunkedSoftcapNll : public torch::autograd::Function<ChunkedSoftcapNll> {
+ public:
+  // (rows, V) fp32 capped and biased logits of rows [a, b), and tanh(x/c) (cap > 0) for backward.
+  static std::pair<torch::Tensor, torch::Tensor> capped(const torch::Tensor& h,
+                                                        const torch::Tensor& Wc,
+                                                        const torch::Tensor& bias, double cap,
+                                                        at::ScalarType compute, int64_t a,
+                                                        int64_t b) {
+    auto x = torch::mm(h.slice(0, a, b).to(compute), Wc.t()).to(torch::kFloat);  // (rows, V)
+    torch::Tensor t;
+    if (cap > 0) {
+      t = torch::tanh(x / cap);  // (rows, V)
+      x = t * cap;
+    }
+    if (bias.numel() > 0) x = x + bias;
+    return {x, t};
+  }
+
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& h, const torch::Tensor& W,
+                               const torch::Tensor& y, double cap, const torch::Tensor& bias,
+                               int64_t chunk, int64_t compute) {
+    const auto cdt = static_cast<at::ScalarType>(compute);
+    const int64_t N = h.size(0);
+    const auto Wc = W.to(cdt);                                       // (V, d)
+    auto lse = torch::empty({N}, h.options().dtype(torch::kFloat));  // (N)
+    auto z_y = torch::empty({N}, h.options().dtype(torch::kFloat));  // (N)
+    const auto yc = y.clamp_min(0);                                  // (N)
+    for (int64_t a = 0; a < N; a += chunk) {
+      const int64_t b = std::min(N, a + chunk);
+      auto [z, t] = capped(h, Wc, bias, cap, cdt, a, b);  // (rows, V)
+      lse.slice(0, a, b).copy_(torch::logsumexp(z, 1));
+      z_y.slice(0, a, b).copy_(z.gather(1, yc.slice(0, a, b).unsqueeze(1)).squeeze(1));
+    }
+    ctx->save_for_backward({h, W, y, lse, bias});
+    ctx->saved_data["cap"] = cap;
+    ctx->saved_data["chunk"] = chunk;
+    ctx->saved_data["compute"] = compute;
+    return (lse - z_y) * (y >= 0).to(torch::kFloat);  // (N)
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const auto &h = saved[0], &W = saved[1], &y = saved[2], &lse = saved[3], &bias = saved[4];
+    const double cap = ctx->saved_data["cap"].toDouble();
+    const int64_t chunk = ctx->saved_data["chunk"].toInt();
+    const auto cdt = static_cast<at::ScalarType>(ctx->saved_data["compute"].toInt());
+    const int64_t N = h.size(0);
+    const auto g = grads[0].to(torch::kFloat) * (y >= 0).to(torch::kFloat);                // (N)
+    const auto yc = y.clamp_min(0);                                                        // (N)
+    const auto Wc = W.to(cdt);                                                             // (V, d)
+    torch::Tensor dh = ctx->needs_input_grad(0) ? torch::empty_like(h) : torch::Tensor();  // (N, d)
+    torch::Tensor dW = ctx->needs_input_grad(1)
+                           ? torch::zeros(W.sizes(), W.options().dtype(torch::kFloat))
+                           : torch::Tensor();  // (V, d)
+    for (int64_t a = 0; a < N; a += chunk) {
+      const int64_t b = std::min(N, a + chunk);
+      auto [z, t] = capped(h, Wc, bias, cap, cdt, a, b);       // (rows, V)
+      auto dz = (z - lse.slice(0, a, b).unsqueeze(1)).exp_();  // (rows, V) softmax
+      dz.scatter_add_(1, yc.slice(0, a, b).unsqueeze(1),
+                      torch::full({b - a, 1}, -1.0f, dz.options()));  // − one-hot
+      dz.mul_(g.slice(0, a, b).unsqueeze(1));
+      if (cap > 0) dz.mul_(1 - t * t);  // d(c·tanh(x/c))/dx
+      const auto dzc = dz.to(cdt);      // (rows, V)
+      if (dh.defined()) dh.slice(0, a, b).copy_(torch::mm(dzc, Wc));
+      if (dW.defined()) dW.add_(torch::mm(dzc.t(), h.slice(0, a, b).to(cdt)).to(torch::kFloat));
+    }
+    return {dh,
+            dW.defined() ? dW.to(W.scalar_type()) : dW,
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor()};
+  }
+};
+
 // Targets as contiguous int64 (N) and the bias as contiguous fp32 (V), zeros when absent.
 std::pair<torch::Tensor, torch::Tensor> prepare(const torch::Tensor& targets,
                                                 const torch::Tensor& bias, int64_t N, int64_t V,
@@ -590,12 +673,44 @@ torch::Tensor softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& W
                              LogitWorkspace& workspace) {
   if (softcapped_nll_supports(hidden) && softcapped_nll_supports(W))
     return linear_softcapped_nll(hidden, W, targets, cap, bias, workspace);
+  if (hidden.is_cuda()) {
+    // The products in the dtype autocast would give torch::linear (bf16 in a bf16 scope).
+    const bool autocast = compat::autocast_enabled(c10::DeviceType::CUDA);
+    const auto compute = autocast ? compat::autocast_dtype(c10::DeviceType::CUDA)
+                                  : at::promote_types(hidden.scalar_type(), W.scalar_type());
+    return chunked_softcapped_nll(hidden, W, targets, cap, bias, chunked_nll_rows(W.size(0)),
+                                  compute);
+  }
   auto logits = torch::linear(hidden, W);  // (N, V)
   if (logits.scalar_type() != torch::kDouble) logits = logits.to(torch::kFloat);
   auto logp = torch::log_softmax(softcap(logits, cap, bias), -1);  // (N, V)
   auto tgt = targets.clamp_min(0).to(torch::kLong);
   auto nll = -logp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1);  // (N)
   return nll * (targets >= 0).to(nll.scalar_type());
+}
+
+int64_t chunked_nll_rows(int64_t V) {
+  // 2^26 fp32 logits (256 MiB) a chunk: the chunk's few temporaries stay near 1 GiB, and each
+  // chunk's products are still large enough to keep a GPU busy.
+  return std::max<int64_t>(1, (int64_t(1) << 26) / std::max<int64_t>(1, V));
+}
+
+torch::Tensor chunked_softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& W,
+                                     const torch::Tensor& targets, double cap,
+                                     const torch::Tensor& bias, int64_t chunk_rows,
+                                     at::ScalarType compute) {
+  if (hidden.dim() != 2 || W.dim() != 2 || hidden.size(1) != W.size(1))
+    throw Error("internal: chunked_softcapped_nll takes hidden (N, d) and weight (V, d)");
+  const int64_t N = hidden.size(0), V = W.size(0);
+  if (targets.numel() != N)
+    throw Error("internal: chunked_softcapped_nll got " + std::to_string(targets.numel()) +
+                " targets for " + std::to_string(N) + " rows");
+  auto y = targets.reshape({N}).to(torch::kLong);  // (N)
+  // No bias: an empty tensor (autograd functions take defined tensors only).
+  const torch::Tensor b = bias.defined() ? bias.to(hidden.device(), torch::kFloat).reshape({V})
+                                         : torch::empty({0}, hidden.options().dtype(torch::kFloat));
+  return ChunkedSoftcapNll::apply(hidden, W, y, cap, b, std::max<int64_t>(1, chunk_rows),
+                                  static_cast<int64_t>(compute));
 }
 
 }  // namespace gllm::ops

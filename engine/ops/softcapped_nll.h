@@ -47,10 +47,21 @@ torch::Tensor linear_softcapped_nll(const torch::Tensor& hidden, const torch::Te
 // contiguous CPU fp32 logits outside a graph, the ATen formula otherwise. logits (…, V).
 torch::Tensor softcap(torch::Tensor logits, double cap, const torch::Tensor& bias);
 
+// The output layer and the loss in row chunks (any device, any dtype): nats as softcapped_nll,
+// with the products in `compute` and the rest in fp32; neither pass holds (N, V) tensors, only
+// (chunk_rows, V) ones — backward makes each chunk's logits again. What softcapped_nll runs on
+// CUDA.
+torch::Tensor chunked_softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& W,
+                                     const torch::Tensor& targets, double cap,
+                                     const torch::Tensor& bias, int64_t chunk_rows,
+                                     at::ScalarType compute);
+// Rows a chunk of chunked_softcapped_nll holds for a vocabulary of V (2^26 logits, 256 MiB).
+int64_t chunked_nll_rows(int64_t V);
+
 // ops::softcapped_nll — the output layer and the loss: nats (N) of softcap(hidden · Wᵀ) + bias at
 // the targets, 0 where target < 0; hidden (N, d), W (V, d). The fused linear_softcapped_nll where
-// both are CPU fp32; otherwise the logits as torch::linear computes them (fp32), softcap,
-// log_softmax and a gather (CUDA, bf16 autocast, fp64 checks).
+// both are CPU fp32; chunked_softcapped_nll on CUDA; otherwise the logits as torch::linear
+// computes them (fp32), softcap, log_softmax and a gather (CPU bf16 autocast, fp64 checks).
 torch::Tensor softcapped_nll(const torch::Tensor& hidden, const torch::Tensor& W,
                              const torch::Tensor& targets, double cap, const torch::Tensor& bias,
                              LogitWorkspace& workspace);

@@ -211,8 +211,12 @@ struct MuonAdamW::Impl {
     torch::Tensor n = q.counts.index_select(0, idx).unsqueeze(1);          // (|V|, 1)
     torch::Tensor gb = grad.index_select(0, idx).to(torch::kFloat32) / n;  // (|V|, d/4)
     if (cfg.table_neumann) gb = neumann_gram(gb, ramp(q.t, cfg.neumann_tau));
-    const double rms = std::max(gb.square().mean().sqrt().item<double>(), 1e-30);
-    torch::Tensor rows = q.p.index_select(0, idx).to(torch::kFloat32) - gb * (lr / rms);
+    // lr / rms on the device, in double as a host scalar would be (no sync; the same bits): the
+    // step's one host read per table is the nonzero above, which sizes the visited rows.
+    const torch::Tensor rms = gb.square().mean().sqrt().to(torch::kDouble).clamp_min(1e-30);  // ()
+    const torch::Tensor scale =
+        torch::div(torch::scalar_tensor(lr, rms.options()), rms).to(torch::kFloat32);  // ()
+    torch::Tensor rows = q.p.index_select(0, idx).to(torch::kFloat32) - gb * scale;
     q.p.index_copy_(0, idx, rows.to(q.p.scalar_type()));
     q.counts.zero_();
   }
@@ -368,12 +372,16 @@ void MuonAdamW::accumulate_visits(const std::string& table_name, const torch::Te
   torch::NoGradGuard ng;
   torch::Tensor r = rows.reshape({-1}).to(q.counts.device(), torch::kLong);  // (B·T,)
   if (r.numel() == 0) return;
-  const int64_t lo = r.min().item<int64_t>(), hi = r.max().item<int64_t>();
-  if (lo < 0 || hi >= q.counts.size(0))
-    throw Error("accumulate_visits: row index out of range [" + std::to_string(lo) + ", " +
-                std::to_string(hi) + "] for table '" + table_name + "' with " +
-                std::to_string(q.counts.size(0)) + " rows");
-  q.counts.index_add_(0, r, torch::ones({r.numel()}, q.counts.options()));
+  // No min/max read of the rows (a host sync per micro-step on CUDA): index_add_ checks the bounds
+  // itself (an error on the CPU, a device-side assert on CUDA; the model's rows are in range by
+  // construction, taken modulo the table's size).
+  try {
+    q.counts.index_add_(0, r, torch::ones({r.numel()}, q.counts.options()));
+  } catch (const c10::Error&) {
+    throw Error("accumulate_visits: a row index is outside [0, " +
+                std::to_string(q.counts.size(0)) + ") for table '" + table_name +
+                "'; pass the rows the model's oe_rows gives for this table");
+  }
 }
 
 StepInfo MuonAdamW::step(int64_t step_index) {

@@ -263,8 +263,8 @@ GpuCheckReport run_gpu_checks(const GpuCheckOptions& opt) {
         fresh = dev_model->loss(x.to(dev), y.to(dev))
                     .total.item<double>();  // fp32 forward, current weights
       }
-      const double lc = cpu_step.micro_step(x, y, 1.0).total;
-      const double ld = dev_step.micro_step(x.to(dev), y.to(dev), 1.0).total;
+      const double lc = cpu_step.micro_step(x, y, 1.0).total_value();
+      const double ld = dev_step.micro_step(x.to(dev), y.to(dev), 1.0).total_value();
       cpu_step.update(k);
       dev_step.update(k);
       left_open = left_open || autocast_active(dev);

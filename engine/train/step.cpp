@@ -2,9 +2,11 @@
 // forward passes, backward and the update outside it.
 #include "engine/train/step.h"
 
+#include <cmath>
 #include <limits>
 
 #include "engine/dist/device.h"
+#include "engine/runtime/host_sync.h"
 
 namespace gllm {
 
@@ -34,12 +36,13 @@ MicroStepLoss TrainStep::micro_step(const torch::Tensor& inputs, const torch::Te
   torch::Tensor total = parts.total;
   if (poison) total = total * std::numeric_limits<double>::quiet_NaN();
   MicroStepLoss out;
-  out.total = total.item<double>();
-  if (!std::isfinite(out.total)) {
-    out.finite = false;
-    return out;
+  out.data = parts.data.detach().to(torch::kDouble);  // ()
+  out.total = total.detach().to(torch::kDouble);      // ()
+  {
+    torch::NoGradGuard no_grad;
+    auto both = torch::stack({out.data, out.total});  // (2,)
+    loss_sums_ = loss_sums_.defined() ? loss_sums_ + both : both;
   }
-  out.data = parts.data.item<double>();
   (total / grad_divisor).backward();
   if (!oe_tables_.empty()) {
     auto rows = model_->oe_rows(inputs);  // one (B, T) row-index tensor per hashed table
@@ -53,15 +56,28 @@ MicroStepLoss TrainStep::micro_step(const torch::Tensor& inputs, const torch::Te
   return out;
 }
 
+StepLosses TrainStep::read_losses() {
+  StepLosses out;
+  if (!loss_sums_.defined()) return out;
+  const auto host = host_read(loss_sums_);  // (2,) fp64: the step's one read of its losses
+  loss_sums_ = torch::Tensor();
+  out.data = host.data_ptr<double>()[0];
+  out.total = host.data_ptr<double>()[1];
+  out.finite = std::isfinite(out.total);
+  return out;
+}
+
 optim::StepInfo TrainStep::update(int64_t step_index) {
   optim::StepInfo info = optimizer_.step(step_index);
   optimizer_.zero_grad();
+  loss_sums_ = torch::Tensor();  // unread sums (a caller that times steps) start afresh
   torch::NoGradGuard no_grad;
   model_->project_grades();
   return info;
 }
 
 void TrainStep::discard() {
+  loss_sums_ = torch::Tensor();
   optimizer_.zero_grad();
 }
 

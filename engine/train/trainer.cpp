@@ -51,9 +51,10 @@ double seconds_since(Clock::time_point t0) {
 
 torch::Tensor to_tensor(const std::vector<int64_t>& v, int64_t rows, int64_t T,
                         const torch::Device& dev) {
-  auto t =
-      torch::from_blob(const_cast<int64_t*>(v.data()), {rows, T}, torch::kLong).clone();  // (B, T)
-  return dev.is_cpu() ? t : t.to(dev);
+  auto blob = torch::from_blob(const_cast<int64_t*>(v.data()), {rows, T}, torch::kLong);  // (B, T)
+  // A copy from pageable memory makes the host wait for the stream; from pinned memory it is
+  // queued (the caching host allocator keeps the staging block until the copy has run).
+  return dev.is_cpu() ? blob.clone() : blob.pin_memory().to(dev, /*non_blocking=*/true);
 }
 
 int64_t env_int(const char* name) {
@@ -152,6 +153,16 @@ struct Session {
   double wall_offset = 0;      // wall seconds of earlier segments
   double train_seconds = 0;    // time inside training steps (this segment)
   int64_t segment_tokens = 0;  // tokens trained in this segment
+  // The throughput timer: the time between the step's host reads of its losses (each waits for
+  // the device, so an interval is one step's device work, update included), from the
+  // kWarmupSteps-th step of the segment on (the first steps carry allocations, kernel selection
+  // and the optimizer's state). Evaluations and checkpoints (which drain the device) restart it.
+  static constexpr int64_t kWarmupSteps = 2;
+  int64_t segment_steps = 0;
+  bool timer_armed = false;
+  Clock::time_point last_sync;
+  double timed_seconds = 0;
+  int64_t timed_tokens = 0;
   Clock::time_point t0;
   double last_loss = NAN;
   double last_val_bpb = -1;
@@ -162,7 +173,16 @@ struct Session {
 
   bool writer() const { return !dist || dist->is_writer(); }  // only rank 0 writes the run folder
   double wall() const { return wall_offset + seconds_since(t0); }
-  double tokens_per_s() const { return train_seconds > 0 ? segment_tokens / train_seconds : 0.0; }
+  // Steady-state tokens/s (the synchronised timer past warm-up); the mean over every step of the
+  // segment while too few steps were timed.
+  double tokens_per_s() const {
+    if (timed_seconds > 0) return timed_tokens / timed_seconds;
+    return train_seconds > 0 ? segment_tokens / train_seconds : 0.0;
+  }
+  void restart_timer() {
+    last_sync = Clock::now();
+    timer_armed = segment_steps >= kWarmupSteps;
+  }
   void log(const std::string& line) {
     if (obs) obs->on_log(line);
   }
@@ -373,36 +393,41 @@ struct Session {
   bool train_step(int64_t inject_nan) {
     auto ts = Clock::now();
     const int accum = config.train.grad_accum;
-    double loss_sum = 0, total_sum = 0;
+    int64_t step_tokens = 0;  // counted once the step is taken
     Batch batch;
     const bool dp = dist->distributed();
-    bool nonfinite = false;
     for (int micro = 0; micro < accum; ++micro) {
       train_loader->next(batch);
-      if (!plan.owns(micro)) {  // another rank computes this micro-batch of the global batch
-        tokens += batch.rows * batch.T;
-        segment_tokens += batch.rows * batch.T;
-        continue;
-      }
+      step_tokens += batch.rows * batch.T;
+      if (!plan.owns(micro))
+        continue;  // another rank computes this micro-batch of the global batch
       auto x = to_tensor(batch.inputs_int64(), batch.rows, batch.T, device);   // (B, T)
       auto y = to_tensor(batch.targets_int64(), batch.rows, batch.T, device);  // (B, T)
       if (plan.split_rows) {
         x = x.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
         y = y.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
       }
-      MicroStepLoss l = step_fn->micro_step(x, y, static_cast<double>(plan.local_micro_steps),
-                                            inject_nan == step + 1);
-      if (!l.finite) {
-        last_loss = l.total;
-        step_fn->discard();
-        if (!dp) return false;
-        nonfinite = true;  // every rank must agree before stopping (below)
-        continue;
-      }
-      loss_sum += l.data;
-      total_sum += l.total;
-      tokens += batch.rows * batch.T;
-      segment_tokens += batch.rows * batch.T;
+      // No host sync inside a micro-step: the losses stay on the device until read_losses().
+      step_fn->micro_step(x, y, static_cast<double>(plan.local_micro_steps),
+                          inject_nan == step + 1);
+    }
+    // The step's one host read of its losses (the log interval is one step: metrics.jsonl has a
+    // line per step), before the update so a non-finite loss never reaches the weights.
+    const StepLosses sums = step_fn->read_losses();
+    const auto synced = Clock::now();
+    if (timer_armed) {
+      timed_seconds += std::chrono::duration<double>(synced - last_sync).count();
+      timed_tokens += step_tokens;
+    }
+    ++segment_steps;
+    last_sync = synced;
+    timer_armed = segment_steps >= kWarmupSteps;
+    double loss_sum = sums.data, total_sum = sums.total;
+    const bool nonfinite = !sums.finite;
+    if (nonfinite) last_loss = total_sum;
+    if (nonfinite && !dp) {
+      step_fn->discard();
+      return false;
     }
     double local_micro = plan.local_micro_steps;
     if (dp) {
@@ -420,6 +445,8 @@ struct Session {
       dist->all_reduce_counts(visits);  // before the moment-free update
       visits.apply(*opt);
     }
+    tokens += step_tokens;
+    segment_tokens += step_tokens;
     auto info = step_fn->update(step);
     ++step;
     last_loss = loss_sum / local_micro;
@@ -551,8 +578,16 @@ struct Session {
         return;
       }
       bool last = step == tc.steps;
-      if (tc.eval_every > 0 && step % tc.eval_every == 0 && !last) evaluate("val", tc.eval_tokens);
-      if (tc.checkpoint_every > 0 && step % tc.checkpoint_every == 0 && !last) save_checkpoint();
+      bool paused = false;  // an evaluation or a checkpoint ran: not the step's time
+      if (tc.eval_every > 0 && step % tc.eval_every == 0 && !last) {
+        evaluate("val", tc.eval_tokens);
+        paused = true;
+      }
+      if (tc.checkpoint_every > 0 && step % tc.checkpoint_every == 0 && !last) {
+        save_checkpoint();
+        paused = true;
+      }
+      if (paused) restart_timer();
     }
     if (last_eval_step != step) evaluate("val", tc.eval_tokens);
     if (heldout_bpb < 0) evaluate("heldout", tc.heldout_tokens);

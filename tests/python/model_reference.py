@@ -58,8 +58,11 @@ def norm(x):
 
 
 class Reference:
-    def __init__(self, W, meta):
+    # sdpa=True: attention through F.scaled_dot_product_attention (the engine's CUDA kernel; same
+    # function, for like-for-like timing in device_throughput.py); False: the explicit softmax.
+    def __init__(self, W, meta, sdpa=False):
         self.W = W
+        self.sdpa = sdpa
         cfg = json.loads(meta["config"])
         self.m, self.g = cfg["model"], cfg["grading"]
         m = self.m
@@ -140,6 +143,13 @@ class Reference:
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         r = torch.arange(T)
         allowed = (r[None, :] <= r[:, None]) & ((r[:, None] - r[None, :]) <= self.windows[i])
+        if self.sdpa:
+            if self.windows[i] >= T - 1:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+            y = y.transpose(1, 2).reshape(B, T, H * Dh)
+            return y @ W[p + "c_proj.weight"].t()
         att = (q @ k.transpose(-2, -1)) / math.sqrt(Dh)
         att = att.masked_fill(~allowed, float("-inf"))
         y = torch.softmax(att, -1) @ v

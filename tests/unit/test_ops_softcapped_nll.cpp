@@ -1,6 +1,6 @@
 // The fused soft-capped cross-entropy against the same formula in float64 ATen ops: nats, gradients
-// (chain through c·tanh(x/c), the bias, ignored targets, the output layer), the uncapped case, bad
-// targets.
+// (chain through c·tanh(x/c), the bias, ignored targets, the output layer; the chunked CUDA form
+// too), the uncapped case, bad targets.
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <QtTest>
@@ -182,6 +182,75 @@ class TestSoftcapLoss : public QObject {
     torch::NoGradGuard ng;
     auto eval = ops::linear_softcapped_nll(h0, W0, y, cap, bias, ws);
     QVERIFY((eval.to(torch::kDouble) - ref.detach()).abs().max().item<double>() < 2e-5);
+  }
+
+  // The chunked form (what CUDA runs) in float64 against the ATen formula: nats and both gradients,
+  // whatever the chunk (one row, a partial last chunk, all rows at once), with and without the cap
+  // and the bias; a second forward before the first backward keeps its own saved state.
+  void chunkedFormMatchesReference_data() {
+    QTest::addColumn<qint64>("chunk");
+    QTest::addColumn<double>("cap");
+    QTest::addColumn<bool>("with_bias");
+    QTest::newRow("one row a chunk") << qint64(1) << 15.0 << true;
+    QTest::newRow("partial last chunk") << qint64(5) << 15.0 << true;
+    QTest::newRow("one chunk") << qint64(1000) << 15.0 << true;
+    QTest::newRow("no cap") << qint64(5) << 0.0 << true;
+    QTest::newRow("no bias") << qint64(5) << 2.0 << false;
+  }
+
+  void chunkedFormMatchesReference() {
+    QFETCH(qint64, chunk);
+    QFETCH(double, cap);
+    QFETCH(bool, with_bias);
+    const int64_t N = 23, d = 9, V = 37;
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(17);
+    auto h0 = torch::empty({N, d}, torch::kDouble).normal_(0.0, 1.0, gen);
+    auto W0 = torch::empty({V, d}, torch::kDouble).normal_(0.0, 0.8, gen);
+    auto y = torch::randint(0, V, {N}, gen, torch::kLong);
+    y[3] = -1;
+    torch::Tensor bias;
+    if (with_bias) bias = torch::empty({V}).normal_(0.0, 0.5, gen);
+    auto w = torch::empty({N}, torch::kDouble).uniform_(0.5, 2.0, gen);
+    auto hr = h0.clone().requires_grad_(true), Wr = W0.clone().requires_grad_(true);
+    auto ref = reference_nats(torch::mm(hr, Wr.t()), y, cap, bias);
+    (ref * w).sum().backward();
+    std::vector<torch::Tensor> hs, Ws, outs;
+    for (int k = 0; k < 2; ++k) {
+      hs.push_back(h0.clone().requires_grad_(true));
+      Ws.push_back(W0.clone().requires_grad_(true));
+      outs.push_back(
+          ops::chunked_softcapped_nll(hs[k], Ws[k], y, cap, bias, chunk, torch::kDouble));
+    }
+    for (int k = 0; k < 2; ++k) {
+      (outs[k] * w).sum().backward();
+      const double dv = (outs[k].detach() - ref.detach()).abs().max().item<double>();
+      const double dh = (hs[k].grad() - hr.grad()).abs().max().item<double>();
+      const double dW = (Ws[k].grad() - Wr.grad()).abs().max().item<double>();
+      qInfo("pass %d: max |Δnats| %.3g, |Δ dh| %.3g, |Δ dW| %.3g", k, dv, dh, dW);
+      // fp32 softmax and log-sum-exp after fp64 products: fp32 rounding, not more.
+      QVERIFY(dv < 1e-5);
+      QVERIFY(dh < 1e-5 * std::max(1.0, hr.grad().abs().max().item<double>()));
+      QVERIFY(dW < 1e-5 * std::max(1.0, Wr.grad().abs().max().item<double>()));
+      QCOMPARE(outs[k].scalar_type(), torch::kFloat);
+      QCOMPARE(hs[k].grad().scalar_type(), torch::kDouble);
+    }
+  }
+
+  // bf16 products, as under a CUDA autocast scope: the same nats as the ATen formula on
+  // bf16-rounded operands (torch::linear's cast), then fp32.
+  void chunkedBf16ProductsMatchTheAtenCasts() {
+    const int64_t N = 16, d = 32, V = 50;
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(19);
+    auto h = torch::empty({N, d}).normal_(0.0, 1.0, gen);
+    auto W = torch::empty({V, d}).normal_(0.0, 0.5, gen);
+    auto y = torch::randint(0, V, {N}, gen, torch::kLong);
+    auto logits = torch::mm(h.to(torch::kBFloat16), W.to(torch::kBFloat16).t()).to(torch::kFloat);
+    auto ref = reference_nats(logits.to(torch::kDouble), y, 15.0, {});
+    torch::NoGradGuard ng;
+    auto got = ops::chunked_softcapped_nll(h, W, y, 15.0, {}, 3, torch::kBFloat16);
+    const double err = (got.to(torch::kDouble) - ref).abs().max().item<double>();
+    qInfo("max |Δnats| %.3g", err);
+    QVERIFY(err < 1e-4);
   }
 
   void evaluationLogitsInOnePass() {

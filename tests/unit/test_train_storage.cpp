@@ -63,7 +63,7 @@ Trained train(const RunConfig& c, int steps) {
     auto x = torch::randint(97, {4, 16}, gen, torch::kLong);  // (B, T)
     auto y = torch::randint(97, {4, 16}, gen, torch::kLong);  // (B, T)
     auto l = step.micro_step(x, y, 1.0);
-    if (!l.finite) throw std::runtime_error("non-finite loss");
+    if (!l.finite()) throw std::runtime_error("non-finite loss");
     step.update(k);
   }
   return t;
