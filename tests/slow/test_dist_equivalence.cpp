@@ -224,8 +224,10 @@ class TestDistEquivalence : public QObject {
 
   // One micro-step over 2 processes: each rank takes half of its rows. Row gradients are summed in
   // another order, and AdamW's early, nearly sign-like updates of small vectors (x0_lambdas) turn
-  // that rounding into up to ~1e-3 of their norm after six steps; the losses agree to ~1e-6.
-  void rows_split() { compare("rows", tiny_config(4, 1), "nproc", Tolerance{false, 1e-5, 3e-3}); }
+  // that rounding into up to ~1e-3 of their norm after six steps. How far the losses then move
+  // depends on the BLAS's kernels for half the rows: ~1e-6 with OpenBLAS's AVX2 kernels, 4.6e-4
+  // (of a loss near 5.6) with its AVX-512 ones, so the bound is 1e-3.
+  void rows_split() { compare("rows", tiny_config(4, 1), "nproc", Tolerance{false, 1e-3, 3e-3}); }
 
   // Ranks started as torchrun starts them (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT;
   // a TCPStore hosted by rank 0), the global batch given in tokens: 2 micro-steps of 4 × 32 tokens.
