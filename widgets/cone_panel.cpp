@@ -220,26 +220,21 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
     value->setObjectName(QStringLiteral("metricValue"));
     value->setTextInteractionFlags(Qt::TextSelectableByMouse);
     value->setToolTip(r.tip);
-    const int row = 2 + i / 2, col = (i % 2) * 2;
-    if (QString::fromLatin1(r.key) == QLatin1String("g_c")) {
-      rg->addWidget(name, 2 + (i + 1) / 2, 0);
-      rg->addWidget(value, 2 + (i + 1) / 2, 1, 1, 3);
-    } else {
-      rg->addWidget(name, row, col);
-      rg->addWidget(value, row, col + 1);
-    }
+    // One figure a row, values wrapping: the panel fits a 500 px dock without scrolling sideways.
+    value->setWordWrap(true);
+    rg->addWidget(name, 2 + i, 0);
+    rg->addWidget(value, 2 + i, 1, 1, 3);
     m_values.insert(QString::fromLatin1(r.key), value);
     ++i;
   }
   rg->setColumnStretch(1, 1);
-  rg->setColumnStretch(3, 1);
   m_educated = new QPushButton(QIcon(QStringLiteral(":/icons/cone.svg")),
                                tr("Set to the educated q*_C"), res);
   m_educated->setObjectName(QStringLiteral("primary"));
   m_educated->setToolTip(
       tr("The level grades of the L-level program (Prop. 11); `gllm ladder` also offers the "
          "d-variable program (Prop. 10)"));
-  rg->addWidget(m_educated, 3 + (i + 1) / 2, 0, 1, 4);
+  rg->addWidget(m_educated, 3 + i, 0, 1, 4);
   m_headsLabel = new QLabel(res);
   m_headsLabel->setObjectName(QStringLiteral("hint"));
   m_headsLabel->setWordWrap(true);
@@ -249,7 +244,7 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   auto* hrow = new QHBoxLayout;
   hrow->addWidget(m_headsLabel, 1);
   hrow->addWidget(headsOpen);
-  rg->addLayout(hrow, 4 + (i + 1) / 2, 0, 1, 4);
+  rg->addLayout(hrow, 4 + i, 0, 1, 4);
   connect(headsOpen, &QPushButton::clicked, this, [this] {
     const QString f = QFileDialog::getOpenFileName(this, tr("Open head profiles"), QString(),
                                                    tr("JSON (*.json)"));
