@@ -478,8 +478,11 @@ QString MainWindow::defaultProfilesFile() {
   // ship with (presets/ladders), so a fresh clone starts on estimated profiles too.
   const QString cached = newestFile(qs(data_cache_dir()), {QStringLiteral("profiles*.json")});
   if (!cached.isEmpty()) return cached;
-  return newestFile(QDir(qs(presets_dir())).filePath(QStringLiteral("ladders")),
-                    {QStringLiteral("*profiles*.json")});
+  // The route-1 profiles the ladder presets start W_e in (a fresh clone's files share one mtime).
+  const QDir ladders(QDir(qs(presets_dir())).filePath(QStringLiteral("ladders")));
+  const QString route1 = ladders.filePath(QStringLiteral("brown-tokens-d128-profiles.json"));
+  if (QFileInfo::exists(route1)) return route1;
+  return newestFile(ladders.path(), {QStringLiteral("*profiles*.json")});
 }
 
 bool MainWindow::waitForIdle(int ms) {

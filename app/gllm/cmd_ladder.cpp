@@ -95,11 +95,12 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
       s << std::setprecision(4) << v;
       return s.str();
     };
-    gllm::TextTable table({"rank", "arm", "⟨q,α̂−τ̂⟩ fit", "Λ fit", "gain fit", "⟨q,α̂−τ̂⟩ held-out",
-                           "Λ held-out", "gain held-out", "held-out verdict"},
+    // Left-aligned text before the last column: every line of the table keeps one width.
+    gllm::TextTable table({"rank", "arm", "⟨q,α̂−τ̂⟩ fit", "Λ fit", "gain fit", "held-out verdict",
+                           "⟨q,α̂−τ̂⟩ held-out", "Λ held-out", "gain held-out"},
                           {gllm::Align::Right, gllm::Align::Left, gllm::Align::Right,
-                           gllm::Align::Right, gllm::Align::Right, gllm::Align::Right,
-                           gllm::Align::Right, gllm::Align::Right, gllm::Align::Left});
+                           gllm::Align::Right, gllm::Align::Right, gllm::Align::Left,
+                           gllm::Align::Right, gllm::Align::Right, gllm::Align::Right});
     for (const auto& name : lad.order) {
       const auto& arm = lad.arm(name);
       const bool h = arm.has_heldout;
@@ -108,10 +109,10 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
         cert += " [" + num(arm.certificate_low) + ", " + num(arm.certificate_high) + "]";
       table.add_row(
           {std::to_string(arm.rank), arm.name, cert, num(arm.lambda_q), num(arm.gain),
-           h ? num(arm.certificate_heldout) : "—", h ? num(arm.lambda_q_heldout) : "—",
-           h ? num(arm.gain_heldout) : "—",
            h ? gllm::grading::cone_verdict_text(arm.lambda_q_heldout, arm.certificate_heldout)
-             : gllm::grading::cone_verdict_text(arm.lambda_q, arm.certificate)});
+             : "— (fit: " + gllm::grading::cone_verdict_text(arm.lambda_q, arm.certificate) + ")",
+           h ? num(arm.certificate_heldout) : "—", h ? num(arm.lambda_q_heldout) : "—",
+           h ? num(arm.gain_heldout) : "—"});
     }
     std::cout << table.render();
     for (const auto& arm : lad.arms)

@@ -12,6 +12,7 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
+#include "engine/train/fork.h"
 #include "engine/train/run_store.h"
 #include "engine/train/trainer.h"
 
@@ -239,6 +240,12 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
     apply_overrides(*&c, *o);
     std::string dir = o->out.empty() ? gllm::new_run_dir(gllm::runs_dir(), c.name) : o->out;
     gllm::FinishedRecord f;
+    // A fork continues its parent's seed (data order and RNG come from the checkpoint) unless the
+    // run is given another on purpose.
+    if (!o->fork.empty() && o->seed < 0) {
+      c.train.seed = gllm::locate_fork(o->fork).parent.train.seed;
+      c = gllm::RunConfig::from_json(c.to_json());
+    }
     if (!o->fork.empty() && (o->nproc > 1 || launch.world_size > 1))
       throw gllm::Error("--fork runs in one process; drop --nproc (or the launcher) for a fork");
     if (o->nproc > 1 && !gllm::dist::launched_child()) {

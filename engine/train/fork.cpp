@@ -48,7 +48,7 @@ const std::set<std::string>& fork_own_tensors() {
   return names;
 }
 
-ForkPoint resolve_fork(const std::string& spec, const RunConfig& child) {
+ForkPoint locate_fork(const std::string& spec) {
   std::string run = spec;
   int64_t step = -1;
   const auto at = spec.rfind('@');
@@ -101,8 +101,25 @@ ForkPoint resolve_fork(const std::string& spec, const RunConfig& child) {
     throw Error(fp.checkpoint.weights_path +
                 " carries no config, so a fork cannot check it trains the same model; fork from a "
                 "checkpoint written by gllm train");
-  const RunConfig parent = RunConfig::from_json(
+  fp.parent = RunConfig::from_json(
       parse_json(meta.at("config"), fp.checkpoint.weights_path + " (stored config)", ""));
+  std::error_code ec2;
+  fp.record = {{"parent_run", fs::absolute(run, ec2).lexically_normal().string()},
+               {"parent_name", fp.parent.name},
+               {"seed", fp.parent.train.seed},
+               {"checkpoint", fp.checkpoint.weights_path},
+               {"step", fp.checkpoint.step},
+               {"tokens", fp.checkpoint.sidecar.value("tokens", int64_t(0))},
+               {"own_tensors", fork_own_tensors()},
+               {"rule",
+                "weights, optimizer state, RNG and data position from the parent's checkpoint; "
+                "grade tensors and the graded basis from this run's config"}};
+  return fp;
+}
+
+ForkPoint resolve_fork(const std::string& spec, const RunConfig& child) {
+  ForkPoint fp = locate_fork(spec);
+  const RunConfig& parent = fp.parent;
   std::map<std::string, nlohmann::json> a, b;
   flatten(parent.to_json(), "", a);
   flatten(child.to_json(), "", b);
@@ -119,19 +136,11 @@ ForkPoint resolve_fork(const std::string& spec, const RunConfig& child) {
     throw Error("cannot fork " + child.name + " from " + fp.checkpoint.weights_path +
                 ": it differs from the parent in " + differ +
                 ". A fork changes only grading.* (and names, steps, evaluation); set these keys "
-                "as the parent has them");
+                "as the parent has them (`gllm train --fork` takes the parent's seed when --seed "
+                "is not given)");
   if (child.train.steps < fp.checkpoint.step)
     throw Error("cannot fork at step " + std::to_string(fp.checkpoint.step) + " a run of " +
                 std::to_string(child.train.steps) + " steps; give --steps above the fork step");
-  fp.record = {{"parent_run", fs::absolute(run, ec).lexically_normal().string()},
-               {"parent_name", parent.name},
-               {"checkpoint", fp.checkpoint.weights_path},
-               {"step", fp.checkpoint.step},
-               {"tokens", fp.checkpoint.sidecar.value("tokens", int64_t(0))},
-               {"own_tensors", fork_own_tensors()},
-               {"rule",
-                "weights, optimizer state, RNG and data position from the parent's checkpoint; "
-                "grade tensors and the graded basis from this run's config"}};
   return fp;
 }
 

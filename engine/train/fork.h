@@ -14,8 +14,12 @@ namespace gllm {
 struct ForkPoint {
   CheckpointInfo checkpoint;  // the parent's checkpoint (verified)
   std::string parent_run;     // the parent's run folder
+  RunConfig parent;           // the config the checkpoint was trained with
   nlohmann::json record;      // what the child's parent.json holds
 };
+
+// Finds and verifies the checkpoint `spec` names (see resolve_fork) and reads its config.
+ForkPoint locate_fork(const std::string& spec);
 
 // Resolves `spec` — a run folder (its newest valid checkpoint), "RUN_FOLDER@STEP", or a
 // checkpoint's .safetensors inside a run's checkpoints/ — and checks that `child` may fork from

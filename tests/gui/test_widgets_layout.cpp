@@ -367,7 +367,7 @@ class TestLayout : public QObject {
     // Without a file in the data cache: the Brown profiles the ladder presets ship with.
     qputenv("GLLM_DATA", tmp_.filePath("data").toUtf8());
     QVERIFY(MainWindow::defaultProfilesFile().endsWith(
-        QStringLiteral("ladders/brown-d128-profiles.json")));
+        QStringLiteral("ladders/brown-tokens-d128-profiles.json")));
     MainWindow w;
     auto* cone = qobject_cast<ConePanel*>(w.panel("cone"));
     QVERIFY(cone->waitForResult(30000));

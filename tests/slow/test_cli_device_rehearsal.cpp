@@ -148,7 +148,7 @@ class TestCliDeviceRehearsal : public QObject {
     fs::remove_all(out);
     bool isolated = false;
     auto r = offline("bash '" + (tree_ / "scripts/device-check.sh").string() + "' --device cpu",
-                     with(env_, {"OUT=" + out.string(), "GLLM_DEVICE_CAP_SMOKE=5"}), 15 * kMinute,
+                     with(env_, {"OUT=" + out.string(), "GLLM_DEVICE_CAP_SMOKE=1"}), 15 * kMinute,
                      &isolated);
     const std::string report = read_text(out / "device-report.md");
     qInfo("%s", report.c_str());
