@@ -16,16 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::map<std::string, nlohmann::json>& out) {
-  if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it)
-      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
-    return;
-  }
-  out[prefix] = j;
-}
-
 // Keys a child may set differently from its parent: names, the grading section, the initial
 // embedding (the fork loads the parent's), and how long / how often to evaluate or checkpoint.
 bool fork_may_differ(const std::string& key) {
@@ -41,6 +31,16 @@ bool fork_may_differ(const std::string& key) {
 }
 
 }  // namespace
+
+void flatten_config(const nlohmann::json& j, const std::string& prefix,
+                    std::map<std::string, nlohmann::json>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten_config(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    return;
+  }
+  out[prefix] = j;
+}
 
 const std::set<std::string>& fork_own_tensors() {
   static const std::set<std::string> names{"attn_grades", "mlge.level_grades", "mlge.proj",
@@ -121,8 +121,8 @@ ForkPoint resolve_fork(const std::string& spec, const RunConfig& child) {
   ForkPoint fp = locate_fork(spec);
   const RunConfig& parent = fp.parent;
   std::map<std::string, nlohmann::json> a, b;
-  flatten(parent.to_json(), "", a);
-  flatten(child.to_json(), "", b);
+  flatten_config(parent.to_json(), "", a);
+  flatten_config(child.to_json(), "", b);
   std::string differ;
   for (const auto& [key, value] : b) {
     if (fork_may_differ(key)) continue;

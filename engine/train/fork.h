@@ -27,6 +27,11 @@ ForkPoint locate_fork(const std::string& spec);
 // does not use) must equal the parent's. Throws gllm::Error naming the keys and the fix.
 ForkPoint resolve_fork(const std::string& spec, const RunConfig& child);
 
+// Leaves of a RunConfig's JSON by dotted key ("optim.matrix_lr" → value), for comparing configs
+// (a fork against its parent, a resume against its checkpoint).
+void flatten_config(const nlohmann::json& j, const std::string& prefix,
+                    std::map<std::string, nlohmann::json>& out);
+
 // Tensors a fork takes from the child's own model instead of the parent's checkpoint: the grades
 // and the graded basis.
 const std::set<std::string>& fork_own_tensors();

@@ -689,17 +689,6 @@ void check_memory(const RunConfig& c) {
   }
 }
 
-// Leaves of a RunConfig as JSON ("optim.matrix_lr" → value).
-void flatten(const nlohmann::json& j, const std::string& prefix,
-             std::map<std::string, nlohmann::json>& out) {
-  if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it)
-      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
-    return;
-  }
-  out[prefix] = j;
-}
-
 // Keys whose edit between checkpoint and resume changes no trained number: names, how long
 // (train.steps, set with --steps), how often to evaluate or checkpoint, and CPU threads.
 const std::set<std::string>& result_neutral_keys() {
@@ -732,8 +721,8 @@ nlohmann::json config_changes(const CheckpointInfo& ck, const RunConfig& now,
     return nullptr;
   }
   std::map<std::string, nlohmann::json> a, b;
-  flatten(then.to_json(), "", a);
-  flatten(now.to_json(), "", b);
+  flatten_config(then.to_json(), "", a);
+  flatten_config(now.to_json(), "", b);
   nlohmann::json changes = nlohmann::json::array();
   for (const auto& [key, value] : b) {
     if (result_neutral_keys().count(key)) continue;
