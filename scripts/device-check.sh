@@ -114,13 +114,13 @@ run() {
   left=$((budget - (SECONDS - t0)))
   echo >&2
   echo "=== ${title[$s]} (cap $c s; $((SECONDS - t0)) s of $budget s used, $(date -u +%H:%M:%S))" >&2
-  [ "$c" -gt "$left" ] && c=$left
-  if [ "$c" -lt 5 ]; then
+  if [ "$left" -lt 5 ]; then
     result[$s]="cut"
     note[$s]="not started: the $budget s budget is spent"
     echo "${note[$s]}" >&2
     return 124
   fi
+  [ "$c" -gt "$left" ] && c=$left
   t=$SECONDS
   timeout -k 5 "$c" "$@"
   rc=$?

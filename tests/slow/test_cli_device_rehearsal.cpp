@@ -148,7 +148,7 @@ class TestCliDeviceRehearsal : public QObject {
     fs::remove_all(out);
     bool isolated = false;
     auto r = offline("bash '" + (tree_ / "scripts/device-check.sh").string() + "' --device cpu",
-                     with(env_, {"OUT=" + out.string(), "GLLM_DEVICE_CAP_SMOKE=1"}), 15 * kMinute,
+                     with(env_, {"OUT=" + out.string(), "GLLM_DEVICE_CAP_SMOKE=2"}), 15 * kMinute,
                      &isolated);
     const std::string report = read_text(out / "device-report.md");
     qInfo("%s", report.c_str());
@@ -158,7 +158,7 @@ class TestCliDeviceRehearsal : public QObject {
     std::map<std::string, nlohmann::json> steps;
     for (const auto& s : j["steps"]) steps[s["step"]] = s;
     QCOMPARE(steps["smoke"]["result"].get<std::string>(), std::string("cut"));
-    QVERIFY(steps["smoke"]["note"].get<std::string>().find("stopped after 1 s") !=
+    QVERIFY(steps["smoke"]["note"].get<std::string>().find("stopped after 2 s") !=
             std::string::npos);
     QCOMPARE(steps["version"]["result"].get<std::string>(), std::string("ok"));
     QCOMPARE(steps["dp"]["result"].get<std::string>(), std::string("n/a"));
