@@ -30,10 +30,6 @@ struct SplitMix64 {
   }
 };
 
-int sign_of(double x, double tol) {
-  return x > tol ? 1 : (x < -tol ? -1 : 0);
-}
-
 void check_level(double level) {
   if (!(level > 0 && level < 1))
     throw Error("bootstrap interval level must be in (0, 1), e.g. 0.95");
@@ -42,7 +38,7 @@ void check_level(double level) {
 void finish(BootstrapResult& r, double zero_tol) {
   r.resamples = static_cast<int>(r.bc_samples.size());
   int same = 0;
-  for (double c : r.certificate_samples) same += sign_of(c, zero_tol) == r.sign;
+  for (double c : r.certificate_samples) same += certificate_sign_of(c, zero_tol) == r.sign;
   r.sign_fraction = r.resamples ? static_cast<double>(same) / r.resamples : 0.0;
   const Interval bc = bootstrap_interval(r.bc, r.bc_samples, r.level);
   const Interval cert = bootstrap_interval(r.certificate, r.certificate_samples, r.level);
@@ -54,6 +50,10 @@ void finish(BootstrapResult& r, double zero_tol) {
 }
 
 }  // namespace
+
+int certificate_sign_of(double x, double tol) {
+  return x > tol ? 1 : (x < -tol ? -1 : 0);
+}
 
 Interval bootstrap_interval(double estimate, const std::vector<double>& samples, double level) {
   check_level(level);
@@ -98,7 +98,7 @@ BootstrapResult bootstrap_from_resamples(const Profiles& full,
   BootstrapResult r;
   r.level = level;
   r.certificate = certificate(full.alpha, full.tau, q);
-  r.sign = sign_of(r.certificate, zero_tol);
+  r.sign = certificate_sign_of(r.certificate, zero_tol);
   r.bc = bhattacharyya(full.alpha, full.tau);
   for (size_t b = 0; b < resamples.size(); ++b) {
     const Profiles& p = resamples[b];
@@ -146,7 +146,7 @@ BootstrapResult bootstrap_from_contributions(const Eigen::MatrixXd& A, const Eig
   BootstrapResult r;
   r.level = level;
   r.certificate = certificate(full.alpha, full.tau, q);
-  r.sign = sign_of(r.certificate, zero_tol);
+  r.sign = certificate_sign_of(r.certificate, zero_tol);
   r.bc = bhattacharyya(full.alpha, full.tau);
   SplitMix64 rng{seed};
   Eigen::VectorXd sa(d), st(d);

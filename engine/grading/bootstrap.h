@@ -24,6 +24,9 @@ struct BootstrapResult {
   std::vector<double> certificate_samples;  // per resample
 };
 
+// The sign of a certificate, 0 when |x| ≤ tol (rounding).
+int certificate_sign_of(double x, double tol);
+
 // A bootstrap interval at `level` that contains its point estimate: the percentile interval where
 // it does; where every resample sits to one side (a biased statistic), the percentile interval
 // shifted by the median bias (median of the resamples − estimate), which always contains it.

@@ -187,8 +187,7 @@ Ladder build_ladder(const ProfilesFile& f, const LadderOptions& opt) {
           cert.push_back(c);
           lam.push_back(lambda_of(b.alpha, b.tau, q, opt.lambda));
           if (f.has_heldout()) held.push_back(certificate(f.heldout.alpha, f.heldout.tau, q));
-          const int sg = c > tol ? 1 : (c < -tol ? -1 : 0);
-          same += sg == (a.certificate > tol ? 1 : (a.certificate < -tol ? -1 : 0));
+          same += certificate_sign_of(c, tol) == certificate_sign_of(a.certificate, tol);
         }
         a.bootstrap_sign_fraction = static_cast<double>(same) / f.bootstrap.size();
         const Interval ci = bootstrap_interval(a.certificate, cert);

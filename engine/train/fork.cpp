@@ -103,8 +103,7 @@ ForkPoint locate_fork(const std::string& spec) {
                 "checkpoint written by gllm train");
   fp.parent = RunConfig::from_json(
       parse_json(meta.at("config"), fp.checkpoint.weights_path + " (stored config)", ""));
-  std::error_code ec2;
-  fp.record = {{"parent_run", fs::absolute(run, ec2).lexically_normal().string()},
+  fp.record = {{"parent_run", fs::absolute(run, ec).lexically_normal().string()},
                {"parent_name", fp.parent.name},
                {"seed", fp.parent.train.seed},
                {"checkpoint", fp.checkpoint.weights_path},
