@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "engine/config/run_paths.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
 #include "engine/io/paths.h"
@@ -199,20 +200,9 @@ RunConfig RunConfig::load(const std::string& path) {
     throw Error(path + ": " + e.what());
   }
   // Files a preset names (ladders, grades, profiles, corpora) are found beside the preset file
-  // first, then from the current folder; the resolved config holds the absolute path, so a run
-  // folder's config.json resumes from anywhere.
-  namespace fs = std::filesystem;
-  const fs::path base = dir.empty() ? fs::path(".") : fs::path(dir);
-  for (std::string* f : {&c.grading.ladder_file, &c.grading.grades_file, &c.grading.profiles_file,
-                         &c.grading.output_grades_file, &c.data.corpus_path}) {
-    if (f->empty() || fs::path(*f).is_absolute()) continue;
-    std::error_code ec;
-    const fs::path beside = base / *f;
-    if (fs::exists(beside, ec))
-      *f = fs::absolute(beside, ec).lexically_normal().string();
-    else if (fs::exists(*f, ec))
-      *f = fs::absolute(*f, ec).lexically_normal().string();
-  }
+  // first, then in the folders above it, the project folder and the current folder
+  // (run_paths.h); the resolved config holds the path found.
+  resolve_run_files(c, dir.empty() ? std::string(".") : dir);
   return c;
 }
 

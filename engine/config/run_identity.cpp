@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <set>
 
+#include "engine/config/run_paths.h"
+
 namespace gllm {
 
 namespace {
@@ -103,7 +105,8 @@ void erase_path(nlohmann::json& j, const std::string& path) {
 std::vector<ConfigChange> config_changes(const nlohmann::json& config,
                                          const nlohmann::json& preset) {
   std::vector<ConfigChange> out;
-  diff(config, preset, "", out);
+  // A file named by its absolute path and the same file project-relative is no change.
+  diff(portable_config(config), portable_config(preset), "", out);
   return out;
 }
 
@@ -153,7 +156,7 @@ std::string run_label(const nlohmann::json& config, const nlohmann::json& preset
 }
 
 std::string effective_config_hash(const nlohmann::json& config) {
-  nlohmann::json j = config;
+  nlohmann::json j = portable_config(config);  // the same files on any checkout
   for (const char* p : {"name", "description", "base", "train.seed", "train.checkpoint_every",
                         "train.keep_checkpoints", "train.threads"})
     erase_path(j, p);
