@@ -143,6 +143,29 @@ ForkPoint resolve_fork(const std::string& spec, const RunConfig& child) {
   return fp;
 }
 
+nlohmann::json portable_fork_record(const nlohmann::json& record, const std::string& child_dir) {
+  nlohmann::json out = record;
+  std::error_code ec;
+  const auto base = fs::weakly_canonical(fs::absolute(child_dir, ec), ec);
+  for (const char* key : {"parent_run", "checkpoint"}) {
+    if (!out.contains(key) || !out[key].is_string()) continue;
+    const auto p = fs::weakly_canonical(fs::absolute(out[key].get<std::string>(), ec), ec);
+    const auto rel = p.lexically_relative(base);
+    if (!ec && !rel.empty()) out[key] = rel.generic_string();
+  }
+  return out;
+}
+
+double run_start_tokens(const std::string& run_dir) {
+  try {
+    const auto p = read_parent_record(run_dir);
+    if (p.is_object() && p.contains("tokens") && p["tokens"].is_number())
+      return p["tokens"].get<double>();
+  } catch (const Error&) {  // an unreadable parent.json: counted from 0, as the run shows
+  }
+  return 0;
+}
+
 nlohmann::json read_parent_record(const std::string& run_dir) {
   const std::string path = join_path(run_dir, "parent.json");
   if (!file_exists(path)) return nullptr;

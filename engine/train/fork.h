@@ -36,6 +36,14 @@ void flatten_config(const nlohmann::json& j, const std::string& prefix,
 // and the graded basis.
 const std::set<std::string>& fork_own_tensors();
 
+// The record as the child's parent.json stores it: the parent's folder and checkpoint relative to
+// the child's folder, so a results tree moved as a whole still names its parents.
+nlohmann::json portable_fork_record(const nlohmann::json& record, const std::string& child_dir);
+
+// The tokens a run had when its own training began: its parent checkpoint's for a fork
+// (parent.json), else 0. Token-efficiency curves count from there.
+double run_start_tokens(const std::string& run_dir);
+
 // parent.json of a run folder (null when the run was not forked).
 nlohmann::json read_parent_record(const std::string& run_dir);
 

@@ -20,6 +20,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/config/run_paths.h"
 #include "engine/data/bpb.h"
 #include "engine/data/dataset.h"
 #include "engine/dist/device.h"
@@ -721,8 +722,14 @@ nlohmann::json config_changes(const CheckpointInfo& ck, const RunConfig& now,
     return nullptr;
   }
   std::map<std::string, nlohmann::json> a, b;
-  flatten_config(then.to_json(), "", a);
-  flatten_config(now.to_json(), "", b);
+  // A moved run tree is no edit: both sides' files are found from the run folder, then compared.
+  const std::string run_dir =
+      std::filesystem::path(ck.weights_path).parent_path().parent_path().string();
+  nlohmann::json tj = then.to_json(), nj = now.to_json();
+  resolve_run_files(tj, run_dir);
+  resolve_run_files(nj, run_dir);
+  flatten_config(portable_config(tj), "", a);
+  flatten_config(portable_config(nj), "", b);
   nlohmann::json changes = nlohmann::json::array();
   for (const auto& [key, value] : b) {
     if (result_neutral_keys().count(key)) continue;
@@ -858,9 +865,10 @@ void Trainer::start(const RunConfig& config, const std::string& run_dir, RunObse
     make_directories(run_dir);
     RunOwner previous;
     s->segment.lock = RunLock::acquire(run_dir, "train", &previous);
-    s->store.create(c.to_json());
+    s->store.create(portable_config(c.to_json()));
     if (s->fork)
-      write_file_atomic(join_path(run_dir, "parent.json"), s->fork->record.dump(2) + "\n");
+      write_file_atomic(join_path(run_dir, "parent.json"),
+                        portable_fork_record(s->fork->record, run_dir).dump(2) + "\n");
   }
   impl_->launch(std::move(s), false);
 }
@@ -897,6 +905,7 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
     throw Error(store.config_path() + ": " + e.what() +
                 " (the run folder's config is damaged or was edited)");
   }
+  resolve_run_files(c, run_dir);  // ladders, profiles and corpora from wherever the run now lies
   std::string summary_text;
   nlohmann::json summary;
   if (file_exists(store.summary_path())) {
@@ -931,7 +940,7 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
           store.metrics_path() + " and the files in " + store.checkpoints_dir() + ", then resume");
     if (extend) {
       c.train.steps = options.steps_override;
-      write_file_atomic(store.config_path(), c.to_json().dump(2) + "\n");
+      write_file_atomic(store.config_path(), portable_config(c.to_json()).dump(2) + "\n");
     }
     check_memory(c);
     store.reset_for_restart();
@@ -945,9 +954,11 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
     s->segment = std::move(seg);
     // A forked run that stopped before its first checkpoint starts again from its fork point.
     const nlohmann::json parent = read_parent_record(run_dir);
-    if (parent.is_object() && parent.contains("checkpoint") && parent["checkpoint"].is_string())
-      s->fork =
-          std::make_unique<ForkPoint>(resolve_fork(parent["checkpoint"].get<std::string>(), c));
+    if (parent.is_object() && parent.contains("checkpoint") && parent["checkpoint"].is_string()) {
+      std::string ck = parent["checkpoint"].get<std::string>();  // relative to the run folder
+      if (!std::filesystem::path(ck).is_absolute()) ck = join_path(run_dir, ck);
+      s->fork = std::make_unique<ForkPoint>(resolve_fork(ck, c));
+    }
     impl_->launch(std::move(s), false);
     return;
   }
@@ -979,7 +990,7 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
     // Extending a run changes its schedule from here on; record the new length.
     seg.prior_config = config_text;
     c.train.steps = options.steps_override;
-    write_file_atomic(store.config_path(), c.to_json().dump(2) + "\n");
+    write_file_atomic(store.config_path(), portable_config(c.to_json()).dump(2) + "\n");
   }
   check_memory(c);
   auto s = std::make_unique<Session>(run_dir);
