@@ -13,6 +13,10 @@
 #include "engine/io/error.h"
 #include "engine/io/text_table.h"
 
+namespace gllm::cli {
+void add_ladder_plan(CLI::App& ladder);  // cmd_ladder_plan.cpp
+}
+
 namespace {
 
 struct LadderArgs {
@@ -28,8 +32,9 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "ladder", "Selection ladder (seed 000 Table 2): grades and certificates of its arms");
   auto a = std::make_shared<LadderArgs>();
-  cmd->add_option("--profiles", a->profiles, "Profiles JSON written by `gllm profiles`")
-      ->required();
+  cmd->add_option("--profiles", a->profiles,
+                  "Profiles JSON written by `gllm profiles` (required unless a subcommand is "
+                  "given)");
   cmd->add_option("--clip", a->clip, "Clip C > 1")->capture_default_str();
   cmd->add_option("--lambda", a->lambda,
                   "Grading base λ > 1 (default e^{1/head_dim}); must match the model's λ");
@@ -54,7 +59,12 @@ gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--out", a->out, "Write the ladder JSON here (atomic)");
   cmd->add_flag("--json", a->json, "Print the ladder JSON to stdout");
-  cmd->callback([a] {
+  gllm::cli::add_ladder_plan(*cmd);
+  cmd->callback([a, cmd] {
+    if (!cmd->get_subcommands().empty()) return;  // `gllm ladder plan …`
+    if (a->profiles.empty())
+      throw gllm::Error(
+          "gllm ladder: --profiles is required (the profiles JSON of `gllm profiles`)");
     if (a->head_dim < 1) throw gllm::Error("--head-dim must be ≥ 1");
     gllm::grading::LadderOptions o;
     o.lambda = a->lambda != 0 ? a->lambda : std::exp(1.0 / a->head_dim);

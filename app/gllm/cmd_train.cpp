@@ -6,13 +6,17 @@
 #include "app/gllm/command_registry.h"
 #include "app/gllm/run_progress.h"
 #include "engine/config/run_config.h"
+#include "engine/config/run_paths.h"
 #include "engine/config/sweep.h"
 #include "engine/dist/batch_plan.h"
 #include "engine/dist/launcher.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/io/paths.h"
+#include "engine/stats/paired.h"
 #include "engine/train/fork.h"
+#include "engine/train/ladder_plan.h"
 #include "engine/train/run_store.h"
 #include "engine/train/trainer.h"
 
@@ -29,6 +33,10 @@ struct TrainOpts {
   std::string device;
   std::string out;
   std::string fork;
+  std::string seeds;  // sweep: "41,42" or "auto" (the ladder plan's number, from --pilot)
+  std::string pilot;
+  int max_seeds = 10;
+  bool dry_run = false;  // sweep: list the runs it would train, train none
   bool json = false;
   bool quiet = false;
   int nproc = 1;
@@ -71,6 +79,66 @@ gllm::FinishedRecord resume_one(const std::string& dir, bool quiet) {
 }
 
 // Sweep file (engine/config/sweep.h): arms × seeds, each run in <out>/<arm>-s<seed>.
+// The seeds a sweep runs: the file's, a list given with --seeds, or with --seeds auto the number
+// the ladder plan asks for (gllm ladder plan, from the pilot runs in --pilot): the file's seeds
+// first, then the following integers not yet used.
+std::vector<int> sweep_seeds(const TrainOpts& o, const gllm::SweepFile& sw,
+                             const std::string& sweep_dir) {
+  if (o.seeds.empty()) {
+    if (!o.pilot.empty()) throw gllm::Error("--pilot sizes a sweep with --seeds auto; add it");
+    return sw.seeds;
+  }
+  if (o.seeds != "auto") {
+    std::vector<int> out;
+    for (double v : gllm::stats::parse_number_list(o.seeds, "--seeds")) {
+      if (v < 0 || v > 2147483647 || v != std::floor(v))
+        throw gllm::Error("--seeds: " + gllm::brief_text(o.seeds, 80) +
+                          " holds a value that is not a seed (a whole number 0 … 2^31 − 1)");
+      if (std::find(out.begin(), out.end(), static_cast<int>(v)) != out.end())
+        throw gllm::Error("--seeds: seed " + std::to_string(static_cast<int>(v)) +
+                          " is given twice");
+      out.push_back(static_cast<int>(v));
+    }
+    return out;
+  }
+  if (o.pilot.empty())
+    throw gllm::Error(
+        "--seeds auto needs --pilot RUNS: the pilot runs (a uniform arm with ≥ 2 seeds) the "
+        "plan measures its slope and seed noise on");
+  std::string ladder_file;
+  for (const auto& a : sw.arms) {
+    std::string path;
+    try {
+      path = gllm::resolve_preset_path(a.preset);
+    } catch (const gllm::Error&) {
+      path = gllm::resolve_preset_path(gllm::join_path(sweep_dir, a.preset));
+    }
+    gllm::RunConfig c = gllm::RunConfig::load(path);
+    if (a.set.contains("grading.ladder_file") && a.set["grading.ladder_file"].is_string() &&
+        a.set["grading.ladder_file"].get<std::string>().find("{seed}") == std::string::npos)
+      c.grading.ladder_file =
+          gllm::find_run_file(a.set["grading.ladder_file"].get<std::string>(), sweep_dir);
+    if (c.grading.level_grades_source == "ladder") {
+      ladder_file = c.grading.ladder_file;
+      break;
+    }
+  }
+  if (ladder_file.empty())
+    throw gllm::Error(o.sweep +
+                      ": --seeds auto sizes ladder sweeps; no arm takes its grades from a ladder "
+                      "(grading.level_grades_source \"ladder\" with a ladder file without {seed})");
+  gllm::PlanOptions po;
+  po.max_seeds = o.max_seeds;
+  const auto plan = gllm::ladder_plan(ladder_file, o.pilot, po);
+  std::cerr << "plan: " << plan.seeds_recommended << " seeds (" << plan.recommendation << ")\n";
+  std::vector<int> out = sw.seeds;
+  if (static_cast<int>(out.size()) > plan.seeds_recommended)
+    out.resize(static_cast<size_t>(plan.seeds_recommended));
+  int next = out.empty() ? 41 : *std::max_element(out.begin(), out.end()) + 1;
+  while (static_cast<int>(out.size()) < plan.seeds_recommended) out.push_back(next++);
+  return out;
+}
+
 void run_sweep(const TrainOpts& o) {
   const gllm::SweepFile sw = gllm::read_sweep_file(o.sweep);
   std::string name = !sw.name.empty() ? sw.name : std::filesystem::path(o.sweep).stem().string();
@@ -78,6 +146,7 @@ void run_sweep(const TrainOpts& o) {
                     : !sw.out.empty() ? sw.out
                                       : gllm::join_path(gllm::runs_dir(), name);
   std::string sweep_dir = std::filesystem::path(o.sweep).parent_path().string();
+  const std::vector<int> seeds = sweep_seeds(o, sw, sweep_dir);
   struct Job {
     std::string arm, dir;
     gllm::RunConfig config;
@@ -101,7 +170,7 @@ void run_sweep(const TrainOpts& o) {
     }
     if (!a.name.empty()) base.name = a.name;
     if (sw.steps > 0) base.train.steps = sw.steps;
-    for (int seed : sw.seeds) {
+    for (int seed : seeds) {
       gllm::RunConfig c = base;
       // String values of "set" may name per-seed files ({seed}: route 2's per-trunk profiles).
       for (auto it = a.set.begin(); it != a.set.end(); ++it)
@@ -120,6 +189,12 @@ void run_sweep(const TrainOpts& o) {
            fork_for_seed(sw.fork, sweep_dir, seed)});
     }
   }
+  // Seed by seed (every arm of a seed, then the next seed): a sweep stopped early leaves complete
+  // paired sets rather than some arms with every seed and others with none.
+  std::stable_sort(jobs.begin(), jobs.end(), [&](const Job& a, const Job& b) {
+    return std::find(seeds.begin(), seeds.end(), a.config.train.seed) <
+           std::find(seeds.begin(), seeds.end(), b.config.train.seed);
+  });
   for (size_t i = 0; i < jobs.size(); ++i)
     for (size_t k = 0; k < i; ++k)
       if (jobs[i].dir == jobs[k].dir)
@@ -127,6 +202,27 @@ void run_sweep(const TrainOpts& o) {
                           "\" (seed " + std::to_string(jobs[i].config.train.seed) +
                           ") would share the run folder " + jobs[i].dir +
                           "; give the arms distinct \"name\"s");
+  if (o.dry_run) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& j : jobs) {
+      const bool done = gllm::file_exists(gllm::join_path(j.dir, "config.json")) &&
+                        gllm::read_run(j.dir).status == "completed";
+      list.push_back({{"arm", j.arm},
+                      {"seed", j.config.train.seed},
+                      {"run_dir", j.dir},
+                      {"fork", j.fork},
+                      {"completed", done}});
+    }
+    if (o.json) {
+      gllm::cli::print_json({{"sweep", name}, {"out", out}, {"seeds", seeds}, {"runs", list}});
+    } else {
+      std::cout << "sweep " << name << ": " << jobs.size() << " runs into " << out << "\n";
+      for (const auto& r : list)
+        std::cout << "  " << r["arm"].get<std::string>() << " seed " << r["seed"].get<int>()
+                  << (r["completed"].get<bool>() ? " (completed)" : "") << "\n";
+    }
+    return;
+  }
   gllm::make_directories(out);
   std::cerr << "sweep " << name << ": " << jobs.size() << " runs into " << out << "\n";
   nlohmann::json results = nlohmann::json::array();
@@ -145,7 +241,8 @@ void run_sweep(const TrainOpts& o) {
         throw gllm::Error(j.dir + " (arm " + j.arm + "): its config.json does not read (" +
                           e.what() + "); move the folder aside or give the sweep another --out");
       }
-      const auto diff = gllm::config_differences(theirs, j.config.to_json());
+      const auto diff = gllm::config_differences(gllm::portable_config(theirs),
+                                                 gllm::portable_config(j.config.to_json()));
       if (!diff.empty()) {
         std::string list;
         for (const auto& d : diff) list += (list.empty() ? "" : "; ") + d;
@@ -202,6 +299,18 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
                   "Start from another run's checkpoint (RUN_FOLDER, RUN_FOLDER@STEP or "
                   "RUN/checkpoints/step_N.safetensors): its weights, optimizer state and data "
                   "position, with this preset's grades; recorded in parent.json");
+  cmd->add_option("--seeds", o->seeds,
+                  "Sweep: the seeds to run instead of the file's (\"41,42\"), or \"auto\": the "
+                  "number the ladder plan asks for (gllm ladder plan; needs --pilot)");
+  cmd->add_option("--pilot", o->pilot,
+                  "Sweep with --seeds auto: folder of pilot runs (the uniform arm, ≥ 2 seeds) the "
+                  "plan reads its slope and seed noise from");
+  cmd->add_flag("--dry-run", o->dry_run,
+                "Sweep: list the runs (arm, seed, folder, completed or not) and train none");
+  cmd->add_option("--max-seeds", o->max_seeds,
+                  "Sweep with --seeds auto: the most seeds per arm the plan may ask for")
+      ->check(CLI::Range(2, 1000))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the outcome as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress bar");
   cmd->add_option(

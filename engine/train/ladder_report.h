@@ -1,6 +1,7 @@
-// The selection ladder tested (seed 000 §6.5, §8.3.3): each arm's pre-registered ⟨q, α̂−τ̂⟩
-// against its measured paired ΔBPB versus the uniform arm, tokens to a fixed BPB, and the rank
-// correlation of predicted and measured order with a bootstrap interval. Torch-free.
+// The selection ladder tested (seed 000 §6.5, §8.2.2, §8.3.3): per arm the pre-registered
+// certificate against its token efficiency — tokens to a target val BPB and to a target task error,
+// per-seed ratios to the uniform arm with intervals — and its paired ΔBPB; the rank correlation of
+// predicted and measured order with a bootstrap interval. Torch-free.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "engine/stats/paired.h"
+#include "engine/train/token_efficiency.h"
 
 namespace gllm {
 
@@ -20,33 +22,69 @@ struct LadderArmReport {
   double lambda_q = 1, gain = 1;    // on the fit profiles (in-sample for fitted arms)
   bool has_heldout = false;         // the ladder scored the grades on held-out profiles
   double certificate_heldout = 0, lambda_q_heldout = 1, gain_heldout = 1;
-  int predicted_rank = 0;  // 1 = largest certificate
+  int predicted_rank = 0;  // 1 = largest certificate (the prediction the report orders by)
   std::vector<int> seeds;
   std::vector<double> heldout_bpb, val_bpb;  // per seed (final)
   bool has_delta = false;                    // paired against uniform on ≥ 1 common seed
   stats::Paired delta_heldout;               // arm − uniform, matched by seed (lower is better)
   stats::Paired delta_val;
-  std::vector<double> tokens_to_target;  // per seed; NaN where the target was never reached
-  double token_ratio = 0;  // mean tokens to target / the uniform arm's (0: not reached)
-  int measured_rank = 0;   // 1 = most negative mean ΔBPB (held-out)
+  // Token efficiency (§8.2.2): per seed, the tokens at which val BPB (task error) first reaches
+  // the report's target (NaN where it never does) and tokens(uniform)/tokens(arm) by seed.
+  std::vector<double> tokens_to_target;
+  TokenRatio token_ratio;
+  std::vector<double> tokens_to_task_target;
+  TokenRatio task_token_ratio;
+  int measured_rank = 0;  // 1 = largest token ratio (val BPB); arms without one rank last
+  int delta_rank = 0;     // 1 = most negative mean held-out ΔBPB
+
+  // The prediction this report orders by: the held-out certificate when the ladder has one.
+  double predicted_certificate() const { return has_heldout ? certificate_heldout : certificate; }
+  double predicted_gain() const { return has_heldout ? gain_heldout : gain; }  // 1/Λ(q)
+};
+
+// A rank correlation with its percentile bootstrap interval over seeds.
+struct RankCorrelation {
+  double rho = 0;  // NaN when fewer than two arms besides uniform have a measurement
+  double low = 0, high = 0;
+  int arms = 0;   // arms entering the correlation (uniform included)
+  int seeds = 0;  // seeds common to those arms (the bootstrap's resampling unit)
+};
+
+struct LadderReportOptions {
+  double target_bpb = 0;         // 0: the uniform arm's val BPB at half its budget
+  double target_task_error = 0;  // 0: the uniform arm's task error at half its budget
+  std::string task;              // probe task in probe.jsonl ("" = the first one found)
+  int task_layer = -1;           // its layer (−1 = the deepest probed)
+  int bootstrap = 2000;
+  uint64_t seed = 0;
 };
 
 struct LadderReport {
   std::string runs_dir;
-  std::string ladder_file;
-  std::string metric = "heldout_bpb";  // the measured outcome
-  double target_bpb = 0;               // for tokens to target (val_bpb curve)
-  std::vector<LadderArmReport> arms;   // in predicted order
-  double spearman = 0;                 // rank correlation of certificate and −ΔBPB (all arms)
-  double spearman_low = 0, spearman_high = 0;  // percentile bootstrap over seeds
+  std::string ladder_file;                // the first run's
+  std::vector<std::string> ladder_files;  // every ladder the runs name (route 2: one per seed)
+  std::string prediction;                 // "held-out" or "fit": which certificate orders the arms
+  bool forked = false;            // route 2: tokens count from each run's fork (parent.json)
+  double half_budget_tokens = 0;  // half the uniform arm's tokens (mean over seeds)
+  double target_bpb = 0;          // for tokens to target (val_bpb curve)
+  std::string target_rule;        // how it was chosen
+  bool has_task = false;          // probe.jsonl found for the runs
+  std::string task;
+  int task_layer = -1;
+  double target_task_error = 0;
+  std::string task_target_rule;
+  std::vector<LadderArmReport> arms;  // in predicted order
+  // Spearman's ρ of the predicted certificate against the measured token ratio (the seed's
+  // §8.3.3 test), against the task token ratio, and against −ΔBPB (held-out, at the budget).
+  RankCorrelation rho_tokens, rho_task, rho_delta;
   int bootstrap = 0;
   std::vector<std::string> warnings;
 };
 
 // Reads every run under `runs_dir` whose config takes MLGE grades from a ladder arm
 // (grading.level_grades_source = "ladder"), groups them by arm and seed, and pairs each arm
-// with the "uniform" arm by seed. `target_bpb` 0 = the largest final validation BPB of all
-// runs (so every run reaches it). Throws gllm::Error when there is no uniform arm or no runs.
+// with the "uniform" arm by seed. Throws gllm::Error when there is no uniform arm or no runs.
+LadderReport ladder_report(const std::string& runs_dir, const LadderReportOptions& options);
 LadderReport ladder_report(const std::string& runs_dir, double target_bpb = 0, int bootstrap = 2000,
                            uint64_t seed = 0);
 nlohmann::json to_json(const LadderReport& r);

@@ -134,15 +134,24 @@ class TestTrainLadderReport : public QObject {
         QVERIFY(std::abs(x.delta_heldout.delta.ci_high - x.delta_heldout.delta.ci_low - 2 * half) <
                 1e-9);
       }
-      QCOMPARE(x.token_ratio, x.ladder_arm == "educated" ? 2000.0 / 3000.0 : 1.0);
+      // Tokens to 2.7: educated 2000, every other arm 3000 (reached exactly at an evaluation).
+      QCOMPARE(x.token_ratio.n, 3);
+      QVERIFY(std::abs(x.token_ratio.ratio - (x.ladder_arm == "educated" ? 1.5 : 1.0)) < 1e-12);
+      QVERIFY(std::abs(x.token_ratio.low - x.token_ratio.ratio) < 1e-12);  // no seed spread
       QVERIFY(std::isnan(x.certificate_readback));  // no checkpoints here: reported as a warning
     }
     // Certificates rank random < uniform < taxonomic < pos < educated; improvements −Δ rank
     // random < uniform < pos < taxonomic < educated: Σd² = 2 over n = 5, ρ = 1 − 6·2/(5·24) = 0.9.
-    QVERIFY(std::abs(r.spearman - 0.9) < 1e-12);
-    QVERIFY(r.spearman_low <= r.spearman && r.spearman <= r.spearman_high);
+    QVERIFY(std::abs(r.rho_delta.rho - 0.9) < 1e-12);
+    QVERIFY(r.rho_delta.low <= r.rho_delta.rho && r.rho_delta.rho <= r.rho_delta.high);
+    QCOMPARE(r.rho_delta.seeds, 3);
+    // Token ratios: educated 1.5, the rest tied at 1 → ranks (5, 2.5 ×4) against (5, 4, 3, 2, 1):
+    // ρ = 5 / √(10·5).
+    QVERIFY(std::abs(r.rho_tokens.rho - 5.0 / std::sqrt(50.0)) < 1e-12);
+    QCOMPARE(r.prediction, std::string("fit"));  // the test ladder has no held-out scores
     QCOMPARE(r.arms.front().ladder_arm, std::string("educated"));
     QCOMPARE(r.arms.front().measured_rank, 1);
+    QCOMPARE(r.arms.front().delta_rank, 1);
     QVERIFY(!r.warnings.empty());
   }
 
@@ -161,7 +170,8 @@ class TestTrainLadderReport : public QObject {
     std::filesystem::create_directories(runs + "/plain");
     write(runs + "/plain/config.json", R"({"name": "plain", "train": {"seed": 1}})");
     const gllm::LadderReport r = gllm::ladder_report(runs, 0, 50, 7);
-    QVERIFY(std::isnan(r.spearman));
+    QVERIFY(std::isnan(r.rho_tokens.rho));
+    QVERIFY(std::isnan(r.rho_delta.rho));
     bool said = false, plain = false;
     for (const auto& w : r.warnings) {
       said = said || w.find("at least two ladder arms") != std::string::npos;
@@ -169,6 +179,30 @@ class TestTrainLadderReport : public QObject {
     }
     QVERIFY(said);
     QVERIFY(plain);
+  }
+
+  void defaultTargetIsUniformAtHalfBudget() {
+    // §8.2.2: the target every arm crosses during training. Uniform's budget is 4000 tokens; its
+    // val BPB at 2000 is 3 − 0.1·2 = 2.8. Educated (slope 0.15) is at 2.85 at 1000 and 2.7 at
+    // 2000: log tokens interpolate a third of the way, 1000·2^{1/3}, so its ratio is 2^{2/3}.
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::string dir = tmp.path().toStdString();
+    const std::string ladder = make_ladder(dir);
+    const std::string runs = dir + "/runs";
+    for (const auto& a : {kArms[0], kArms[2], kArms[4]})
+      for (size_t i = 0; i < kSeeds.size(); ++i)
+        make_run(runs + "/ladder-" + a.name + "-s" + std::to_string(kSeeds[i]), ladder, a,
+                 kSeeds[i], 2.0 + a.delta + kNoise[i], a.name == "educated" ? 0.15 : 0.1);
+    const LadderReport r = ladder_report(runs, LadderReportOptions{});
+    QVERIFY(std::abs(r.target_bpb - 2.8) < 1e-12);
+    QVERIFY(std::abs(r.half_budget_tokens - 2000) < 1e-9);
+    for (const auto& x : r.arms) {
+      const double t = x.ladder_arm == "educated" ? 1000 * std::cbrt(2.0) : 2000.0;
+      for (double v : x.tokens_to_target) QVERIFY(std::abs(v - t) < 1e-9);
+      QVERIFY(std::abs(x.token_ratio.ratio - 2000 / t) < 1e-12);
+    }
+    QVERIFY(!r.has_task);  // no probe.jsonl: said in a warning
   }
 
   void spearmanWithTies() {
