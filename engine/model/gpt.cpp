@@ -460,11 +460,18 @@ torch::Tensor GPTImpl::mlp(int layer, const torch::Tensor& x) {
 }
 
 torch::Tensor GPTImpl::final_hidden(const torch::Tensor& idx) {
+  return hidden_states(idx, n_layer_);
+}
+
+torch::Tensor GPTImpl::hidden_states(const torch::Tensor& idx, int layer) {
   TORCH_CHECK(idx.dim() == 2, "GPT expects token ids of shape (B, T)");
+  TORCH_CHECK(layer >= 0 && layer <= n_layer_, "hidden_states: layer ", layer, " is not in 0..",
+              n_layer_);
   auto& P = *parts_;
-  auto x = embed(idx);  // (B, T, d)
+  auto x = embed(idx);       // (B, T, d)
+  if (layer == 0) return x;  // embed() ends with the RMS norm
   auto x0 = x;
-  for (int i = 0; i < n_layer_; ++i) {
+  for (int i = 0; i < layer; ++i) {
     x = P.resid_lambdas[i] * x + P.x0_lambdas[i] * x0;
     x = x + attention(i, ops::rms_norm(x), idx);
     x = x + mlp(i, ops::rms_norm(x));

@@ -100,6 +100,9 @@ class GPTImpl : public torch::nn::Module {
   torch::Tensor eval_logits(const torch::Tensor& idx);
   // Per-target nats −log P(y_t | y_<t) under the matched tilt, (B, T) fp32; 0 where target < 0.
   torch::Tensor per_target_nats(const torch::Tensor& idx, const torch::Tensor& targets);
+  // The residual stream after `layer` blocks, RMS-normed: (B, T, d); layer 0 is the embedding
+  // x0, layer n_layer the input of lm_head (probes read frozen features from it).
+  torch::Tensor hidden_states(const torch::Tensor& idx, int layer);
 
   // Every parameter with its optimizer group tag, in registration order.
   std::vector<TaggedParameter> tagged_parameters() const;
