@@ -1,5 +1,5 @@
-// The Ladder panel (ladder_panel.h): certificate against measured ΔBPB per arm with its t-interval,
-// the table of arms, Spearman's ρ; ladder_report runs on a worker thread with a generation counter.
+// The Ladder panel (ladder_panel.h): the report, its plan and the arms' curves read on a worker
+// thread with a generation counter; the table of arms; probing checkpoints on demand.
 #include "widgets/ladder_panel.h"
 
 #include <QChart>
@@ -8,26 +8,46 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QLegendMarker>
 #include <QLineEdit>
-#include <QLineSeries>
+#include <QPointer>
 #include <QPushButton>
-#include <QScatterSeries>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <QValueAxis>
 #include <QtConcurrent>
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "engine/grading/cone.h"
 #include "engine/io/error.h"
+#include "engine/io/paths.h"
+#include "engine/train/fork.h"
+#include "engine/train/probe.h"
+#include "engine/train/run_store.h"
+#include "engine/train/token_efficiency.h"
 #include "widgets/widget_util.h"
 
 namespace gllm::gui {
 
 namespace {
+
+enum Column {
+  kPredRank,
+  kArm,
+  kCertificate,
+  kPredictedRatio,
+  kPredictedDelta,
+  kSeedsNeeded,
+  kPower,
+  kRatio,
+  kRatioInterval,
+  kTaskRatio,
+  kDelta,
+  kSeeds,
+  kMeasuredRank,
+  kColumns
+};
 
 QTableWidgetItem* cell(const QString& text, bool number = true) {
   auto* it = new QTableWidgetItem(text);
@@ -36,9 +56,49 @@ QTableWidgetItem* cell(const QString& text, bool number = true) {
   return it;
 }
 
+QString ratioText(const TokenRatio& r) {
+  return r.n == 0 ? QObject::tr("not reached") : QString::asprintf("×%.3f", r.ratio);
+}
+
+QString intervalText(const TokenRatio& r) {
+  if (r.n < 2) return QObject::tr("—");
+  return QString::asprintf("[%.3f, %.3f]", r.low, r.high);
+}
+
+// Each arm's mean validation curve at the evaluations all its seeds share.
+std::vector<ArmCurve> arm_curves(const std::string& dir, const LadderReport& rep) {
+  std::map<std::string, std::map<double, std::pair<double, int>>> acc;
+  std::map<std::string, int> runs;
+  for (const auto& r : list_runs(dir)) {
+    if (r.status != "completed") continue;
+    const auto curve = since_start(
+        metric_curve(read_metrics(join_path(r.dir, "metrics.jsonl")).records, "val_bpb"),
+        run_start_tokens(r.dir));  // a fork's tokens count from its fork, as the report's do
+    auto& a = acc[r.name];
+    ++runs[r.name];
+    for (const auto& p : curve) {
+      a[p.tokens].first += p.value;
+      a[p.tokens].second += 1;
+    }
+  }
+  std::vector<ArmCurve> out;
+  for (const auto& x : rep.arms) {
+    ArmCurve c;
+    c.arm = x.ladder_arm;
+    for (const auto& [t, sum] : acc[x.arm])
+      if (sum.second == runs[x.arm]) {
+        c.tokens.push_back(t);
+        c.value.push_back(sum.first / sum.second);
+      }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
 
-LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
+LadderPanel::LadderPanel(QWidget* parent)
+    : QWidget(parent), m_cancelProbe(std::make_shared<std::atomic<bool>>(false)) {
   auto* lay = new QVBoxLayout(this);
   auto* row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("Ladder runs:")));
@@ -51,31 +111,57 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
   row->addWidget(new QLabel(tr("target val BPB:")));
   m_target = new QLineEdit;
   m_target->setPlaceholderText(tr("auto"));
+  m_target->setToolTip(tr("auto: the uniform arm's validation BPB at half its budget"));
   m_target->setMaximumWidth(80);
   row->addWidget(m_target);
   auto* go = new QPushButton(tr("Report"));
   row->addWidget(go);
+  m_probe = new QPushButton(tr("Probe checkpoints"));
+  m_probe->setToolTip(
+      tr("The task endpoint: a linear probe of the held-out POS tags on every checkpoint's "
+         "hidden states (gllm probe), then the report again"));
+  row->addWidget(m_probe);
   lay->addLayout(row);
 
   auto* split = new QSplitter(Qt::Vertical);
+  auto* charts = new QSplitter(Qt::Horizontal);
   m_chart = new QChart;
-  m_chart->setTitle(
-      tr("Pre-registered ⟨q, α̂−τ̂⟩ against measured ΔBPB (held-out, paired with uniform, 95 % t; "
-         "lower is better)"));
+  m_chart->setTitle(tr("Predicted order against measured token ratio (95 % t)"));
   m_chart->legend()->setAlignment(Qt::AlignRight);
   auto* view = new QChartView(m_chart);
   view->setRenderHint(QPainter::Antialiasing);
-  view->setMinimumHeight(220);
-  split->addWidget(view);
-  m_table = new QTableWidget(0, 11);
-  m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩ fit"), tr("Λ fit"),
-                                      tr("⟨q, α̂−τ̂⟩ held-out"), tr("Λ held-out"), tr("ΔBPB"),
-                                      tr("95 % t-interval"), tr("seeds"), tr("tokens ×"),
-                                      tr("meas.")});
-  m_table->horizontalHeaderItem(2)->setToolTip(
-      tr("On the profiles the grades were fitted on (in-sample for the educated arm)"));
-  m_table->horizontalHeaderItem(4)->setToolTip(
-      tr("The same grades scored on profiles from held-out sentences (the honest prediction)"));
+  view->setMinimumHeight(240);
+  charts->addWidget(view);
+  m_curves = new QChart;
+  m_curves->setTitle(tr("Validation BPB against tokens (mean over seeds) and the target"));
+  m_curves->legend()->setAlignment(Qt::AlignRight);
+  auto* cview = new QChartView(m_curves);
+  cview->setRenderHint(QPainter::Antialiasing);
+  cview->setMinimumHeight(240);
+  charts->addWidget(cview);
+  split->addWidget(charts);
+  m_table = new QTableWidget(0, kColumns);
+  m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩"), tr("pred. ×"),
+                                      tr("pred. ΔBPB"), tr("seeds 80 %"), tr("power"),
+                                      tr("tokens ×"), tr("95 %"), tr("task ×"), tr("ΔBPB [95 %]"),
+                                      tr("n"), tr("meas.")});
+  const QStringList tips{
+      tr("Predicted rank: 1 = largest certificate"),
+      tr("The ladder's arm; hover for the program that made its grades"),
+      tr("The pre-registered certificate on held-out profiles (the honest prediction; the fit "
+         "value is in the cell's tooltip)"),
+      tr("Predicted token ratio tokens(uniform)/tokens(arm) = 1/Λ(q)"),
+      tr("Predicted held-out ΔBPB at the budget: the pilot's BPB-per-e-fold slope × ln Λ"),
+      tr("Seeds the paired comparison against uniform needs for 80 % power at α = 0.05"),
+      tr("Power the runs here achieve with their seeds"),
+      tr("Measured token ratio tokens(uniform)/tokens(arm) to the target val BPB (geometric mean "
+         "over seeds)"),
+      tr("95 % t-interval of the token ratio over seeds (log scale)"),
+      tr("Measured token ratio to the target task error (gllm probe)"),
+      tr("Held-out ΔBPB at the budget, paired by seed against uniform, with its 95 % t-interval"),
+      tr("Seeds"),
+      tr("Measured rank by token ratio: 1 = fewest tokens")};
+  for (int c = 0; c < kColumns; ++c) m_table->horizontalHeaderItem(c)->setToolTip(tips[c]);
   m_table->verticalHeader()->setVisible(false);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_table->horizontalHeader()->setStretchLastSection(true);
@@ -86,6 +172,7 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
   m_status =
       new QLabel(tr("Open the folder of a ladder sweep to test the ladder's predicted order."));
   m_status->setWordWrap(true);
+  m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
   lay->addWidget(m_status);
 
   m_watcher = new QFutureWatcher<LadderResult>(this);
@@ -93,12 +180,23 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
     const LadderResult r = m_watcher->result();
     if (r.generation == m_generation) apply(r);
   });
+  m_probeWatcher = new QFutureWatcher<QString>(this);
+  connect(m_probeWatcher, &QFutureWatcher<QString>::finished, this, [this] {
+    const QString message = m_probeWatcher->result();
+    m_probe->setEnabled(true);
+    Q_EMIT probeFinished(message);
+    bool ok = false;
+    const double t = m_target->text().trimmed().toDouble(&ok);
+    setRunsFolder(m_folder->text().trimmed(), ok && t > 0 ? t : 0);
+    m_status->setText(message + " " + m_status->text());
+  });
   auto request = [this] {
     bool ok = false;
     const double t = m_target->text().trimmed().toDouble(&ok);
     setRunsFolder(m_folder->text().trimmed(), ok && t > 0 ? t : 0);
   };
   connect(go, &QPushButton::clicked, this, request);
+  connect(m_probe, &QPushButton::clicked, this, &LadderPanel::probeCheckpoints);
   connect(m_folder, &QLineEdit::returnPressed, this, request);
   connect(m_target, &QLineEdit::returnPressed, this, request);
   connect(browse, &QPushButton::clicked, this, [this, request] {
@@ -110,11 +208,18 @@ LadderPanel::LadderPanel(QWidget* parent) : QWidget(parent) {
   });
 }
 
+LadderPanel::~LadderPanel() {
+  m_cancelProbe->store(true);  // the probe stops after its current checkpoint
+}
+
 QString LadderPanel::runsFolder() const {
   return m_folder->text();
 }
 bool LadderPanel::busy() const {
   return m_watcher->isRunning();
+}
+bool LadderPanel::probing() const {
+  return m_probeWatcher->isRunning();
 }
 QString LadderPanel::statusText() const {
   return m_status->text();
@@ -129,11 +234,69 @@ void LadderPanel::setRunsFolder(const QString& folder, double targetBpb) {
     LadderResult r;
     r.generation = gen;
     try {
-      r.report = ladder_report(dir, targetBpb);
+      LadderReportOptions o;
+      o.target_bpb = targetBpb;
+      r.report = ladder_report(dir, o);
+      r.curves = arm_curves(dir, r.report);
     } catch (const std::exception& e) {
       r.error = qs(e.what());
+      return r;
+    }
+    try {  // the plan with these runs as the pilot: the power the sweep had
+      size_t seeds = 0;
+      for (const auto& x : r.report.arms) seeds = std::max(seeds, x.seeds.size());
+      PlanOptions po;
+      po.seeds = static_cast<int>(std::max<size_t>(seeds, 2));
+      r.plan = ladder_plan(r.report.ladder_file, dir, po);
+      r.hasPlan = true;
+    } catch (const std::exception& e) {
+      r.planError = qs(e.what());
     }
     return r;
+  }));
+}
+
+void LadderPanel::probeCheckpoints() {
+  if (probing()) return;
+  const QString folder = m_folder->text().trimmed();
+  if (folder.isEmpty()) {
+    m_status->setText(tr("Give the folder of a ladder sweep first, then probe its checkpoints."));
+    return;
+  }
+  m_probe->setEnabled(false);
+  m_status->setText(tr("probing the checkpoints of the runs under %1 …").arg(folder));
+  const std::string dir = ss(folder);
+  auto cancel = m_cancelProbe;
+  QPointer<QLabel> status = m_status;
+  m_probeWatcher->setFuture(QtConcurrent::run([dir, cancel, status] {
+    int runs = 0, scores = 0;
+    QStringList problems;
+    std::vector<RunInfo> list;
+    try {
+      list = list_runs(dir);
+    } catch (const std::exception& e) {
+      return QObject::tr("Probe: %1").arg(qs(e.what()));
+    }
+    for (const auto& r : list) {
+      if (cancel->load()) break;
+      if (r.status != "completed") continue;
+      try {
+        const auto s = probe_run(r.dir, ProbeOptions{}, {}, cancel.get());
+        scores += static_cast<int>(s.size());
+        ++runs;
+      } catch (const std::exception& e) {
+        problems << qs(r.dir) + ": " + qs(e.what());
+      }
+      QMetaObject::invokeMethod(
+          qApp,
+          [status, runs, n = list.size()] {
+            if (status) status->setText(QObject::tr("probed %1 of %2 runs …").arg(runs).arg(n));
+          },
+          Qt::QueuedConnection);
+    }
+    QString msg = QObject::tr("Probed %n run(s) (%1 checkpoint scores).", "", runs).arg(scores);
+    if (!problems.isEmpty()) msg += " " + problems.join("; ");
+    return msg;
   }));
 }
 
@@ -144,10 +307,12 @@ bool LadderPanel::waitForResult(int ms) {
 void LadderPanel::apply(const LadderResult& r) {
   m_result = r;
   m_table->setRowCount(0);
-  m_chart->removeAllSeries();
-  for (auto* a : m_chart->axes()) {
-    m_chart->removeAxis(a);
-    delete a;
+  for (QChart* c : {m_chart, m_curves}) {
+    c->removeAllSeries();
+    for (auto* a : c->axes()) {
+      c->removeAxis(a);
+      delete a;
+    }
   }
   if (!r.error.isEmpty()) {
     m_status->setText(r.error);
@@ -155,46 +320,30 @@ void LadderPanel::apply(const LadderResult& r) {
     return;
   }
   const LadderReport& rep = r.report;
-  m_table->setRowCount(static_cast<int>(rep.arms.size()));
-  int row = 0;
-  for (const auto& x : rep.arms) {
-    const bool d = x.has_delta;
-    const auto& s = x.delta_heldout.delta;
-    m_table->setItem(row, 0, cell(QString::number(x.predicted_rank)));
-    auto* arm = cell(qs(x.ladder_arm), false);
-    arm->setToolTip(qs(x.program));
-    m_table->setItem(row, 1, arm);
-    const bool h = x.has_heldout;
-    m_table->setItem(row, 2, cell(formatNumber(x.certificate, 4)));
-    auto* fitLambda = cell(formatNumber(x.lambda_q, 4));
-    fitLambda->setToolTip(qs(grading::cone_verdict_text(x.lambda_q, x.certificate)));
-    m_table->setItem(row, 3, fitLambda);
-    m_table->setItem(row, 4, cell(h ? formatNumber(x.certificate_heldout, 4) : tr("—")));
-    auto* heldLambda = cell(h ? formatNumber(x.lambda_q_heldout, 4) : tr("—"));
-    if (h)
-      heldLambda->setToolTip(
-          qs(grading::cone_verdict_text(x.lambda_q_heldout, x.certificate_heldout)));
-    m_table->setItem(row, 5, heldLambda);
-    m_table->setItem(row, 6, cell(d ? QString::asprintf("%+.4f", s.mean) : tr("—")));
-    m_table->setItem(row, 7,
-                     cell(d ? QString::asprintf("[%+.4f, %+.4f]", s.ci_low, s.ci_high) : tr("—")));
-    m_table->setItem(row, 8, cell(QString::number(x.seeds.size())));
-    m_table->setItem(row, 9,
-                     cell(x.token_ratio > 0 ? formatNumber(x.token_ratio, 3) : tr("not reached")));
-    m_table->setItem(row, 10,
-                     cell(x.measured_rank > 0 ? QString::number(x.measured_rank) : tr("—")));
-    ++row;
-  }
-  drawChart(rep);
-  QString text = tr("Spearman ρ(certificate, −ΔBPB) = %1, 95 % bootstrap interval [%2, %3] over "
-                    "seeds; tokens to val "
-                    "BPB %4; ladder %5.")
-                     .arg(formatNumber(rep.spearman, 3), formatNumber(rep.spearman_low, 3),
-                          formatNumber(rep.spearman_high, 3), formatNumber(rep.target_bpb, 4),
-                          qs(rep.ladder_file));
-  if (!std::isfinite(rep.spearman))
-    text = tr("No Spearman ρ: fewer than two arms besides uniform have paired runs; ladder %1.")
-               .arg(qs(rep.ladder_file));
+  fillTable(r);
+  drawRatioChart(rep);
+  drawCurves(r);
+  auto rho = [](const RankCorrelation& c) {
+    if (!std::isfinite(c.rho)) return tr("none");
+    QString s = formatNumber(c.rho, 3);
+    if (c.seeds >= 2)
+      s += QString(" [%1, %2]").arg(formatNumber(c.low, 3), formatNumber(c.high, 3));
+    return s;
+  };
+  QString text = tr("Spearman ρ of the %1 certificate against the token ratio = %2")
+                     .arg(qs(rep.prediction), rho(rep.rho_tokens));
+  if (rep.has_task) text += tr(", task token ratio = %1").arg(rho(rep.rho_task));
+  text += tr(", −ΔBPB = %1 (95 % bootstrap over seeds). Target val BPB %2 (%3)")
+              .arg(rho(rep.rho_delta), formatNumber(rep.target_bpb, 4), qs(rep.target_rule));
+  if (rep.has_task)
+    text += tr("; target %1 error %2").arg(qs(rep.task), formatNumber(rep.target_task_error, 4));
+  text += ".";
+  if (r.hasPlan)
+    text += tr(" Plan (this folder as pilot: slope %1 BPB/e-fold, paired SD %2): %3.")
+                .arg(formatNumber(r.plan.slope, 3), formatNumber(r.plan.paired_sd, 3),
+                     qs(r.plan.recommendation));
+  else if (!r.planError.isEmpty())
+    text += tr(" No plan: %1").arg(r.planError);
   if (!rep.warnings.empty())
     text += tr(" %n warning(s): ", "", static_cast<int>(rep.warnings.size())) +
             qs(rep.warnings.front());
@@ -202,49 +351,49 @@ void LadderPanel::apply(const LadderResult& r) {
   Q_EMIT resultReady();
 }
 
-void LadderPanel::drawChart(const LadderReport& rep) {
-  double xlo = 0, xhi = 0, ylo = 0, yhi = 0;
-  int i = 0;
+void LadderPanel::fillTable(const LadderResult& r) {
+  const LadderReport& rep = r.report;
+  m_table->setRowCount(static_cast<int>(rep.arms.size()));
+  int row = 0;
   for (const auto& x : rep.arms) {
-    const QColor colour = seriesColor(i++);
-    if (!x.has_delta) continue;
+    const ArmPlan* plan = nullptr;
+    if (r.hasPlan)
+      for (const auto& p : r.plan.arms)
+        if (p.arm == x.ladder_arm) plan = &p;
+    const bool uniform = x.ladder_arm == "uniform";
+    m_table->setItem(row, kPredRank, cell(QString::number(x.predicted_rank)));
+    auto* arm = cell(qs(x.ladder_arm), false);
+    arm->setToolTip(qs(x.program));
+    m_table->setItem(row, kArm, arm);
+    auto* cert = cell(formatNumber(x.predicted_certificate(), 4));
+    cert->setToolTip(tr("fit: ⟨q, α̂−τ̂⟩ = %1, Λ = %2 (%3)")
+                         .arg(formatNumber(x.certificate, 4), formatNumber(x.lambda_q, 4),
+                              qs(grading::cone_verdict_text(x.lambda_q, x.certificate))));
+    m_table->setItem(row, kCertificate, cert);
+    m_table->setItem(row, kPredictedRatio, cell(QString::asprintf("×%.3f", x.predicted_gain())));
+    m_table->setItem(row, kPredictedDelta,
+                     cell(plan ? QString::asprintf("%+.4f", plan->predicted_delta_bpb) : tr("—")));
+    QString need = tr("—");
+    if (plan && !uniform)
+      need = plan->in_reach ? QString::number(plan->seeds_needed)
+                            : tr("> %1").arg(r.plan.options.max_seeds);
+    m_table->setItem(row, kSeedsNeeded, cell(need));
+    m_table->setItem(row, kPower,
+                     cell(plan && !uniform ? formatNumber(plan->power_at_seeds, 2) : tr("—")));
+    m_table->setItem(row, kRatio, cell(ratioText(x.token_ratio)));
+    m_table->setItem(row, kRatioInterval, cell(intervalText(x.token_ratio)));
+    m_table->setItem(row, kTaskRatio,
+                     cell(rep.has_task ? ratioText(x.task_token_ratio) : tr("no probe")));
     const auto& s = x.delta_heldout.delta;
-    auto* point = new QScatterSeries;
-    point->setName(qs(x.ladder_arm));
-    point->setColor(colour);
-    point->setMarkerSize(11);
-    point->append(x.certificate, s.mean);
-    auto* whisker = new QLineSeries;
-    whisker->setColor(colour);
-    whisker->append(x.certificate, s.ci_low);
-    whisker->append(x.certificate, s.ci_high);
-    m_chart->addSeries(whisker);
-    m_chart->addSeries(point);
-    for (auto* m : m_chart->legend()->markers(whisker)) m->setVisible(false);
-    xlo = std::min(xlo, x.certificate);
-    xhi = std::max(xhi, x.certificate);
-    ylo = std::min({ylo, s.ci_low, s.mean});
-    yhi = std::max({yhi, s.ci_high, s.mean});
+    m_table->setItem(
+        row, kDelta,
+        cell(x.has_delta ? QString::asprintf("%+.4f [%+.4f, %+.4f]", s.mean, s.ci_low, s.ci_high)
+                         : tr("—")));
+    m_table->setItem(row, kSeeds, cell(QString::number(x.seeds.size())));
+    m_table->setItem(row, kMeasuredRank,
+                     cell(x.measured_rank > 0 ? QString::number(x.measured_rank) : tr("—")));
+    ++row;
   }
-  const double xpad = 0.08 * std::max(xhi - xlo, 1e-3), ypad = 0.1 * std::max(yhi - ylo, 1e-4);
-  auto* zero = new QLineSeries;  // ΔBPB = 0: the uniform arm's level
-  zero->setPen(QPen(Qt::gray, 1, Qt::DashLine));
-  zero->append(xlo - xpad, 0.0);
-  zero->append(xhi + xpad, 0.0);
-  m_chart->addSeries(zero);
-  for (auto* m : m_chart->legend()->markers(zero)) m->setVisible(false);
-  auto* ax = new QValueAxis;
-  ax->setTitleText(tr("⟨q, α̂−τ̂⟩ (pre-registered)"));
-  auto* ay = new QValueAxis;
-  ay->setTitleText(tr("ΔBPB"));  // the chart title says against what, and that lower is better
-  m_chart->addAxis(ax, Qt::AlignBottom);
-  m_chart->addAxis(ay, Qt::AlignLeft);
-  for (auto* s : m_chart->series()) {
-    s->attachAxis(ax);
-    s->attachAxis(ay);
-  }
-  applyNiceTicks(ax, xlo - xpad, xhi + xpad);
-  applyNiceTicks(ay, ylo - ypad, yhi + ypad);
 }
 
 }  // namespace gllm::gui
