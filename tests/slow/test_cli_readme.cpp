@@ -141,8 +141,12 @@ class TestCliReadme : public QObject {
         out.push_back(train_dir_);
       else if (w == "DIR" && sub == "runs")
         out.push_back(at("runs"));
-      else if (w == "RUN...")
+      else if (w == "RUN..." || w == "RUNS")
         out.push_back(at("runs/ladder-tiny"));
+      else if (w == "LADDER")
+        out.push_back(at("ladder.json"));
+      else if (w == "L")
+        out.push_back("1");  // a probe's layer
       else if (w == "RUN")
         out.push_back(at("runs/ladder-tiny/ladder-uniform-s41"));
       else if (w == "CKPT")
@@ -186,6 +190,8 @@ class TestCliReadme : public QObject {
       extra = {"--vocab-size", "512", "--bootstrap", "4"};
     } else if (sub == "train") {
       if (!has("--steps")) extra = {"--steps", "2"};
+      // Two evaluations a run: the ladder plan's slope and the report's target need a curve.
+      if (has("--sweep")) extra.insert(extra.end(), {"--eval-every", "1"});
       if (!has("--out") && !has("--sweep"))
         extra.insert(extra.end(),
                      {"--out", at(has("--fork") ? "runs/fork-train" : "runs/plain-train")});
