@@ -130,14 +130,14 @@ LadderPanel::LadderPanel(QWidget* parent)
   m_chart->legend()->setAlignment(Qt::AlignRight);
   auto* view = new QChartView(m_chart);
   view->setRenderHint(QPainter::Antialiasing);
-  view->setMinimumHeight(240);
+  view->setMinimumHeight(160);
   charts->addWidget(view);
   m_curves = new QChart;
   m_curves->setTitle(tr("Validation BPB against tokens (mean over seeds) and the target"));
   m_curves->legend()->setAlignment(Qt::AlignRight);
   auto* cview = new QChartView(m_curves);
   cview->setRenderHint(QPainter::Antialiasing);
-  cview->setMinimumHeight(240);
+  cview->setMinimumHeight(160);
   charts->addWidget(cview);
   split->addWidget(charts);
   m_table = new QTableWidget(0, kColumns);

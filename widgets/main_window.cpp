@@ -489,7 +489,8 @@ bool MainWindow::waitForIdle(int ms) {
   return runEventsUntil(
       [this] {
         return m_pendingReads == 0 && !m_inspector->busy() && !m_compare->busy() &&
-               !m_heatmaps->timeline()->busy() && !m_cone->busy() && !m_queue->starting();
+               !m_heatmaps->timeline()->busy() && !m_cone->busy() && !m_ladder->busy() &&
+               !m_queue->starting();
       },
       ms);
 }

@@ -79,6 +79,17 @@ gllm::FinishedRecord resume_one(const std::string& dir, bool quiet) {
 }
 
 // Sweep file (engine/config/sweep.h): arms × seeds, each run in <out>/<arm>-s<seed>.
+// A sweep arm's preset: by name from the presets folder, else beside the sweep file.
+gllm::RunConfig load_arm_preset(const gllm::SweepArm& a, const std::string& sweep_dir) {
+  std::string path;
+  try {
+    path = gllm::resolve_preset_path(a.preset);
+  } catch (const gllm::Error&) {
+    path = gllm::resolve_preset_path(gllm::join_path(sweep_dir, a.preset));
+  }
+  return gllm::RunConfig::load(path);
+}
+
 // The seeds a sweep runs: the file's, a list given with --seeds, or with --seeds auto the number
 // the ladder plan asks for (gllm ladder plan, from the pilot runs in --pilot): the file's seeds
 // first, then the following integers not yet used.
@@ -107,13 +118,7 @@ std::vector<int> sweep_seeds(const TrainOpts& o, const gllm::SweepFile& sw,
         "plan measures its slope and seed noise on");
   std::string ladder_file;
   for (const auto& a : sw.arms) {
-    std::string path;
-    try {
-      path = gllm::resolve_preset_path(a.preset);
-    } catch (const gllm::Error&) {
-      path = gllm::resolve_preset_path(gllm::join_path(sweep_dir, a.preset));
-    }
-    gllm::RunConfig c = gllm::RunConfig::load(path);
+    gllm::RunConfig c = load_arm_preset(a, sweep_dir);
     if (a.set.contains("grading.ladder_file") && a.set["grading.ladder_file"].is_string() &&
         a.set["grading.ladder_file"].get<std::string>().find("{seed}") == std::string::npos)
       c.grading.ladder_file =
@@ -154,13 +159,7 @@ void run_sweep(const TrainOpts& o) {
   };
   std::vector<Job> jobs;
   for (const auto& a : sw.arms) {
-    std::string path;
-    try {
-      path = gllm::resolve_preset_path(a.preset);
-    } catch (const gllm::Error&) {
-      path = gllm::resolve_preset_path(gllm::join_path(sweep_dir, a.preset));
-    }
-    gllm::RunConfig base = gllm::RunConfig::load(path);
+    gllm::RunConfig base = load_arm_preset(a, sweep_dir);
     for (auto it = a.set.begin(); it != a.set.end(); ++it) {
       try {
         gllm::set_config_value(base, it.key(), it.value());
