@@ -5,6 +5,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QFileDialog>
+#include <QFont>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -126,19 +127,22 @@ LadderPanel::LadderPanel(QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical);
   auto* charts = new QSplitter(Qt::Horizontal);
   m_chart = new QChart;
-  m_chart->setTitle(tr("Predicted order against measured token ratio (95 % t)"));
-  m_chart->legend()->setAlignment(Qt::AlignRight);
+  m_chart->setTitle(tr("Token ratio: ● measured (95 % t), □ predicted 1/Λ"));
+  m_chart->legend()->hide();  // the arms' colours are the curves chart's legend
   auto* view = new QChartView(m_chart);
   view->setRenderHint(QPainter::Antialiasing);
   view->setMinimumHeight(160);
   charts->addWidget(view);
   m_curves = new QChart;
-  m_curves->setTitle(tr("Validation BPB against tokens (mean over seeds) and the target"));
+  m_curves->setTitle(tr("Val BPB (mean over seeds), target and crossings"));
   m_curves->legend()->setAlignment(Qt::AlignRight);
+  m_curves->legend()->setFont(QFont(font().family(), std::max(7, font().pointSize() - 2)));
   auto* cview = new QChartView(m_curves);
   cview->setRenderHint(QPainter::Antialiasing);
   cview->setMinimumHeight(160);
   charts->addWidget(cview);
+  charts->setStretchFactor(0, 1);
+  charts->setStretchFactor(1, 1);
   split->addWidget(charts);
   m_table = new QTableWidget(0, kColumns);
   m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩"), tr("pred. ×"),

@@ -69,9 +69,9 @@ void LadderPanel::drawRatioChart(const LadderReport& rep) {
   m_chart->addSeries(one);
   hideFromLegend(m_chart, one);
   auto* ax = new QValueAxis;
-  ax->setTitleText(tr("⟨q, α̂−τ̂⟩ (%1, pre-registered)").arg(qs(rep.prediction)));
+  ax->setTitleText(tr("⟨q, α̂−τ̂⟩ %1").arg(qs(rep.prediction)));
   auto* ay = new QValueAxis;
-  ay->setTitleText(tr("tokens(uniform) / tokens(arm)  ● measured  □ 1/Λ"));
+  ay->setTitleText(tr("ratio"));  // tokens(uniform)/tokens(arm); the title says which points
   m_chart->addAxis(ax, Qt::AlignBottom);
   m_chart->addAxis(ay, Qt::AlignLeft);
   for (auto* s : m_chart->series()) {
@@ -127,10 +127,10 @@ void LadderPanel::drawCurves(const LadderResult& r) {
   auto* ax = new QLogValueAxis;
   ax->setBase(2);
   ax->setLabelFormat("%.0f");
-  ax->setTitleText(rep.forked ? tr("tokens since the fork (log)") : tr("tokens (log)"));
+  ax->setTitleText(rep.forked ? tr("tokens since fork") : tr("tokens"));
   ax->setRange(std::max(tlo, rep.half_budget_tokens / 4), thi);
   auto* ay = new QValueAxis;
-  ay->setTitleText(tr("val BPB"));
+  ay->setTitleText(tr("BPB"));
   m_curves->addAxis(ax, Qt::AlignBottom);
   m_curves->addAxis(ay, Qt::AlignLeft);
   for (auto* s : m_curves->series()) {
