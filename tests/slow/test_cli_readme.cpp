@@ -207,6 +207,8 @@ class TestCliReadme : public QObject {
                "--no-save"};
     } else if (sub == "bench" && sub2 == "attention") {
       extra = {"--lengths", "64", "--widths", "64", "--repeats", "1", "--no-compiled", "--no-save"};
+    } else if (sub == "probe") {
+      extra = {"--max-words", "500"};  // a few hundred words per split: the same code, less work
     } else if (sub == "resume" || sub == "compile") {
       extra = {"--quiet"};
       if (sub == "compile") extra = {"--probe-batch", "1", "--probe-len", "16"};
