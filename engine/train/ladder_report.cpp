@@ -303,13 +303,11 @@ LadderReport ladder_report(const std::string& runs_dir, const LadderReportOption
         "no probe.jsonl in the runs: no task endpoint (run `gllm probe RUN` on each run)");
   }
   std::map<int, double> u_tokens, u_task_tokens;
-  for (const auto& r : uniform->runs) {
-    u_tokens[r.seed] = tokens_to_target(run_curve(r, "val_bpb"), rep.target_bpb).tokens;
-    if (rep.has_task) {
-      const auto recs = probe_records(r.dir, rep.task, rep.task_layer);
-      u_task_tokens[r.seed] =
-          tokens_to_target(run_curve(r, "task_error", &recs), rep.target_task_error).tokens;
-    }
+  for (size_t i = 0; i < uniform->runs.size(); ++i) {  // the curves read for the targets
+    const int seed = uniform->runs[i].seed;
+    u_tokens[seed] = tokens_to_target(ucurves[i], rep.target_bpb).tokens;
+    if (rep.has_task)
+      u_task_tokens[seed] = tokens_to_target(utask[i], rep.target_task_error).tokens;
   }
 
   for (const auto& a : arms) {
