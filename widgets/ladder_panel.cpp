@@ -187,6 +187,7 @@ LadderPanel::LadderPanel(QWidget* parent)
   m_probeWatcher = new QFutureWatcher<QString>(this);
   connect(m_probeWatcher, &QFutureWatcher<QString>::finished, this, [this] {
     const QString message = m_probeWatcher->result();
+    m_probing = false;
     m_probe->setEnabled(true);
     Q_EMIT probeFinished(message);
     bool ok = false;
@@ -223,7 +224,9 @@ bool LadderPanel::busy() const {
   return m_watcher->isRunning();
 }
 bool LadderPanel::probing() const {
-  return m_probeWatcher->isRunning();
+  // Our own flag, not the watcher's isRunning(): a probe of runs without checkpoints can end
+  // before the caller looks, while its finished() is still queued.
+  return m_probing;
 }
 QString LadderPanel::statusText() const {
   return m_status->text();
@@ -267,6 +270,7 @@ void LadderPanel::probeCheckpoints() {
     m_status->setText(tr("Give the folder of a ladder sweep first, then probe its checkpoints."));
     return;
   }
+  m_probing = true;
   m_probe->setEnabled(false);
   m_status->setText(tr("probing the checkpoints of the runs under %1 …").arg(folder));
   const std::string dir = ss(folder);

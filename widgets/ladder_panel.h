@@ -72,6 +72,7 @@ class LadderPanel : public QWidget {
   int m_generation = 0;
   QFutureWatcher<LadderResult>* m_watcher = nullptr;
   QFutureWatcher<QString>* m_probeWatcher = nullptr;
+  bool m_probing = false;  // from probeCheckpoints() until its finished() is handled
   std::shared_ptr<std::atomic<bool>> m_cancelProbe;
   LadderResult m_result;
   QLineEdit* m_folder = nullptr;
