@@ -61,6 +61,41 @@ std::string brief_text(std::string_view s, size_t max_chars) {
   return std::string(s.substr(0, cut)) + "… (" + std::to_string(s.size() - cut) + " more bytes)";
 }
 
+namespace {
+
+// Records the first key given twice in one object (one set of keys per open object; the depth is
+// bounded before this runs, so the stack is too).
+struct DuplicateKeyFinder : nlohmann::json_sax<nlohmann::json> {
+  std::vector<std::set<std::string>> keys;
+  std::string duplicate;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    keys.emplace_back();
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (!keys.empty() && !keys.back().insert(k).second && duplicate.empty()) duplicate = k;
+    return true;
+  }
+  bool end_object() override {
+    if (!keys.empty()) keys.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;  // the DOM pass has parsed the same text already
+  }
+};
+
+}  // namespace
+
 nlohmann::json parse_json(std::string_view text, const std::string& source, const std::string& fix,
                           const JsonLimits& limits) {
   if (text.size() > limits.max_bytes)
@@ -70,29 +105,18 @@ nlohmann::json parse_json(std::string_view text, const std::string& source, cons
   if (!depth_within(text, limits.max_depth, &where))
     throw Error(source + ": JSON nested deeper than " + std::to_string(limits.max_depth) +
                 " levels (at byte " + std::to_string(where) + ")" + with_fix(fix));
-  // Duplicate keys are errors: nlohmann would keep the last one silently. One set of keys per
-  // open object (the depth is bounded above, so the stack is too).
-  std::vector<std::set<std::string>> keys;
-  std::string duplicate;
-  const nlohmann::json::parser_callback_t on_event =
-      [&keys, &duplicate](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        using E = nlohmann::json::parse_event_t;
-        if (event == E::object_start) {
-          keys.emplace_back();
-        } else if (event == E::object_end) {
-          if (!keys.empty()) keys.pop_back();
-        } else if (event == E::key && !keys.empty()) {
-          if (!keys.back().insert(parsed.get<std::string>()).second && duplicate.empty())
-            duplicate = parsed.get<std::string>();
-        }
-        return true;
-      };
   nlohmann::json out;
   try {
-    out = nlohmann::json::parse(text.begin(), text.end(), on_event);
+    out = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {
     throw Error(source + ": not valid JSON (" + brief_text(e.what(), 240) + ")" + with_fix(fix));
   }
+  // Duplicate keys are errors: nlohmann keeps the last one silently. A second, SAX pass finds them
+  // (the DOM parser's callback form walks the parent object at every object's end: quadratic in
+  // an object of many objects, minutes for a 30 MB safetensors header).
+  DuplicateKeyFinder finder;
+  nlohmann::json::sax_parse(text.begin(), text.end(), &finder);
+  const std::string& duplicate = finder.duplicate;
   if (!duplicate.empty())
     throw Error(source + ": the key \"" + brief_text(duplicate, 80) +
                 "\" appears twice in one object (JSON would silently keep the last); remove one" +
