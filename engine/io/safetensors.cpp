@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -48,6 +49,37 @@ bool bytes_of(const std::vector<int64_t>& shape, StDtype dtype, size_t* out) {
 }
 
 constexpr size_t kMaxDims = 64;  // torch allows 64 dimensions
+// A model checkpoint holds a few hundred tensors; a header listing more is not one (400,000 empty
+// entries fit in a 100 MiB header and would each become an index entry).
+constexpr size_t kMaxTensors = 100000;
+
+// The format's header rules before any JSON parsing: it begins with '{' (no byte-order mark, no
+// leading padding) and may be padded at its end with spaces only (not NUL or other bytes).
+void check_header_bytes(std::string_view text, const std::string& label) {
+  const std::string fix = "; the header was altered — rewrite the file or restore a copy";
+  if (text.empty() || text.front() != '{') {
+    const bool bom = text.size() >= 3 && static_cast<uint8_t>(text[0]) == 0xEF &&
+                     static_cast<uint8_t>(text[1]) == 0xBB && static_cast<uint8_t>(text[2]) == 0xBF;
+    throw Error(label + ": the safetensors header must begin with '{' but begins with " +
+                (bom            ? std::string("a UTF-8 byte-order mark")
+                 : text.empty() ? std::string("nothing (length 0)")
+                                : "byte 0x" +
+                                      [&] {
+                                        char b[3];
+                                        std::snprintf(b, sizeof b, "%02X",
+                                                      static_cast<uint8_t>(text[0]));
+                                        return std::string(b);
+                                      }()) +
+                fix);
+  }
+  size_t end = text.size();
+  while (end > 0 && text[end - 1] == ' ') --end;
+  if (end == 0 || text[end - 1] != '}') {
+    const bool nul = text.find('\0') != std::string_view::npos;
+    throw Error(label + ": the safetensors header must end with '}' followed only by spaces" +
+                (nul ? std::string(", but it holds NUL bytes") : std::string()) + fix);
+  }
+}
 
 }  // namespace
 
@@ -169,11 +201,16 @@ SafetensorsFile SafetensorsFile::parse(std::string bytes, const std::string& lab
   f.data_start_ = 8 + n;
   const size_t data_size = f.bytes_.size() - f.data_start_;
   const std::string_view header_text(f.bytes_.data() + 8, n);
+  check_header_bytes(header_text, label);
   nlohmann::json header =
       parse_json(header_text, label + " (safetensors header)",
                  "the file is not a safetensors file — rewrite it or restore a copy",
                  JsonLimits{kMaxHeader, 8});
   if (!header.is_object()) throw Error(label + ": header is not a JSON object" + hint);
+  if (header.size() > kMaxTensors + 1)
+    throw Error(label + ": header lists " + std::to_string(header.size()) +
+                " entries, more than the " + std::to_string(kMaxTensors) +
+                " tensors a checkpoint may hold" + hint);
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") {
       if (!it->is_object()) throw Error(label + ": __metadata__ is not an object" + hint);
@@ -257,6 +294,7 @@ std::map<std::string, std::string> read_safetensors_metadata(const std::string& 
   std::string text(n, '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
   if (static_cast<uint64_t>(in.gcount()) != n) throw Error(path + ": header cut short" + hint);
+  check_header_bytes(text, path);
   nlohmann::json header = parse_json(text, path + " (safetensors header)", "rewrite the file",
                                      JsonLimits{kMaxHeader, 8});
   std::map<std::string, std::string> meta;

@@ -773,16 +773,9 @@ GPT load_model(const std::string& path, const GPTOptions& options) {
   o.compiled = meta.count("compiled") ? meta["compiled"] == "1" : tensors.count("logit_bias") > 0;
   o.from_checkpoint = true;  // grades and bases come from the file, not from files the config names
   GPT model(cfg, o);
-  // Tensors a trainer stores next to the weights (optimizer state) are not the model's business.
-  static const std::set<std::string> kTopLevel{
-      "resid_lambdas", "x0_lambdas", "q_tau", "attn_grades", "wpe", "output_grades", "logit_bias"};
-  std::map<std::string, torch::Tensor> own;
-  auto mine = model->state_tensors();
-  for (auto& [n, t] : tensors)
-    if (mine.count(n) || kTopLevel.count(n) || n.rfind("transformer.", 0) == 0 ||
-        n.rfind("value_embeds.", 0) == 0 || n.rfind("oe_tables.", 0) == 0 ||
-        n.rfind("mlge.", 0) == 0 || n.rfind("lm_head.", 0) == 0)
-      own[n] = t;
+  // A weights file holds the model's tensors and nothing else (the optimizer state has its own
+  // file): a tensor the model does not have is refused by name, never dropped unseen.
+  std::map<std::string, torch::Tensor> own = std::move(tensors);
   model->load_state_tensors(own);
   return model;
 }

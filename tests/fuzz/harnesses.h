@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,19 +61,52 @@ inline std::vector<std::string_view> split_parts(std::string_view bytes, size_t 
   return parts;
 }
 
-// safetensors: the validated parse and every tensor read back as floats.
+// safetensors: the validated parse and every tensor read back as floats, then what an accepted file
+// must be (a finding, abort, where it is not): the header's bytes as the format has them ('{'
+// first, only spaces after the last '}'), at most 100,000 tensors, each inside the data section
+// with exactly shape × dtype bytes and no two overlapping, and the metadata reader agreeing with
+// the whole-file reader on the same bytes.
 inline void safetensors(const uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  std::optional<SafetensorsFile> parsed;
   try {
-    const auto f =
-        SafetensorsFile::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
-    for (const auto& t : f.tensors()) {
+    parsed.emplace(SafetensorsFile::parse(bytes, "fuzz"));
+    for (const auto& t : parsed->tensors()) {
       if (t.numel() > (1 << 20)) continue;  // large but valid: reading it proves nothing more
-      auto v = f.to_float(t.name);
+      auto v = parsed->to_float(t.name);
       (void)v;
     }
-    (void)f.metadata();
   } catch (const Error&) {
+    return;
   }
+  const SafetensorsFile& f = *parsed;
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(bytes[i])) << (8 * i);
+  const std::string_view header(bytes.data() + 8, n);
+  size_t end = header.size();
+  while (end > 0 && header[end - 1] == ' ') --end;
+  if (header.empty() || header.front() != '{' || end == 0 || header[end - 1] != '}') std::abort();
+  if (f.tensors().size() > 100000) std::abort();
+  const size_t data_size = size - 8 - n;
+  size_t previous_end = 0;
+  for (const auto& t : f.tensors()) {  // in offset order
+    int64_t numel = 1;
+    for (int64_t d : t.shape) numel *= d;  // bounded by the byte count the reader checked
+    if (t.end > data_size || t.begin > t.end ||
+        t.end - t.begin != static_cast<size_t>(numel) * st_dtype_size(t.dtype))
+      std::abort();
+    if (t.begin != t.end && t.begin < previous_end) std::abort();
+    if (t.begin != t.end) previous_end = t.end;
+  }
+  const std::string path = scratch_dir() + "/input.safetensors";
+  write_bytes(path, bytes);
+  std::map<std::string, std::string> meta;
+  try {
+    meta = read_safetensors_metadata(path);
+  } catch (const Error&) {
+    std::abort();  // the whole-file reader took what the metadata reader refuses
+  }
+  if (meta != f.metadata()) std::abort();
 }
 
 // RunConfig (with "base" presets from `presets`) and sweep files, and each sweep arm's "set".

@@ -246,6 +246,20 @@ class TestCliHostileInput : public QObject {
     r = cli({"compile", path("i32-noformat.safetensors"), "--out", path("i32n-out.safetensors")});
     QVERIFY_CLEAR_ERROR(r, "stored as Int");
     QVERIFY(!fs::exists(path("i32n-out.safetensors")));
+    // A checkpoint without its output layer, and one with a tensor the model does not have.
+    fs::copy_file(weights_, path("nohead.safetensors"));
+    edit_header(path("nohead.safetensors"),
+                [](nlohmann::json& h, std::string&) { h.erase("lm_head.weight"); });
+    r = cli({"compile", path("nohead.safetensors"), "--out", path("nohead-out.safetensors")});
+    QVERIFY_CLEAR_ERROR(r, "lacks lm_head.weight");
+    fs::copy_file(weights_, path("stray.safetensors"));
+    edit_header(path("stray.safetensors"), [](nlohmann::json& h, std::string&) {
+      h["stray.weight"] = {{"dtype", "F32"}, {"shape", {0}}, {"data_offsets", {0, 0}}};
+    });
+    r = cli({"compile", path("stray.safetensors"), "--out", path("stray-out.safetensors")});
+    QVERIFY_CLEAR_ERROR(r, "stray.weight");
+    QVERIFY(!fs::exists(path("nohead-out.safetensors")) &&
+            !fs::exists(path("stray-out.safetensors")));
     // A probe far longer than the model's sequences.
     r = cli({"compile", weights_, "--out", path("probe-out.safetensors"), "--probe-len", "60000"});
     QVERIFY_CLEAR_ERROR(r, "--probe-len");

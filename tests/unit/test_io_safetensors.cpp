@@ -142,6 +142,53 @@ class TestSafetensors : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, SafetensorsFile::parse(huge, "h"));
   }
 
+  // The format's byte rules for the header (issue 32's inputs): a byte-order mark before '{', NUL
+  // padding instead of spaces, and 400,000 zero-size entries are refused by name; space padding,
+  // which the format allows, is read.
+  void headerBytesFollowTheFormat() {
+    const std::string good = sample();
+    uint64_t n = 0;
+    for (int k = 0; k < 8; ++k) n |= uint64_t(uint8_t(good[k])) << (8 * k);
+    const std::string header = good.substr(8, n), data = good.substr(8 + n);
+    auto file_with = [&](const std::string& h) {
+      std::string out(8, '\0');
+      for (int k = 0; k < 8; ++k) out[k] = char((uint64_t(h.size()) >> (8 * k)) & 0xff);
+      return out + h + data;
+    };
+    auto refused = [&](const std::string& h, const char* expect) {
+      try {
+        SafetensorsFile::parse(file_with(h), "odd.safetensors");
+        return std::string("accepted");
+      } catch (const Error& e) {
+        const std::string m = e.what();
+        return m.find(expect) != std::string::npos && m.find("odd.safetensors") == 0 ? std::string()
+                                                                                     : m;
+      }
+    };
+    std::string trimmed = header;
+    while (trimmed.back() == ' ') trimmed.pop_back();
+    QVERIFY(SafetensorsFile::parse(file_with(trimmed + "        ")).has("ids"));
+    std::string m = refused("\xEF\xBB\xBF" + trimmed, "byte-order mark");
+    QVERIFY2(m.empty(), m.c_str());
+    m = refused(trimmed + std::string(8, '\0'), "NUL");
+    QVERIFY2(m.empty(), m.c_str());
+    m = refused(" " + trimmed, "begin with '{'");
+    QVERIFY2(m.empty(), m.c_str());
+    // 400,000 entries of shape [0] at offset 0: well inside the header's 100 MiB, refused by count
+    std::string many = "{";
+    for (int i = 0; i < 400000; ++i)
+      many += "\"t" + std::to_string(i) +
+              "\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},";
+    many.back() = '}';
+    m = refused(many, "more than the 100000 tensors");
+    QVERIFY2(m.empty(), m.c_str());
+    // the metadata reader applies the same byte rules
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("bom.safetensors").toStdString();
+    gllm::write_file_atomic(path, file_with("\xEF\xBB\xBF" + trimmed));
+    QVERIFY_THROWS_EXCEPTION(Error, read_safetensors_metadata(path));
+  }
+
   void halfPrecisionConversions() {
     QCOMPARE(bf16_to_float(float_to_bf16(3.0f)), 3.0f);
     QCOMPARE(float_to_bf16(1.0f + 1.0f / 256), uint16_t(0x3f80));  // ties to even
