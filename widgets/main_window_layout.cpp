@@ -10,10 +10,12 @@
 #include <QScreen>
 #include <QSettings>
 #include <QShowEvent>
+#include <QStatusBar>
 #include <QTimer>
 #include <cmath>
 
 #include "engine/config/run_config.h"
+#include "engine/io/json_read.h"
 #include "widgets/compare_panel.h"
 #include "widgets/cone_panel.h"
 #include "widgets/launcher_panel.h"
@@ -21,6 +23,7 @@
 #include "widgets/monitor_panel.h"
 #include "widgets/preset_form.h"
 #include "widgets/run_queue.h"
+#include "widgets/settings_file.h"
 
 namespace gllm::gui {
 
@@ -94,18 +97,18 @@ void MainWindow::showEvent(QShowEvent* event) {
 }
 
 void MainWindow::restoreLayout() {
-  if (qEnvironmentVariableIsSet("GLLM_WORKBENCH_NO_SETTINGS")) return;
-  QSettings settings;
+  const auto settings = openSettings(nullptr);  // restoreSettings() reported any problem
+  if (!settings) return;
   m_restoredGeometry =
-      restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  m_arranged = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+      restoreGeometry(settings->value(QStringLiteral("window/geometry")).toByteArray());
+  m_arranged = restoreState(settings->value(QStringLiteral("window/state")).toByteArray());
 }
 
 void MainWindow::saveLayout() {
-  if (qEnvironmentVariableIsSet("GLLM_WORKBENCH_NO_SETTINGS")) return;
-  QSettings settings;
-  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-  settings.setValue(QStringLiteral("window/state"), saveState());
+  const auto settings = openSettings(nullptr);
+  if (!settings) return;
+  settings->setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings->setValue(QStringLiteral("window/state"), saveState());
 }
 
 bool MainWindow::runInProgress() const {
@@ -134,28 +137,32 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 }
 
 void MainWindow::restoreSettings() {
-  if (qEnvironmentVariableIsSet("GLLM_WORKBENCH_NO_SETTINGS")) return;
-  QSettings settings;
-  const QByteArray config = settings.value(QStringLiteral("settings/config")).toByteArray();
+  QString problem;
+  const auto settings = openSettings(&problem);
+  if (!problem.isEmpty()) statusBar()->showMessage(problem);
+  if (!settings) return;
+  const QByteArray config = settings->value(QStringLiteral("settings/config")).toByteArray();
   if (!config.isEmpty()) {
-    try {  // a config the schema no longer accepts is dropped: the preset stays
-      m_presetForm->setConfig(RunConfig::from_json(nlohmann::json::parse(config.toStdString())));
-    } catch (const std::exception&) {
+    try {  // a config the schema no longer accepts (or bytes that are not one) is dropped
+      m_presetForm->setConfig(RunConfig::from_json(gllm::parse_json(
+          config.toStdString(), settingsFilePath().toStdString() + " (settings/config)", "")));
+    } catch (const std::exception& e) {
+      statusBar()->showMessage(tr("The saved run settings were not restored: %1").arg(e.what()));
     }
   }
-  const QString seeds = settings.value(QStringLiteral("settings/seeds")).toString();
+  const QString seeds = settings->value(QStringLiteral("settings/seeds")).toString();
   if (!seeds.isEmpty()) m_launcher->setSeedsText(seeds);
-  const QString folder = settings.value(QStringLiteral("settings/compareFolder")).toString();
+  const QString folder = settings->value(QStringLiteral("settings/compareFolder")).toString();
   if (!folder.isEmpty() && QFileInfo(folder).isDir()) m_compare->setRunsFolder(folder);
 }
 
 void MainWindow::saveSettings() {
-  if (qEnvironmentVariableIsSet("GLLM_WORKBENCH_NO_SETTINGS")) return;
-  QSettings settings;
-  settings.setValue(QStringLiteral("settings/config"),
-                    QByteArray::fromStdString(m_presetForm->config().to_json().dump()));
-  settings.setValue(QStringLiteral("settings/seeds"), m_launcher->seedsText());
-  settings.setValue(QStringLiteral("settings/compareFolder"), m_compare->runsFolder());
+  const auto settings = openSettings(nullptr);
+  if (!settings) return;
+  settings->setValue(QStringLiteral("settings/config"),
+                     QByteArray::fromStdString(m_presetForm->config().to_json().dump()));
+  settings->setValue(QStringLiteral("settings/seeds"), m_launcher->seedsText());
+  settings->setValue(QStringLiteral("settings/compareFolder"), m_compare->runsFolder());
 }
 
 QSize MainWindow::initialSize(QSize available) {

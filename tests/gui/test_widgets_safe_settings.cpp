@@ -1,10 +1,14 @@
 // Nothing changes by accident (issue 28, points 2, 3 and 5): the wheel leaves unfocused combo boxes
 // alone, Launch and Queue refuse while a field is invalid, quitting during a run asks, the queue
 // keeps a run's progress across a restart, and the run settings persist (QSettings).
+#include <sys/stat.h>
+
 #include <QComboBox>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QScrollArea>
 #include <QSettings>
+#include <QStatusBar>
 #include <QtTest>
 
 #include "tests/support/test_configs.h"
@@ -172,10 +176,7 @@ class TestSafeSettings : public QObject {
   // Settings persist across restarts: the run settings, the seeds, the Compare folder.
   void settingsPersistAcrossRestarts() {
     QTemporaryDir dir;
-    QSettings::setDefaultFormat(QSettings::IniFormat);
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, dir.filePath("settings"));
-    QCoreApplication::setOrganizationName("gllm-test");
-    QCoreApplication::setApplicationName("gllm-workbench-test");
+    qputenv("GLLM_WORKBENCH_SETTINGS", dir.filePath("settings.conf").toUtf8());
     qunsetenv("GLLM_WORKBENCH_NO_SETTINGS");
     QDir().mkpath(dir.filePath("other-runs"));
     {
@@ -202,6 +203,40 @@ class TestSafeSettings : public QObject {
       QCOMPARE(launcher->seedsText(), QStringLiteral("5, 6"));
       auto* compare = qobject_cast<ComparePanel*>(w.panel("compare"));
       QCOMPARE(compare->runsFolder(), dir.filePath("other-runs"));
+      QVERIFY(w.waitForIdle());
+    }
+    QVERIFY(QFileInfo(dir.filePath("settings.conf")).isFile());
+    qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
+  }
+
+  // A settings file that is a FIFO (or a folder) is refused by its kind, never opened: the
+  // workbench starts with default settings, says why, and saves nothing over it.
+  void settingsFileThatIsNotAFileIsRefused() {
+    QTemporaryDir dir;
+    const QString fifo = dir.filePath("fifo.conf");
+    QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+    qputenv("GLLM_WORKBENCH_SETTINGS", fifo.toUtf8());
+    qunsetenv("GLLM_WORKBENCH_NO_SETTINGS");
+    {
+      MainWindow w;  // would block in QSettings' first read of the FIFO
+      QVERIFY2(w.statusBar()->currentMessage().contains("named pipe"),
+               qPrintable(w.statusBar()->currentMessage()));
+      QVERIFY(w.waitForIdle());
+      w.show();
+      QVERIFY(w.close());
+    }
+    QVERIFY(QFileInfo(fifo).exists() && !QFileInfo(fifo).isFile());  // left as it was
+    // Saved run settings that are not a config (a key twice) are dropped with a message.
+    const QString conf = dir.filePath("dup.conf");
+    {
+      QSettings s(conf, QSettings::IniFormat);
+      s.setValue("settings/config", QByteArray(R"({"name": "a", "name": "b"})"));
+    }
+    qputenv("GLLM_WORKBENCH_SETTINGS", conf.toUtf8());
+    {
+      MainWindow w;
+      QVERIFY2(w.statusBar()->currentMessage().contains("twice"),
+               qPrintable(w.statusBar()->currentMessage()));
       QVERIFY(w.waitForIdle());
     }
     qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
