@@ -9,6 +9,7 @@
 #include "engine/bench/train_bench.h"
 #include "engine/config/run_config.h"
 #include "engine/io/error.h"
+#include "engine/ops/kernel_choice.h"
 
 namespace {
 
@@ -18,8 +19,49 @@ struct Opts {
   int64_t vocab = 0;
   bool vs_python = false, vs_unfused = false, json = false, profile = false, no_save = false,
        no_full_step = false, no_gemm_bound = false;
-  std::string python, script, out_dir;
+  std::string python, script, out_dir, kernels, kernel_isa;
 };
+
+// The per-shape table: each product (or fused kernel) of the step, who ran it and its time alone,
+// then the choices the engine made between its kernels and the library.
+void print_shapes(const nlohmann::json& j) {
+  if (j["gemm_bound"].is_object()) {
+    std::cout << "per shape (each product timed alone; × count per step):\n";
+    for (const auto& r : j["gemm_bound"]["shapes"]) {
+      std::string shape;
+      for (const char* side : {"a", "b"}) {
+        if (!r.contains(side)) continue;
+        std::string dims;
+        for (const auto& d : r[side])
+          dims += (dims.empty() ? "" : "×") + std::to_string(d.get<int64_t>());
+        shape += (shape.empty() ? "" : " · ") + dims;
+      }
+      if (r.contains("window")) shape += " w" + std::to_string(r["window"].get<int64_t>());
+      std::cout << "  " << std::left << std::setw(22) << r["op"].get<std::string>() << std::setw(26)
+                << shape << std::right << std::setw(4) << r["count"].get<int>() << "×"
+                << std::setw(9) << std::setprecision(3) << r["ms"].get<double>() << " ms"
+                << std::setw(8) << std::setprecision(0) << r["gflops"].get<double>()
+                << " GFLOP/s\n";
+    }
+  }
+  const auto& k = j["kernels"];
+  if (!k.is_object()) return;
+  std::cout << "kernels " << k["isa"].get<std::string>() << " (CPU "
+            << k["cpu_isa"].get<std::string>() << "), choice by " << k["mode"].get<std::string>()
+            << ", BLAS core " << k["blas_core_type"].get<std::string>() << ", OPENBLAS_CORETYPE "
+            << (k["openblas_coretype"].is_string() ? k["openblas_coretype"].get<std::string>()
+                                                   : std::string("unset"))
+            << "\n";
+  for (const auto& c : k["choices"]) {
+    const std::string shape =
+        std::to_string(c["m"].get<int64_t>()) + "×" + std::to_string(c["k"].get<int64_t>()) +
+        (c["n"].get<int64_t>() > 0 ? "×" + std::to_string(c["n"].get<int64_t>()) : "");
+    std::cout << "  " << std::left << std::setw(22) << c["op"].get<std::string>() << std::setw(16)
+              << shape << std::setw(8) << c["side"].get<std::string>() << std::right
+              << std::setprecision(3) << " own " << c["own_ms"].get<double>() << " ms, library "
+              << c["library_ms"].get<double>() << " ms\n";
+  }
+}
 
 void print_text(const nlohmann::json& j, const std::string& saved) {
   auto num = [&](const char* k) {
@@ -69,6 +111,10 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
     std::cout << std::setprecision(0) << "engine full step with MuonAdamW  "
               << j["full_step"]["tokens_per_s"].get<double>() << " tok/s (optimizer "
               << std::setprecision(1) << j["full_step"]["optimizer_ms"].get<double>() << " ms)\n";
+  if (j["gemm_bound"].is_object() && j["gemm_bound"]["gemm_ms"].get<double>() > 0)
+    std::cout << std::setprecision(3) << "step / its own products alone  "
+              << j["gemm_bound"]["step_ms"].get<double>() / j["gemm_bound"]["gemm_ms"].get<double>()
+              << "\n";
   std::cout << std::setprecision(1) << "engine phases (ms/step):";
   for (auto& [k, v] : j["phases_ms"].items()) std::cout << " " << k << " " << v.get<double>();
   std::cout << "\n";
@@ -84,6 +130,7 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
       }
     }
   }
+  print_shapes(j);
   if (!saved.empty()) std::cout << "saved " << saved << "\n";
   std::cout.flush();
 }
@@ -126,9 +173,20 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
                 "Skip timing the engine's full step with MuonAdamW");
   cmd->add_option("--out-dir", o->out_dir,
                   "Folder for the result file (default: the source tree's bench/results)");
+  cmd->add_option("--kernels", o->kernels,
+                  "Who runs each product and fused kernel: measure (time both per shape, the "
+                  "default; GLLM_KERNELS), own (the engine's) or library (ATen and the BLAS)")
+      ->check(CLI::IsMember({"measure", "own", "library"}));
+  cmd->add_option("--kernel-isa", o->kernel_isa,
+                  "Run the engine's kernels at this ISA: portable, avx2 or avx512 (default the "
+                  "widest the CPU runs; GLLM_KERNEL_ISA)")
+      ->check(CLI::IsMember({"portable", "avx2", "avx512"}));
   cmd->add_flag("--no-save", o->no_save, "Do not write a result file");
   cmd->add_flag("--json", o->json, "Print the result as JSON");
   cmd->callback([o] {
+    namespace kernels = gllm::ops::kernels;
+    if (!o->kernels.empty()) kernels::set_mode(kernels::parse_mode(o->kernels, "--kernels"));
+    if (!o->kernel_isa.empty()) kernels::set_isa(kernels::parse_isa(o->kernel_isa, "--kernel-isa"));
     gllm::bench::TrainBenchOptions b;
     b.config = gllm::RunConfig::load(gllm::resolve_preset_path(o->preset));
     b.preset = o->preset;

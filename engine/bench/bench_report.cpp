@@ -18,6 +18,7 @@
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
 #include "engine/io/subprocess.h"
+#include "engine/ops/kernel_choice.h"
 #include "engine/runtime/runtime.h"
 
 namespace gllm::bench {
@@ -28,18 +29,6 @@ std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   size_t b = s.find_first_not_of(' ');
   return b == std::string::npos ? std::string() : s.substr(b);
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
-      auto c = line.find(':');
-      if (c != std::string::npos) return trim(line.substr(c + 1));
-    }
-  }
-  return "unknown";
 }
 
 std::string utc_stamp(const char* fmt) {
@@ -98,6 +87,10 @@ nlohmann::json machine_info() {
   RuntimeInfo r = runtime_info();
   nlohmann::json j;
   j["cpu_model"] = cpu_model();
+  j["isa"] = ops::kernels::isa_name(ops::kernels::cpu_isa());  // the widest the CPU runs
+  j["kernel_isa"] = ops::kernels::isa_name(ops::kernels::active_isa());
+  j["blas_core_type"] = ops::kernels::blas_core_type();
+  j["openblas_coretype"] = ops::kernels::openblas_coretype();  // as set; "" when unset
   j["cores"] = r.cores;
   j["threads"] = r.threads;
   j["kernel_threads"] = r.kernel_threads;

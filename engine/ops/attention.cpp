@@ -6,8 +6,10 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 
+#include "engine/ops/kernel_choice.h"
 #include "engine/ops/sdpa.h"
 #include "engine/ops/window_attention.h"
 
@@ -57,19 +59,31 @@ torch::Tensor attention(const torch::Tensor& q_in, const torch::Tensor& k, const
   }
   // Every per-coordinate factor on q and the scale in one vector: q is scaled in one pass.
   auto q = q_coef.defined() ? q_in * (q_coef * scale) : q_in * scale;  // (B, T, H, Dh)
-  if (kernel == AttentionKernel::Blocked)  // q, k, v stay (B, T, H, Dh): no transposes
-    return window_attention(q.contiguous(), k.contiguous(), v.contiguous(), window, 1.0);
-  // The window mask enters as baddbmm's input: the scores are written once, with no separate
-  // scale and mask passes over the (B·H, T, T) table.
-  auto qs = q.transpose(1, 2).reshape({B * H, T, Dh});  // (B·H, T, Dh)
-  auto ks = k.transpose(1, 2).reshape({B * H, T, Dh});  // (B·H, T, Dh)
-  auto vs = v.transpose(1, 2).reshape({B * H, T, Dh});  // (B·H, T, Dh)
-  auto mask =
-      window_mask(T, window, q.device(), qs.scalar_type()).expand({B * H, T, T});  // (B·H, T, T)
-  auto att = torch::baddbmm(mask, qs, ks.transpose(1, 2));                         // (B·H, T, T)
-  return torch::bmm(torch::softmax(att, -1), vs)
-      .view({B, H, T, Dh})
-      .transpose(1, 2);  // (B, T, H, Dh)
+  const auto matmul = [&] {
+    // The window mask enters as baddbmm's input: the scores are written once, with no separate
+    // scale and mask passes over the (B·H, T, T) table.
+    auto qs = q.transpose(1, 2).reshape({B * H, T, Dh});  // (B·H, T, Dh)
+    auto ks = k.transpose(1, 2).reshape({B * H, T, Dh});  // (B·H, T, Dh)
+    auto vs = v.transpose(1, 2).reshape({B * H, T, Dh});  // (B·H, T, Dh)
+    auto mask =
+        window_mask(T, window, q.device(), qs.scalar_type()).expand({B * H, T, T});  // (B·H, T, T)
+    auto att = torch::baddbmm(mask, qs, ks.transpose(1, 2));                         // (B·H, T, T)
+    return torch::bmm(torch::softmax(att, -1), vs)
+        .view({B, H, T, Dh})
+        .transpose(1, 2);  // (B, T, H, Dh)
+  };
+  if (kernel == AttentionKernel::Blocked) {  // q, k, v stay (B, T, H, Dh): no transposes
+    const auto blocked = [&] {
+      return window_attention(q.contiguous(), k.contiguous(), v.contiguous(), window, 1.0);
+    };
+    // Asked for by name it runs; chosen by Auto, it must beat the masked matmuls at this shape.
+    const std::string op = "attention.window" + std::to_string(std::min(window, T));
+    if (requested == AttentionKernel::Blocked ||
+        kernels::choose(
+            op, B * H, T, Dh, [&] { blocked(); }, [&] { matmul(); }) == kernels::Side::Own)
+      return blocked();
+  }
+  return matmul();
 }
 
 }  // namespace gllm::ops

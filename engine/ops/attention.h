@@ -8,14 +8,16 @@
 namespace gllm::ops {
 
 // Which kernel computes softmax(scale · q kᵀ + window mask) v. Auto: the fused operator when the
-// tensors are on CUDA and this LibTorch has it; on the CPU in fp32 the blocked window kernel (only
-// the keys in view are scored) while the fused CPU ops are enabled; the matmul path (baddbmm with
-// the window mask, softmax, bmm) otherwise. Fused / Blocked / Matmul force one (Fused throws
+// tensors are on CUDA and this LibTorch has it; on the CPU in fp32, while the fused CPU ops are
+// enabled, the blocked window kernel (only the keys in view are scored) where kernels::choose finds
+// it faster than the matmul path at the shape and window; the matmul path (baddbmm with the window
+// mask, softmax, bmm) otherwise. Fused / Blocked / Matmul force one (Fused throws
 // gllm::Error when this LibTorch has no attention operator, Blocked when the tensors are not CPU
 // fp32).
 enum class AttentionKernel { Auto, Fused, Blocked, Matmul };
 
-// The kernel attention() runs for these q, k, v (B, T, H, Dh): `requested`, or what Auto picks.
+// The kernel attention() runs for these q, k, v (B, T, H, Dh): `requested`, or what Auto picks
+// before timing (Blocked there is the candidate that attention() times against the matmul path).
 AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k,
                                      const torch::Tensor& v,
                                      AttentionKernel requested = AttentionKernel::Auto);

@@ -1,9 +1,10 @@
-// Bias-free linear layers through the register-tiled panel products: y = x·Wᵀ and dx = dy·W write
-// their outputs once, with W packed per call (at most 1024 × 1024 floats); dW = dyᵀ·x stays BLAS.
+// Bias-free linear layers through the register-tiled panel products where they beat the BLAS at the
+// shape (kernel_choice.h): y = x·Wᵀ and dx = dy·W written once, W packed per call; dW = dyᵀ·x BLAS.
 #include "engine/ops/linear.h"
 
 #include <ATen/record_function.h>
 
+#include "engine/ops/kernel_choice.h"
 #include "engine/ops/panel_gemm.h"
 #include "engine/ops/pointwise.h"
 #include "engine/runtime/torch_compat.h"
@@ -50,7 +51,13 @@ class TiledLinearFn : public torch::autograd::Function<TiledLinearFn> {
     const auto &x = saved[0], &W = saved[1];
     auto dy = grads[0].contiguous();  // (M, N)
     torch::Tensor dx, dW;
-    if (ctx->needs_input_grad(0)) dx = times_weight(dy, W, /*transposed=*/false);  // (M, K) = dy·W
+    if (ctx->needs_input_grad(0)) {  // (M, K) = dy·W
+      const auto side = kernels::choose(
+          "linear.input_grad", dy.size(0), W.size(0), W.size(1),
+          [&] { times_weight(dy, W, /*transposed=*/false); }, [&] { torch::mm(dy, W); });
+      dx =
+          side == kernels::Side::Own ? times_weight(dy, W, /*transposed=*/false) : torch::mm(dy, W);
+    }
     if (ctx->needs_input_grad(1)) dW = torch::mm(dy.t(), x);  // (N, K) = dyᵀ·x
     return {dx, dW};
   }
@@ -68,10 +75,15 @@ bool linear_uses_panels(const torch::Tensor& x, const torch::Tensor& W) {
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& W) {
   if (!linear_uses_panels(x, W)) return torch::linear(x, W);
   const int64_t K = W.size(1), N = W.size(0);
-  auto x2 = x.reshape({-1, K});  // (M, K), contiguous as x is
+  auto x2 = x.reshape({-1, K});    // (M, K), contiguous as x is
+  const auto Wc = W.contiguous();  // (N, K)
+  const auto side = kernels::choose(
+      "linear.forward", x2.size(0), K, N, [&] { times_weight(x2, Wc, /*transposed=*/true); },
+      [&] { torch::mm(x2, Wc.t()); });
+  if (side == kernels::Side::Library) return torch::linear(x, W);
   auto sizes = x.sizes().vec();
   sizes.back() = N;
-  return TiledLinearFn::apply(x2, W.contiguous()).view(sizes);  // (…, N)
+  return TiledLinearFn::apply(x2, Wc).view(sizes);  // (…, N)
 }
 
 }  // namespace gllm::ops

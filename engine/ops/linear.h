@@ -6,13 +6,14 @@
 
 namespace gllm::ops {
 
-// Whether linear(x, W) takes the panel kernels: fused CPU ops on (fused_ops_support), fp32 x
-// and W on an AVX2 + FMA CPU, no CPU autocast scope, in and out features ≤ panel::kMaxInner and at
-// least panel::kMinRows rows.
+// Whether linear(x, W) may take the panel kernels: fused CPU ops on (fused_ops_support), fp32 x
+// and W, kernels at AVX2 or wider, no CPU autocast scope, in and out features ≤ panel::kMaxInner
+// and at least panel::kMinRows rows. Where it may, kernels::choose decides per shape (forward and
+// input gradient each) between the panels and the BLAS.
 bool linear_uses_panels(const torch::Tensor& x, const torch::Tensor& W);
 
 // ops::linear — y (…, N) = x (…, K)·Wᵀ for W (N, K), differentiable in both: the panel kernels
-// where supported, torch::linear otherwise (CUDA, autocast, fp64, unsupported shapes).
+// where they may run and were chosen, torch::linear otherwise (CUDA, autocast, fp64, other shapes).
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& W);
 
 }  // namespace gllm::ops

@@ -17,7 +17,8 @@ constexpr int64_t kPanelCols = 16;  // columns of B (and C) per panel and regist
 constexpr int64_t kMaxInner = 512;
 constexpr int64_t kMinRows = 192;
 
-// Whether this CPU runs the kernels (AVX2 + FMA); nothing here may be called otherwise.
+// Whether the kernels run at the current ISA (kernels::active_isa() AVX2 + FMA or AVX-512); nothing
+// here may be called otherwise.
 bool available();
 
 // Floats of the packed form of a (K, N) right-hand side: ⌈N/16⌉ panels of K × 16, columns past N

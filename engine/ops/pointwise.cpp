@@ -1,5 +1,5 @@
 // Fused CPU RMSNorm, rotary embedding and ReLU² as autograd functions: each direction is one
-// parallel pass over the rows, with AVX2+FMA kernels where the CPU has them.
+// parallel pass over the rows, compiled three times (portable, AVX2+FMA, AVX-512) from one source.
 #include "engine/ops/pointwise.h"
 
 #include <ATen/Parallel.h>
@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "engine/io/error.h"
+#include "engine/ops/kernel_choice.h"
 #include "engine/ops/simd_math.h"
 
 namespace gllm::ops {
@@ -28,14 +30,18 @@ namespace kernels_avx2 {
 #include "engine/ops/pointwise_kernels.inc"
 }  // namespace kernels_avx2
 #pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma,prefer-vector-width=512")
+namespace kernels_avx512 {
+#include "engine/ops/pointwise_kernels.inc"
+}  // namespace kernels_avx512
+#pragma GCC pop_options
 #endif
 
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-const bool kAvx2 = simd::cpu_has_avx2_fma();
 
 std::atomic<bool>& enabled_flag() {
   static std::atomic<bool> flag{[] {
@@ -45,10 +51,12 @@ std::atomic<bool>& enabled_flag() {
   return flag;
 }
 
-// Calls the AVX2 or the portable form of a kernel with the same arguments.
+// Calls the form of a kernel for the kernels' ISA (kernels::active_isa()) with the same arguments.
 #ifdef GLLM_HAVE_AVX2_KERNELS
-#define GLLM_KERNEL(name, ...) \
-  (kAvx2 ? kernels_avx2::name(__VA_ARGS__) : kernels_portable::name(__VA_ARGS__))
+#define GLLM_KERNEL(name, ...)                                                       \
+  (kernels::active_isa() == kernels::Isa::Avx512 ? kernels_avx512::name(__VA_ARGS__) \
+   : kernels::active_isa() == kernels::Isa::Avx2 ? kernels_avx2::name(__VA_ARGS__)   \
+                                                 : kernels_portable::name(__VA_ARGS__))
 #else
 #define GLLM_KERNEL(name, ...) kernels_portable::name(__VA_ARGS__)
 #endif
@@ -184,16 +192,17 @@ torch::Tensor fused_relu_square(const torch::Tensor& x) {
   return ReluSquareFn::apply(x);
 }
 
-torch::Tensor rms_norm(const torch::Tensor& x) {
-  if (fused_ops_support(x)) return fused_rms_norm(x, FLT_EPSILON);
+namespace {
+
+// The same formulas in ATen ops: the library side of each choice, and the path for other tensors.
+torch::Tensor aten_rms_norm(const torch::Tensor& x) {
   auto xf = x.scalar_type() == torch::kDouble ? x : x.to(torch::kFloat32);  // fp32 math, as ATen
   auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + FLT_EPSILON);
   return y.to(x.scalar_type());
 }
 
-torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos_table,
-                   const torch::Tensor& sin_table) {
-  if (fused_ops_support(x)) return fused_rope(x, cos_table, sin_table);
+torch::Tensor aten_rope(const torch::Tensor& x, const torch::Tensor& cos_table,
+                        const torch::Tensor& sin_table) {
   const int64_t T = x.size(1), half = x.size(-1) / 2;
   auto cos =
       cos_table.narrow(0, 0, T).to(x.scalar_type()).view({1, T, 1, half});  // (1, T, 1, Dh/2)
@@ -203,10 +212,43 @@ torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos_table,
   return torch::cat({x1 * cos + x2 * sin, -x1 * sin + x2 * cos}, -1);  // (B, T, H, Dh)
 }
 
-torch::Tensor relu_square(const torch::Tensor& x) {
-  if (fused_ops_support(x)) return fused_relu_square(x);
+torch::Tensor aten_relu_square(const torch::Tensor& x) {
   auto h = torch::relu(x);
   return h * h;
+}
+
+// Whether the fused kernel was chosen over the ATen formula for x's shape (rows of the last dim).
+bool fused_chosen(const char* op, const torch::Tensor& x, const std::function<void()>& fused,
+                  const std::function<void()>& aten) {
+  const int64_t n = x.size(-1);
+  return kernels::choose(op, x.numel() / n, n, 0, fused, aten) == kernels::Side::Own;
+}
+
+}  // namespace
+
+torch::Tensor rms_norm(const torch::Tensor& x) {
+  if (fused_ops_support(x) &&
+      fused_chosen(
+          "rms_norm", x, [&] { fused_rms_norm(x, FLT_EPSILON); }, [&] { aten_rms_norm(x); }))
+    return fused_rms_norm(x, FLT_EPSILON);
+  return aten_rms_norm(x);
+}
+
+torch::Tensor rope(const torch::Tensor& x, const torch::Tensor& cos_table,
+                   const torch::Tensor& sin_table) {
+  if (fused_ops_support(x) && fused_chosen(
+                                  "rope", x, [&] { fused_rope(x, cos_table, sin_table); },
+                                  [&] { aten_rope(x, cos_table, sin_table); }))
+    return fused_rope(x, cos_table, sin_table);
+  return aten_rope(x, cos_table, sin_table);
+}
+
+torch::Tensor relu_square(const torch::Tensor& x) {
+  if (fused_ops_support(x) &&
+      fused_chosen(
+          "relu_square", x, [&] { fused_relu_square(x); }, [&] { aten_relu_square(x); }))
+    return fused_relu_square(x);
+  return aten_relu_square(x);
 }
 
 }  // namespace gllm::ops

@@ -30,8 +30,9 @@ torch::Tensor fused_rope(const torch::Tensor& x, const torch::Tensor& cos,
 // relu(x)², differentiable in x (the baseline MLP's activation).
 torch::Tensor fused_relu_square(const torch::Tensor& x);
 
-// The entry points the model calls: the fused kernels where fused_ops_support(x), else the same
-// formula in ATen ops (CUDA, bf16 autocast, fp64 checks).
+// The entry points the model calls: the fused kernels where fused_ops_support(x) and
+// kernels::choose picked them for x's shape, else the same formula in ATen ops (CUDA, bf16
+// autocast, fp64 checks, or where ATen was faster).
 // ops::rms_norm — RMSNorm without weights, eps = FLT_EPSILON, fp32 math over the last dim.
 torch::Tensor rms_norm(const torch::Tensor& x);
 // ops::rope — half-split rotary embedding of x (B, T, H, Dh) with cos, sin (≥ T, Dh/2) fp32.

@@ -1,5 +1,5 @@
 // Vector exp for the CPU row kernels: a scalar form and an AVX2+FMA form of the same formula, and
-// the CPU feature test that picks between them. Internal to engine/model (.cpp files only).
+// the CPU feature tests that pick between forms. Internal to engine/ops (.cpp files only).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #define GLLM_HAVE_AVX2_KERNELS 1
 #define GLLM_AVX2 __attribute__((target("avx2,fma")))
+#define GLLM_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")))
 #endif
 
 namespace gllm::ops::simd {
@@ -41,6 +42,21 @@ inline bool cpu_has_avx2_fma() {
 #ifdef GLLM_HAVE_AVX2_KERNELS
   static const bool has =
       (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+  return has;
+#else
+  return false;
+#endif
+}
+
+// Whether this CPU runs the AVX-512 kernels (F, VL, BW and DQ, with the OS saving the registers:
+// libgcc's feature bits check XCR0); false off x86-64.
+inline bool cpu_has_avx512() {
+#ifdef GLLM_HAVE_AVX2_KERNELS
+  static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("avx512f") &&
+                                                     __builtin_cpu_supports("avx512vl") &&
+                                                     __builtin_cpu_supports("avx512bw") &&
+                                                     __builtin_cpu_supports("avx512dq")) &&
+                          cpu_has_avx2_fma();
   return has;
 #else
   return false;

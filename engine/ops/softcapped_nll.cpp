@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/io/error.h"
+#include "engine/ops/kernel_choice.h"
 #include "engine/ops/panel_gemm.h"
 #include "engine/ops/simd_math.h"
 #include "engine/runtime/torch_compat.h"
@@ -194,37 +195,40 @@ GLLM_AVX2 double cap_exp_row_avx2(const float* x, const float* b, float* u, int6
   return static_cast<double>(hsum8(sum)) + cap_exp_row_scalar(x, b, u, V, cap, shift, j);
 }
 
-const bool kHaveAvx2 = simd::cpu_has_avx2_fma();
+// The AVX2 forms run at the AVX2 and AVX-512 settings of kernels::active_isa().
+bool use_avx2() {
+  return kernels::active_isa() >= kernels::Isa::Avx2;
+}
 #endif
 
 float cap_row(const float* x, float* t, const float* b, int64_t V, float cap) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kHaveAvx2) return cap_row_avx2(x, t, b, V, cap);
+  if (use_avx2()) return cap_row_avx2(x, t, b, V, cap);
 #endif
   return cap_row_scalar(x, t, b, V, cap);
 }
 void cap_bias_row(float* x, const float* b, int64_t V, float cap) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kHaveAvx2) return cap_bias_row_avx2(x, b, V, cap);
+  if (use_avx2()) return cap_bias_row_avx2(x, b, V, cap);
 #endif
   cap_bias_row_scalar(x, b, V, cap);
 }
 float max_row(const float* x, const float* b, int64_t V) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kHaveAvx2) return max_row_avx2(x, b, V);
+  if (use_avx2()) return max_row_avx2(x, b, V);
 #endif
   return max_row_scalar(x, b, V);
 }
 double exp_row(const float* t, const float* b, float* u, int64_t V, float a, bool capped,
                float shift) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kHaveAvx2) return exp_row_avx2(t, b, u, V, a, capped, shift);
+  if (use_avx2()) return exp_row_avx2(t, b, u, V, a, capped, shift);
 #endif
   return exp_row_scalar(t, b, u, V, a, capped, shift);
 }
 double cap_exp_row(const float* x, const float* b, float* u, int64_t V, float cap, float shift) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kHaveAvx2) return cap_exp_row_avx2(x, b, u, V, cap, shift);
+  if (use_avx2()) return cap_exp_row_avx2(x, b, u, V, cap, shift);
 #endif
   return cap_exp_row_scalar(x, b, u, V, cap, shift);
 }
@@ -377,18 +381,26 @@ RowStats linear_nats(torch::Tensor& buffer, const torch::Tensor& h, const torch:
                      const torch::Tensor& y, const torch::Tensor& bias, double cap, bool keep) {
   const int64_t N = buffer.size(0), V = buffer.size(1);
   const float shift = fixed_shift(bias.data_ptr<float>(), V, static_cast<float>(cap));
-  if (panel::available() && !std::isnan(shift) && h.size(1) > 0 && h.size(1) <= panel::kMaxInner &&
-      N >= panel::kMinRows) {
+  const auto library = [&] {
+    at::mm_out(buffer, h, W.t());  // (N, V) logits
+    float* x = buffer.data_ptr<float>();
+    return row_nats(x, keep ? x : nullptr, y, bias, cap, N, V);
+  };
+  if (!(panel::available() && !std::isnan(shift) && h.size(1) > 0 &&
+        h.size(1) <= panel::kMaxInner && N >= panel::kMinRows))
+    return library();
+  const auto Wc = W.contiguous();  // (V, d)
+  const auto tiled = [&] {
     // Seen by the profiler as one product of these shapes (the bench's GEMM bound counts it).
     RECORD_FUNCTION("gllm::tiled_logits", std::vector<c10::IValue>({h, W.t()}));
     auto [s, r] = stats_for(y, bias, cap, N, V, keep);
     r.u = buffer.data_ptr<float>();
-    linear_rows_tiled(r, h.data_ptr<float>(), W.contiguous(), shift);
+    linear_rows_tiled(r, h.data_ptr<float>(), Wc, shift);
     return s;
-  }
-  at::mm_out(buffer, h, W.t());  // (N, V) logits
-  float* x = buffer.data_ptr<float>();
-  return row_nats(x, keep ? x : nullptr, y, bias, cap, N, V);
+  };
+  const auto side = kernels::choose(
+      "logits", N, h.size(1), V, [&] { tiled(); }, [&] { library(); });
+  return side == kernels::Side::Own ? tiled() : library();
 }
 
 // d nll_i / d x_ij · g_i = r_i·u_ij − s_i·[j = y_i] with r = g/Σe and s = g·(1 − t_y²), both zero

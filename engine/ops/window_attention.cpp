@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/io/error.h"
+#include "engine/ops/kernel_choice.h"
 #include "engine/ops/pointwise.h"
 #include "engine/ops/simd_math.h"
 #include "engine/runtime/cpu_blas.h"
@@ -89,14 +90,14 @@ GLLM_AVX2 void softmax_backward_row_avx2(const float* p, float* ds, int64_t n) {
 
 void softmax_row(float* s, int64_t n, int64_t lo, int64_t hi) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (simd::cpu_has_avx2_fma()) return softmax_row_avx2(s, n, lo, hi);
+  if (kernels::active_isa() >= kernels::Isa::Avx2) return softmax_row_avx2(s, n, lo, hi);
 #endif
   softmax_row_scalar(s, n, lo, hi);
 }
 
 void softmax_backward_row(const float* p, float* ds, int64_t n) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (simd::cpu_has_avx2_fma()) return softmax_backward_row_avx2(p, ds, n);
+  if (kernels::active_isa() >= kernels::Isa::Avx2) return softmax_backward_row_avx2(p, ds, n);
 #endif
   softmax_backward_row_scalar(p, ds, n);
 }

@@ -152,4 +152,19 @@ RuntimeInfo runtime_info() {
   return info;
 }
 
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
+      const auto c = line.find(':');
+      if (c == std::string::npos) continue;
+      std::string name = line.substr(c + 1);
+      const auto b = name.find_first_not_of(" \t"), e = name.find_last_not_of(" \t\r");
+      return b == std::string::npos ? "unknown" : name.substr(b, e - b + 1);
+    }
+  }
+  return "unknown";
+}
+
 }  // namespace gllm

@@ -48,4 +48,7 @@ int available_cores();
 
 RuntimeInfo runtime_info();
 
+// The CPU's model name (/proc/cpuinfo), or "unknown".
+std::string cpu_model();
+
 }  // namespace gllm

@@ -9,6 +9,7 @@
 #include "engine/ops/linear.h"
 #include "engine/ops/panel_gemm.h"
 #include "engine/ops/pointwise.h"
+#include "tests/support/kernel_paths.h"
 
 using namespace gllm;
 using namespace gllm::ops;
@@ -30,7 +31,13 @@ double max_rel(const torch::Tensor& got, const torch::Tensor& ref) {
 class TestTiledLinear : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // Every test once per path: the panels at AVX2 and AVX-512 (where the CPU has it), the library.
+  void initTestCase_data() { gllm::test::add_kernel_path_rows(ops::kernels::Isa::Avx2); }
+
   void init() {
+    if (ops::kernels::cpu_isa() < ops::kernels::Isa::Avx2)
+      QSKIP("this CPU has no AVX2 + FMA: the panel kernels are not used here");
+    gllm::test::enter_kernel_path();
     if (!ops::panel::available())
       QSKIP("this CPU has no AVX2 + FMA: the panel kernels are not used here");
   }

@@ -7,6 +7,7 @@
 
 #include "engine/io/error.h"
 #include "engine/ops/pointwise.h"
+#include "tests/support/kernel_paths.h"
 
 using namespace gllm;
 using namespace gllm::ops;
@@ -63,6 +64,10 @@ std::pair<torch::Tensor, torch::Tensor> rope_tables(int64_t T, int64_t half) {
 class TestFusedOps : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // Every test once per path: the kernels at each ISA this CPU runs, and the library path.
+  void initTestCase_data() { gllm::test::add_kernel_path_rows(); }
+  void init() { gllm::test::enter_kernel_path(); }
+
   void rmsNormMatchesReference_data() {
     QTest::addColumn<int>("rows");
     QTest::addColumn<int>("width");

@@ -7,6 +7,7 @@
 
 #include "engine/io/error.h"
 #include "engine/ops/softcapped_nll.h"
+#include "tests/support/kernel_paths.h"
 
 using namespace gllm;
 using namespace gllm::ops;
@@ -44,6 +45,10 @@ Case make_case(int64_t N, int64_t V, double spread, double bias_spread, int64_t 
 class TestSoftcapLoss : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // Every test once per path: the kernels at each ISA this CPU runs, and the library path.
+  void initTestCase_data() { gllm::test::add_kernel_path_rows(); }
+  void init() { gllm::test::enter_kernel_path(); }
+
   void matchesReferenceValuesAndGradients_data() {
     QTest::addColumn<double>("cap");
     QTest::addColumn<double>("bias");

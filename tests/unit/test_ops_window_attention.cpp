@@ -9,6 +9,7 @@
 #include "engine/io/error.h"
 #include "engine/ops/pointwise.h"
 #include "engine/ops/window_attention.h"
+#include "tests/support/kernel_paths.h"
 
 using namespace gllm;
 using namespace gllm::ops;
@@ -43,6 +44,10 @@ double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
 class TestWindowAttention : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // Every test once per path: the kernels at each ISA this CPU runs, and the library path.
+  void initTestCase_data() { gllm::test::add_kernel_path_rows(); }
+  void init() { gllm::test::enter_kernel_path(); }
+
   void matchesMaskedSoftmax_data() {
     QTest::addColumn<int>("batch");
     QTest::addColumn<int>("seq");
