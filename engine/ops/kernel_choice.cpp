@@ -5,7 +5,10 @@
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -190,16 +193,27 @@ std::map<std::string, Choice> read_cache(bool warn) {
   return out;
 }
 
-// Merges `c` into the cache file (re-read first: another process may have added choices).
-void save_choice(const std::string& key, const Choice& c) {
-  if (!cache_enabled()) return;
+// Merges `c` into the cache file under an exclusive lock (<file>.lock, flock), so that processes
+// timing the same shape at once agree: the first choice written stands, and a later process takes
+// it instead of its own (runs and their resumes then run the same kernels). Returns the choice to
+// use.
+Choice save_choice(const std::string& key, const Choice& c) {
+  if (!cache_enabled()) return c;
+  int lock_fd = -1;
   try {
+    const std::string path = cache_file();
+    make_directories(path.substr(0, path.rfind('/')));
+    lock_fd = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX) != 0)
+      throw Error("cannot lock " + path + ".lock (check the data cache's permissions)");
     auto merged = read_cache(/*warn=*/false);
+    if (auto it = merged.find(key); it != merged.end()) {
+      ::close(lock_fd);
+      return it->second;  // another process chose first
+    }
     merged[key] = c;
     nlohmann::json list = nlohmann::json::array();
     for (const auto& [k, v] : merged) list.push_back(to_json(v));
-    const std::string path = cache_file();
-    make_directories(path.substr(0, path.rfind('/')));
     write_file_atomic(path,
                       nlohmann::json{{"machine", machine_key()}, {"choices", list}}.dump(1) + "\n");
   } catch (const std::exception& e) {
@@ -208,6 +222,8 @@ void save_choice(const std::string& key, const Choice& c) {
       std::cerr << "warning: kernel choices kept in memory only: " << e.what() << "\n";
     });
   }
+  if (lock_fd >= 0) ::close(lock_fd);
+  return c;
 }
 
 double time_ms(const std::function<void()>& f) {
@@ -280,9 +296,9 @@ Side choose(const std::string& op, int64_t m, int64_t k, int64_t n,
     c.library_ms = best_library;
   }
   c.side = c.own_ms <= c.library_ms ? Side::Own : Side::Library;
+  c = save_choice(key, c);
   s.by_key[key] = c;
   s.order.push_back(key);
-  save_choice(key, c);
   return c.side;
 }
 

@@ -130,6 +130,24 @@ class TestKernelChoice : public QObject {
     QVERIFY(r.contains("blas_core_type") && r.contains("openblas_coretype"));
   }
 
+  // Two processes timing one shape at once: the first choice written stands, and the later
+  // process takes it (so a run and its resume, or two runs, run the same kernels).
+  void theFirstChoiceWrittenStands() {
+    Counted a, b;
+    k::choose("t.first-read", 1, 1, 1, a.fn(), b.fn());  // this process has read the file now
+    const std::string t = std::string(k::isa_name(k::active_isa()));
+    auto j = nlohmann::json::parse(gllm::read_file(k::cache_file()));
+    j["choices"].push_back({{"op", "t.race"}, {"m", 3}, {"k", 3}, {"n", 3},
+                            {"threads", at::get_num_threads()}, {"isa", t}, {"side", "own"},
+                            {"own_ms", 9.0}, {"library_ms", 1.0}});
+    write_file_atomic(k::cache_file(), j.dump());  // "another process" chose own meanwhile
+    Counted own, lib;
+    own.sleep_ms = 25;  // timed here, the library would win
+    QCOMPARE(k::choose("t.race", 3, 3, 3, own.fn(), lib.fn()), k::Side::Own);
+    QCOMPARE(own.runs, 4);
+    QCOMPARE(k::chosen("t.race", 3, 3, 3), std::optional<k::Side>(k::Side::Own));
+  }
+
   void choicesAreKeptPerIsa() {
     if (k::cpu_isa() < k::Isa::Avx2) QSKIP("one ISA only on this CPU");
     Counted a, b;
