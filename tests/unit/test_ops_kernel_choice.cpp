@@ -137,9 +137,15 @@ class TestKernelChoice : public QObject {
     k::choose("t.first-read", 1, 1, 1, a.fn(), b.fn());  // this process has read the file now
     const std::string t = std::string(k::isa_name(k::active_isa()));
     auto j = nlohmann::json::parse(gllm::read_file(k::cache_file()));
-    j["choices"].push_back({{"op", "t.race"}, {"m", 3}, {"k", 3}, {"n", 3},
-                            {"threads", at::get_num_threads()}, {"isa", t}, {"side", "own"},
-                            {"own_ms", 9.0}, {"library_ms", 1.0}});
+    j["choices"].push_back({{"op", "t.race"},
+                            {"m", 3},
+                            {"k", 3},
+                            {"n", 3},
+                            {"threads", at::get_num_threads()},
+                            {"isa", t},
+                            {"side", "own"},
+                            {"own_ms", 9.0},
+                            {"library_ms", 1.0}});
     write_file_atomic(k::cache_file(), j.dump());  // "another process" chose own meanwhile
     Counted own, lib;
     own.sleep_ms = 25;  // timed here, the library would win
