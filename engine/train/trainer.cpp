@@ -972,6 +972,12 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
                 "); nothing to resume. To train it further, give "
                 "--steps N with N above " +
                 std::to_string(c.train.steps));
+  if ((summary_text.empty() || !summary.is_object()) && ck.step >= target && !extend)
+    seg.notes.push_back(
+        store.summary_path() + (summary_text.empty() ? " is missing" : " is damaged") +
+        ", and the last checkpoint is the run's final step " + std::to_string(ck.step) +
+        ": the run is finished again from it (final evaluation and a new summary; no step is "
+        "trained)");
   if (target < ck.step)
     throw Error("--steps " + std::to_string(target) + " is below the last checkpoint's step " +
                 std::to_string(ck.step) + " in " + run_dir + "; give more steps than that");

@@ -19,6 +19,7 @@
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/safetensors.h"
+#include "engine/train/run_store.h"
 #include "tests/support/test_support.h"
 
 namespace fs = std::filesystem;
@@ -171,6 +172,23 @@ class TestCliHostileInput : public QObject {
     QVERIFY_CLEAR_ERROR(r, "SHA-512");
     r = cli({"compile", w, "--out", path("altered-out.safetensors")});
     QVERIFY_CLEAR_ERROR(r, "SHA-512");
+    // A finished run whose summary is missing or torn is finished again from its final
+    // checkpoint, and says so (no step trained, nothing discarded).
+    for (const std::string& torn : {std::string(), std::string("{\"status\": \"compl")}) {
+      const std::string dir = path(torn.empty() ? "nosummary" : "tornsummary");
+      fs::copy(path("done"), dir, fs::copy_options::recursive);
+      if (torn.empty())
+        fs::remove(dir + "/summary.json");
+      else
+        gllm::write_file_atomic(dir + "/summary.json", torn);
+      r = cli({"resume", dir});
+      const std::string said = r.out + r.err;
+      QVERIFY2(r.exit_code == 0 &&
+                   said.find(torn.empty() ? "is missing" : "is damaged") != std::string::npos &&
+                   said.find("finished again") != std::string::npos,
+               said.c_str());
+      QCOMPARE(gllm::read_run(dir).status, std::string("completed"));
+    }
     // A sidecar with a size of the wrong type.
     auto side = nlohmann::json::parse(gllm::read_file(path("done/checkpoints/step_000003.json")));
     side["weights"]["bytes"] = "many";
