@@ -46,21 +46,8 @@ void print_shapes(const nlohmann::json& j) {
   }
   const auto& k = j["kernels"];
   if (!k.is_object()) return;
-  std::cout << "kernels " << k["isa"].get<std::string>() << " (CPU "
-            << k["cpu_isa"].get<std::string>() << "), choice by " << k["mode"].get<std::string>()
-            << ", BLAS core " << k["blas_core_type"].get<std::string>() << ", OPENBLAS_CORETYPE "
-            << (k["openblas_coretype"].is_string() ? k["openblas_coretype"].get<std::string>()
-                                                   : std::string("unset"))
-            << "\n";
-  for (const auto& c : k["choices"]) {
-    const std::string shape =
-        std::to_string(c["m"].get<int64_t>()) + "×" + std::to_string(c["k"].get<int64_t>()) +
-        (c["n"].get<int64_t>() > 0 ? "×" + std::to_string(c["n"].get<int64_t>()) : "");
-    std::cout << "  " << std::left << std::setw(22) << c["op"].get<std::string>() << std::setw(16)
-              << shape << std::setw(8) << c["side"].get<std::string>() << std::right
-              << std::setprecision(3) << " own " << c["own_ms"].get<double>() << " ms, library "
-              << c["library_ms"].get<double>() << " ms\n";
-  }
+  std::cout << "kernels " << gllm::ops::kernels::report_headline(k) << "\n";
+  for (const auto& c : k["choices"]) std::cout << "  " << gllm::ops::kernels::choice_row(c) << "\n";
 }
 
 void print_text(const nlohmann::json& j, const std::string& saved) {

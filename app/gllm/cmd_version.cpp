@@ -2,7 +2,6 @@
 // what scaling out can use (c10d Gloo / NCCL, the attention operator), and the kernels' ISA, the
 // BLAS core type and the per-shape kernel choices cached for this machine. The test suite fails
 // when this reports the reference BLAS instead of OpenBLAS.
-#include <iomanip>
 #include <iostream>
 
 #include "app/gllm/command_registry.h"
@@ -14,30 +13,16 @@ namespace {
 
 // The kernels' lines: ISA, BLAS core, the choice mode, and the per-shape choices cached here.
 void print_kernels(const nlohmann::json& k) {
-  const std::string coretype =
-      k["openblas_coretype"].is_string() ? k["openblas_coretype"].get<std::string>() : "unset";
-  const std::string core = k["blas_core_type"].get<std::string>();
-  std::cout << "kernels  " << k["isa"].get<std::string>() << " (CPU runs "
-            << k["cpu_isa"].get<std::string>() << "), choice by " << k["mode"].get<std::string>()
-            << "; BLAS core " << (core.empty() ? "not reported" : core) << ", OPENBLAS_CORETYPE "
-            << coretype << "\n";
-  const auto& cached = k["cached"];
-  if (cached.empty()) {
-    std::cout << "         no per-shape choices cached yet (made at first use, kept in "
-              << k["cache_file"].get<std::string>() << ")\n";
+  namespace kernels = gllm::ops::kernels;
+  std::cout << "kernels  " << kernels::report_headline(k) << "\n";
+  const std::string file = k["cache_file"].get<std::string>();
+  if (k["cached"].empty()) {
+    std::cout << "         no per-shape choices cached yet (made at first use, kept in " << file
+              << ")\n";
     return;
   }
-  std::cout << "         per-shape choices (" << k["cache_file"].get<std::string>() << "):\n";
-  for (const auto& c : cached)
-    std::cout << "         " << std::left << std::setw(22) << c["op"].get<std::string>()
-              << std::right << std::setw(16)
-              << (std::to_string(c["m"].get<int64_t>()) + "×" +
-                  std::to_string(c["k"].get<int64_t>()) +
-                  (c["n"].get<int64_t>() > 0 ? "×" + std::to_string(c["n"].get<int64_t>()) : ""))
-              << "  " << c["isa"].get<std::string>() << " t" << c["threads"].get<int>() << "  "
-              << std::left << std::setw(8) << c["side"].get<std::string>() << std::right
-              << std::fixed << std::setprecision(3) << " own " << c["own_ms"].get<double>()
-              << " ms, library " << c["library_ms"].get<double>() << " ms\n";
+  std::cout << "         per-shape choices (" << file << "):\n";
+  for (const auto& c : k["cached"]) std::cout << "         " << kernels::choice_row(c) << "\n";
 }
 
 gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {

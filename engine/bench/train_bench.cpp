@@ -21,6 +21,7 @@
 #include "engine/model/checkpoint_tensors.h"
 #include "engine/model/cost.h"
 #include "engine/model/gpt.h"
+#include "engine/ops/attention.h"
 #include "engine/ops/kernel_choice.h"
 #include "engine/ops/panel_gemm.h"
 #include "engine/ops/pointwise.h"
@@ -394,8 +395,8 @@ nlohmann::json run_train_bench(const TrainBenchOptions& o,
       if (model->attention_kernel_for(probe, probe, probe) == GPTImpl::AttentionKernel::Blocked) {
         for (int l = 0; l < model->n_layer(); ++l) {
           // Where the timing chose the matmul path, the profiler saw its products already.
-          const int64_t w = std::min<int64_t>(model->window(l), T);
-          if (ops::kernels::chosen("attention.window" + std::to_string(w), B * model->n_head(), T,
+          if (ops::kernels::chosen(ops::attention_choice_op(model->window(l), T),
+                                   B * model->n_head(), T,
                                    model->head_dim()) == ops::kernels::Side::Library)
             continue;
           auto [sec, f] = ops::window_attention_gemm_time(B * model->n_head(), T, model->head_dim(),

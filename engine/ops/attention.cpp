@@ -22,6 +22,10 @@ AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor
   return window_attention_supports(q, k, v) ? AttentionKernel::Blocked : AttentionKernel::Matmul;
 }
 
+std::string attention_choice_op(int64_t window, int64_t T) {
+  return "attention.window" + std::to_string(std::min(window, T));
+}
+
 torch::Tensor window_mask(int64_t T, int64_t window, const torch::Device& device,
                           torch::Dtype dtype) {
   static std::mutex mu;
@@ -77,10 +81,10 @@ torch::Tensor attention(const torch::Tensor& q_in, const torch::Tensor& k, const
       return window_attention(q.contiguous(), k.contiguous(), v.contiguous(), window, 1.0);
     };
     // Asked for by name it runs; chosen by Auto, it must beat the masked matmuls at this shape.
-    const std::string op = "attention.window" + std::to_string(std::min(window, T));
     if (requested == AttentionKernel::Blocked ||
         kernels::choose(
-            op, B * H, T, Dh, [&] { blocked(); }, [&] { matmul(); }) == kernels::Side::Own)
+            attention_choice_op(window, T), B * H, T, Dh, [&] { blocked(); }, [&] { matmul(); }) ==
+            kernels::Side::Own)
       return blocked();
   }
   return matmul();

@@ -16,6 +16,10 @@ namespace gllm::ops {
 // fp32).
 enum class AttentionKernel { Auto, Fused, Blocked, Matmul };
 
+// The name under which attention() times the blocked kernel against the matmul path for a window
+// (kernels::choose's op; the window counted up to T).
+std::string attention_choice_op(int64_t window, int64_t T);
+
 // The kernel attention() runs for these q, k, v (B, T, H, Dh): `requested`, or what Auto picks
 // before timing (Blocked there is the candidate that attention() times against the matmul path).
 AttentionKernel attention_kernel_for(const torch::Tensor& q, const torch::Tensor& k,

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -137,9 +138,10 @@ Store& store() {
   return s;
 }
 
-std::string key_of(const std::string& op, int64_t m, int64_t k, int64_t n, int threads, Isa isa) {
+std::string key_of(const std::string& op, int64_t m, int64_t k, int64_t n, int threads,
+                   const std::string& isa) {
   return op + " " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) + " t" +
-         std::to_string(threads) + " " + isa_name(isa);
+         std::to_string(threads) + " " + isa;
 }
 
 nlohmann::json to_json(const Choice& c) {
@@ -184,7 +186,7 @@ std::map<std::string, Choice> read_cache(bool warn) {
       throw Error(path + ": not a kernel choice file (no \"choices\" list); delete it");
     for (const auto& e : j["choices"]) {
       Choice c = from_json(e, path);
-      out[key_of(c.op, c.m, c.k, c.n, c.threads, parse_isa(c.isa, path))] = c;
+      out[key_of(c.op, c.m, c.k, c.n, c.threads, c.isa)] = c;
     }
   } catch (const std::exception& e) {
     if (warn) std::cerr << "warning: kernel choices not read: " << e.what() << "\n";
@@ -263,7 +265,7 @@ Side choose(const std::string& op, int64_t m, int64_t k, int64_t n,
   if (md == Mode::Library) return Side::Library;
   const int threads = at::get_num_threads();
   const Isa isa = active_isa();
-  const std::string key = key_of(op, m, k, n, threads, isa);
+  const std::string key = key_of(op, m, k, n, threads, isa_name(isa));
   Store& s = store();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (auto it = s.by_key.find(key); it != s.by_key.end()) return it->second.side;
@@ -308,7 +310,7 @@ std::optional<Side> chosen(const std::string& op, int64_t m, int64_t k, int64_t 
   if (md == Mode::Library) return Side::Library;
   Store& s = store();
   std::lock_guard<std::mutex> lock(s.mutex);
-  const auto it = s.by_key.find(key_of(op, m, k, n, at::get_num_threads(), active_isa()));
+  const auto it = s.by_key.find(key_of(op, m, k, n, at::get_num_threads(), isa_name(active_isa())));
   if (it == s.by_key.end()) return std::nullopt;
   return it->second.side;
 }
@@ -376,6 +378,29 @@ nlohmann::json report(bool with_cache) {
   if (!openblas_coretype().empty()) j["openblas_coretype"] = openblas_coretype();
   if (with_cache) j["cached"] = list(cached_choices());
   return j;
+}
+
+std::string report_headline(const nlohmann::json& r) {
+  const std::string core = r["blas_core_type"].get<std::string>();
+  return r["isa"].get<std::string>() + " (CPU runs " + r["cpu_isa"].get<std::string>() +
+         "), choice by " + r["mode"].get<std::string>() + "; BLAS core " +
+         (core.empty() ? "not reported" : core) + ", OPENBLAS_CORETYPE " +
+         (r["openblas_coretype"].is_string() ? r["openblas_coretype"].get<std::string>()
+                                             : std::string("unset"));
+}
+
+std::string choice_row(const nlohmann::json& c) {
+  const int64_t n = c["n"].get<int64_t>();
+  const std::string shape = std::to_string(c["m"].get<int64_t>()) + "×" +
+                            std::to_string(c["k"].get<int64_t>()) +
+                            (n > 0 ? "×" + std::to_string(n) : "");
+  char row[256];
+  std::snprintf(row, sizeof row, "%-22s %16s  %s t%d  %-8s own %.3f ms, library %.3f ms",
+                c["op"].get<std::string>().c_str(), shape.c_str(),
+                c["isa"].get<std::string>().c_str(), c["threads"].get<int>(),
+                c["side"].get<std::string>().c_str(), c["own_ms"].get<double>(),
+                c["library_ms"].get<double>());
+  return row;
 }
 
 std::string cache_file() {

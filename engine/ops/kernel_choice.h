@@ -103,5 +103,10 @@ std::string openblas_coretype();
 // `with_cache` cached: [the cache file's]}; each choice {op, m, k, n, threads, isa, side, own_ms,
 // library_ms}.
 nlohmann::json report(bool with_cache);
+// One line of such a report for people: "avx512 (CPU runs avx512), choice by measure; BLAS core
+// Cooperlake, OPENBLAS_CORETYPE unset".
+std::string report_headline(const nlohmann::json& report);
+// One choice of a report as a table row: op, shape (m×k×n), ISA and threads, side, both times.
+std::string choice_row(const nlohmann::json& choice);
 
 }  // namespace gllm::ops::kernels
