@@ -18,8 +18,9 @@ std::string folder_name(const std::string& name) {
   std::string safe;
   for (char ch : name) {
     if (safe.size() >= 96) break;
-    const bool keep =
-        std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.';
+    // '+' and '=' stay: a run label such as tiny-cpu+storage=bf16 is its folder's name too.
+    const bool keep = std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ||
+                      ch == '.' || ch == '+' || ch == '=';
     safe += keep && !(safe.empty() && ch == '.') ? ch : '_';
   }
   return safe.empty() ? std::string("run") : safe;

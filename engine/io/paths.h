@@ -9,7 +9,7 @@ std::string data_cache_dir();  // $GLLM_DATA or $XDG_CACHE_HOME/gllm or ~/.cache
 std::string runs_dir();        // $GLLM_RUNS or ./runs
 std::string join_path(const std::string& a, const std::string& b);
 // The one rule that turns a preset, arm or run name into a folder name (train, sweeps and the
-// workbench alike): letters, digits, '-', '_' and '.' are kept, anything else (separators
+// workbench alike): letters, digits, '-', '_', '.', '+' and '=' are kept, anything else (separators
 // included) becomes '_', a leading '.' becomes '_' (no "..", no hidden folder), at most 96
 // bytes; an empty name gives "run". The result never leaves the folder it is joined to.
 std::string folder_name(const std::string& name);

@@ -1,5 +1,5 @@
-// Vector exp for the CPU row kernels: a scalar form and an AVX2+FMA form of the same formula, and
-// the CPU feature tests that pick between forms. Internal to engine/ops (.cpp files only).
+// Scalar exp for the CPU row kernels (simd_lanes.inc has its lane form), the lane types that open a
+// kernel namespace per ISA, and the CPU feature tests. Internal to engine/ops (.cpp files only).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -11,6 +11,16 @@
 #define GLLM_HAVE_AVX2_KERNELS 1
 #define GLLM_AVX2 __attribute__((target("avx2,fma")))
 #define GLLM_AVX512 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")))
+
+// The types of simd_lanes.inc for W lanes, to open a namespace compiled for one ISA (under
+// #pragma GCC target): vf and vi hold W floats and W int32, fmadd(a, b, c) = a·b + c fused.
+#define GLLM_SIMD_LANES(W, FMADD, REG)                    \
+  constexpr int kLanes = W;                               \
+  typedef float vf __attribute__((vector_size(4 * W)));   \
+  typedef int32_t vi __attribute__((vector_size(4 * W))); \
+  GLLM_ALWAYS_INLINE vf fmadd(vf a, vf b, vf c) {         \
+    return (vf)FMADD((REG)a, (REG)b, (REG)c);             \
+  }
 #endif
 
 namespace gllm::ops::simd {
@@ -62,44 +72,5 @@ inline bool cpu_has_avx512() {
   return false;
 #endif
 }
-
-#ifdef GLLM_HAVE_AVX2_KERNELS
-
-// exp8 for arguments already known to lie in [−87, 88] (no clamp).
-GLLM_AVX2 GLLM_ALWAYS_INLINE __m256 exp8_in_range(__m256 x) {
-  const __m256 n = _mm256_floor_ps(
-      _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  const __m256 e = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(e, _mm256_castsi256_ps(bits));
-}
-
-GLLM_AVX2 inline __m256 exp8(__m256 x) {
-  return exp8_in_range(
-      _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)));
-}
-
-GLLM_AVX2 inline float hmax8(__m256 v) {
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, v);
-  return *std::max_element(lanes, lanes + 8);
-}
-
-GLLM_AVX2 inline float hsum8(__m256 v) {
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, v);
-  return ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
-         ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-}
-#endif
 
 }  // namespace gllm::ops::simd

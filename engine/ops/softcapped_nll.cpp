@@ -1,6 +1,6 @@
 // Fused soft-capped cross-entropy on the CPU: one pass over each row of V logits caps,
-// exponentiates, sums and leaves the unnormalised gradient; the row kernels have AVX2+FMA forms
-// picked at load time.
+// exponentiates, sums and leaves the unnormalised gradient; the row kernels have AVX2+FMA and
+// AVX-512 forms of one source, picked by the active ISA.
 #include "engine/ops/softcapped_nll.h"
 
 #include <ATen/Parallel.h>
@@ -24,11 +24,6 @@ namespace gllm::ops {
 namespace {
 
 using simd::exp_approx;
-#ifdef GLLM_HAVE_AVX2_KERNELS
-using simd::exp8;
-using simd::hmax8;
-using simd::hsum8;
-#endif
 
 // tanh(y): odd polynomial below |y| = 0.625, 1 − 2/(e^{2|y|} + 1) above (|y| clamped at 9, where
 // tanh is 1 in float32).
@@ -48,10 +43,11 @@ GLLM_ALWAYS_INLINE float tanh_approx(float y) {
   return std::copysign(1.0f - 2.0f / (e + 1.0f), y);
 }
 
-// The row kernels. Each has a scalar form and, on x86-64, an AVX2+FMA form of the same formulas
-// eight lanes at a time, chosen once at load time from the CPU's feature bits. The forward pass
-// leaves in u the unnormalised gradient e_j·(1 − t_j²), e_j = exp(z_j − shift), so the backward
-// pass needs no elementwise pass over the (N, V) table of its own (x and u may be the same row):
+// The row kernels. Each has a scalar form and, on x86-64, one lane-generic form of the same
+// formulas (softcapped_rows.inc) compiled for AVX2+FMA (8 lanes) and AVX-512 (16 lanes), picked per
+// call from kernels::active_isa(). The forward pass leaves in u the unnormalised gradient e_j·(1 −
+// t_j²), e_j = exp(z_j − shift), so the backward pass needs no elementwise pass over the (N, V)
+// table of its own (x and u may be the same row):
 //   cap_row:      t_j = tanh(x_j / c), returns max_j (c·t_j + b_j)             (capped pass 1)
 //   cap_bias_row: x_j ← c·tanh(x_j / c) + b_j in place                         (evaluation logits)
 //   max_row:      returns max_j (x_j + b_j)                                     (uncapped pass 1)
@@ -106,132 +102,52 @@ double cap_exp_row_scalar(const float* x, const float* b, float* u, int64_t V, f
 }
 
 #ifdef GLLM_HAVE_AVX2_KERNELS
-GLLM_AVX2 inline __m256 tanh8(__m256 y) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256 a = _mm256_andnot_ps(sign, y);
-  const __m256 e =
-      exp8(_mm256_mul_ps(_mm256_set1_ps(2.0f), _mm256_min_ps(a, _mm256_set1_ps(9.0f))));
-  const __m256 large =
-      _mm256_sub_ps(_mm256_set1_ps(1.0f),
-                    _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
-  const __m256 s = _mm256_mul_ps(a, a);
-  __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(2.06390887954e-2f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-5.37397155531e-2f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.33314422036e-1f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.33332819422e-1f));
-  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, s), a, a);
-  const __m256 r =
-      _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
-  return _mm256_or_ps(r, _mm256_and_ps(y, sign));
-}
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace rows_avx2 {
+GLLM_SIMD_LANES(8, _mm256_fmadd_ps, __m256)
+#include "engine/ops/simd_lanes.inc"
+#include "engine/ops/softcapped_rows.inc"
+}  // namespace rows_avx2
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
+namespace rows_avx512 {
+GLLM_SIMD_LANES(16, _mm512_fmadd_ps, __m512)
+#include "engine/ops/simd_lanes.inc"
+#include "engine/ops/softcapped_rows.inc"
+}  // namespace rows_avx512
+#pragma GCC pop_options
 
-GLLM_AVX2 float cap_row_avx2(const float* x, float* t, const float* b, int64_t V, float cap) {
-  const __m256 inv = _mm256_set1_ps(1.0f / cap), c = _mm256_set1_ps(cap);
-  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  int64_t j = 0;
-  for (; j + 8 <= V; j += 8) {
-    const __m256 tj = tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv));
-    _mm256_storeu_ps(t + j, tj);
-    m = _mm256_max_ps(m, _mm256_fmadd_ps(c, tj, _mm256_loadu_ps(b + j)));
-  }
-  return cap_row_scalar(x, t, b, V, cap, j, hmax8(m));
-}
-
-GLLM_AVX2 void cap_bias_row_avx2(float* x, const float* b, int64_t V, float cap) {
-  const __m256 inv = _mm256_set1_ps(1.0f / cap), c = _mm256_set1_ps(cap);
-  int64_t j = 0;
-  for (; j + 8 <= V; j += 8)
-    _mm256_storeu_ps(x + j, _mm256_fmadd_ps(c, tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), inv)),
-                                            _mm256_loadu_ps(b + j)));
-  cap_bias_row_scalar(x, b, V, cap, j);
-}
-
-GLLM_AVX2 float max_row_avx2(const float* x, const float* b, int64_t V) {
-  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  int64_t j = 0;
-  for (; j + 8 <= V; j += 8)
-    m = _mm256_max_ps(m, _mm256_add_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(b + j)));
-  return max_row_scalar(x, b, V, j, hmax8(m));
-}
-
-// e = exp(a·t + b − shift) and u = e·(capped ? 1 − t² : 1) for eight lanes; adds e to the sum.
-GLLM_AVX2 GLLM_ALWAYS_INLINE void exp_lanes(__m256 t, const float* b, float* u, __m256 a,
-                                            __m256 shift, bool capped, __m256& sum) {
-  const __m256 e = exp8(_mm256_sub_ps(_mm256_fmadd_ps(a, t, _mm256_loadu_ps(b)), shift));
-  sum = _mm256_add_ps(sum, e);
-  _mm256_storeu_ps(u, capped ? _mm256_mul_ps(e, _mm256_fnmadd_ps(t, t, _mm256_set1_ps(1.0f))) : e);
-}
-
-GLLM_AVX2 double exp_row_avx2(const float* t, const float* b, float* u, int64_t V, float a,
-                              bool capped, float shift) {
-  const __m256 av = _mm256_set1_ps(a), sh = _mm256_set1_ps(shift);
-  __m256 sum = _mm256_setzero_ps();
-  int64_t j = 0;
-  for (; j + 8 <= V; j += 8) exp_lanes(_mm256_loadu_ps(t + j), b + j, u + j, av, sh, capped, sum);
-  return static_cast<double>(hsum8(sum)) + exp_row_scalar(t, b, u, V, a, capped, shift, j);
-}
-
-// cap_exp_lane eight lanes at a time; z − shift stays in [−60, 0] (kFixedShiftRange), so its exp
-// needs no clamp.
-GLLM_AVX2 double cap_exp_row_avx2(const float* x, const float* b, float* u, int64_t V, float cap,
-                                  float shift) {
-  const __m256 two_over_c = _mm256_set1_ps(2.0f / cap), two_c = _mm256_set1_ps(2.0f * cap);
-  const __m256 c_minus_shift = _mm256_set1_ps(cap - shift), one = _mm256_set1_ps(1.0f);
-  const __m256 lo = _mm256_set1_ps(-18.0f), hi = _mm256_set1_ps(18.0f), four = _mm256_set1_ps(4.0f);
-  __m256 sum = _mm256_setzero_ps();
-  int64_t j = 0;
-  for (; j + 8 <= V; j += 8) {
-    const __m256 a =
-        _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j), two_over_c), lo), hi);
-    const __m256 q = _mm256_div_ps(one, _mm256_add_ps(simd::exp8_in_range(a), one));
-    const __m256 z_minus_shift =
-        _mm256_fnmadd_ps(two_c, q, _mm256_add_ps(_mm256_loadu_ps(b + j), c_minus_shift));
-    const __m256 e = simd::exp8_in_range(z_minus_shift);
-    sum = _mm256_add_ps(sum, e);
-    const __m256 q4 = _mm256_mul_ps(four, q);
-    _mm256_storeu_ps(u + j, _mm256_mul_ps(e, _mm256_fnmadd_ps(q4, q, q4)));
-  }
-  return static_cast<double>(hsum8(sum)) + cap_exp_row_scalar(x, b, u, V, cap, shift, j);
-}
-
-// The AVX2 forms run at the AVX2 and AVX-512 settings of kernels::active_isa().
-bool use_avx2() {
-  return kernels::active_isa() >= kernels::Isa::Avx2;
-}
+// The row kernels of kernels::active_isa(): AVX-512, AVX2+FMA or the scalar forms.
+#define GLLM_ROW_KERNEL(name, ...)                                          \
+  do {                                                                      \
+    const kernels::Isa isa = kernels::active_isa();                         \
+    if (isa >= kernels::Isa::Avx512) return rows_avx512::name(__VA_ARGS__); \
+    if (isa >= kernels::Isa::Avx2) return rows_avx2::name(__VA_ARGS__);     \
+    return name##_scalar(__VA_ARGS__);                                      \
+  } while (0)
+#else
+#define GLLM_ROW_KERNEL(name, ...) return name##_scalar(__VA_ARGS__)
 #endif
 
 float cap_row(const float* x, float* t, const float* b, int64_t V, float cap) {
-#ifdef GLLM_HAVE_AVX2_KERNELS
-  if (use_avx2()) return cap_row_avx2(x, t, b, V, cap);
-#endif
-  return cap_row_scalar(x, t, b, V, cap);
+  GLLM_ROW_KERNEL(cap_row, x, t, b, V, cap);
 }
 void cap_bias_row(float* x, const float* b, int64_t V, float cap) {
-#ifdef GLLM_HAVE_AVX2_KERNELS
-  if (use_avx2()) return cap_bias_row_avx2(x, b, V, cap);
-#endif
-  cap_bias_row_scalar(x, b, V, cap);
+  GLLM_ROW_KERNEL(cap_bias_row, x, b, V, cap);
 }
 float max_row(const float* x, const float* b, int64_t V) {
-#ifdef GLLM_HAVE_AVX2_KERNELS
-  if (use_avx2()) return max_row_avx2(x, b, V);
-#endif
-  return max_row_scalar(x, b, V);
+  GLLM_ROW_KERNEL(max_row, x, b, V);
 }
 double exp_row(const float* t, const float* b, float* u, int64_t V, float a, bool capped,
                float shift) {
-#ifdef GLLM_HAVE_AVX2_KERNELS
-  if (use_avx2()) return exp_row_avx2(t, b, u, V, a, capped, shift);
-#endif
-  return exp_row_scalar(t, b, u, V, a, capped, shift);
+  GLLM_ROW_KERNEL(exp_row, t, b, u, V, a, capped, shift);
 }
 double cap_exp_row(const float* x, const float* b, float* u, int64_t V, float cap, float shift) {
-#ifdef GLLM_HAVE_AVX2_KERNELS
-  if (use_avx2()) return cap_exp_row_avx2(x, b, u, V, cap, shift);
-#endif
-  return cap_exp_row_scalar(x, b, u, V, cap, shift);
+  GLLM_ROW_KERNEL(cap_exp_row, x, b, u, V, cap, shift);
 }
+#undef GLLM_ROW_KERNEL
 
 // Capped logits z = c·tanh(x/c) + b lie in [−c + min b, c + max b], so c + max b bounds every row's
 // maximum: one pass suffices while the smallest e = exp(z − shift) stays a normal float, with room

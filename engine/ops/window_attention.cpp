@@ -46,58 +46,39 @@ void softmax_backward_row_scalar(const float* p, float* ds, int64_t n) {
 }
 
 #ifdef GLLM_HAVE_AVX2_KERNELS
-GLLM_AVX2 void softmax_row_avx2(float* s, int64_t n, int64_t lo, int64_t hi) {
-  const int64_t end = hi + 1;
-  __m256 mv = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  int64_t j = lo;
-  for (; j + 8 <= end; j += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + j));
-  float m = simd::hmax8(mv);
-  for (; j < end; ++j) m = std::max(m, s[j]);
-  const __m256 shift = _mm256_set1_ps(m);
-  __m256 acc = _mm256_setzero_ps();
-  j = lo;
-  for (; j + 8 <= end; j += 8) {
-    const __m256 e = simd::exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), shift));
-    _mm256_storeu_ps(s + j, e);
-    acc = _mm256_add_ps(acc, e);
-  }
-  float sum = simd::hsum8(acc);
-  for (; j < end; ++j) sum += (s[j] = simd::exp_approx(s[j] - m));
-  const float inv = 1.0f / sum;
-  const __m256 iv = _mm256_set1_ps(inv);
-  j = lo;
-  for (; j + 8 <= end; j += 8) _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), iv));
-  for (; j < end; ++j) s[j] *= inv;
-  std::fill(s, s + lo, 0.0f);
-  std::fill(s + end, s + n, 0.0f);
-}
-
-GLLM_AVX2 void softmax_backward_row_avx2(const float* p, float* ds, int64_t n) {
-  __m256 acc = _mm256_setzero_ps();
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    acc = _mm256_fmadd_ps(_mm256_loadu_ps(p + j), _mm256_loadu_ps(ds + j), acc);
-  float c = simd::hsum8(acc);
-  for (; j < n; ++j) c += p[j] * ds[j];
-  const __m256 cv = _mm256_set1_ps(c);
-  j = 0;
-  for (; j + 8 <= n; j += 8)
-    _mm256_storeu_ps(
-        ds + j, _mm256_mul_ps(_mm256_loadu_ps(p + j), _mm256_sub_ps(_mm256_loadu_ps(ds + j), cv)));
-  for (; j < n; ++j) ds[j] = p[j] * (ds[j] - c);
-}
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace rows_avx2 {
+GLLM_SIMD_LANES(8, _mm256_fmadd_ps, __m256)
+#include "engine/ops/simd_lanes.inc"
+#include "engine/ops/window_softmax_rows.inc"
+}  // namespace rows_avx2
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
+namespace rows_avx512 {
+GLLM_SIMD_LANES(16, _mm512_fmadd_ps, __m512)
+#include "engine/ops/simd_lanes.inc"
+#include "engine/ops/window_softmax_rows.inc"
+}  // namespace rows_avx512
+#pragma GCC pop_options
 #endif
 
+// The row kernels of kernels::active_isa(): AVX-512, AVX2+FMA or the scalar forms.
 void softmax_row(float* s, int64_t n, int64_t lo, int64_t hi) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kernels::active_isa() >= kernels::Isa::Avx2) return softmax_row_avx2(s, n, lo, hi);
+  const kernels::Isa isa = kernels::active_isa();
+  if (isa >= kernels::Isa::Avx512) return rows_avx512::softmax_row(s, n, lo, hi);
+  if (isa >= kernels::Isa::Avx2) return rows_avx2::softmax_row(s, n, lo, hi);
 #endif
   softmax_row_scalar(s, n, lo, hi);
 }
 
 void softmax_backward_row(const float* p, float* ds, int64_t n) {
 #ifdef GLLM_HAVE_AVX2_KERNELS
-  if (kernels::active_isa() >= kernels::Isa::Avx2) return softmax_backward_row_avx2(p, ds, n);
+  const kernels::Isa isa = kernels::active_isa();
+  if (isa >= kernels::Isa::Avx512) return rows_avx512::softmax_backward_row(p, ds, n);
+  if (isa >= kernels::Isa::Avx2) return rows_avx2::softmax_backward_row(p, ds, n);
 #endif
   softmax_backward_row_scalar(p, ds, n);
 }

@@ -381,6 +381,8 @@ class TestTrainRunFolderGuard : public QObject {
       QVERIFY2(fs::path(gllm::join_path(root(), f)).parent_path() == fs::path(root()), f.c_str());
     }
     QCOMPARE(gllm::folder_name("tiny-cpu_2.b"), std::string("tiny-cpu_2.b"));
+    QCOMPARE(gllm::folder_name("tiny-cpu+storage=bf16"), std::string("tiny-cpu+storage=bf16"));
+    QCOMPARE(gllm::folder_name("a b:c*d?\\e"), std::string("a_b_c_d__e"));
     const std::string made = gllm::new_run_dir(root(), "../../escaped");
     QCOMPARE(fs::path(made).parent_path(), fs::path(root()));
   }
