@@ -77,6 +77,14 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   layout->addLayout(bar);
   buildInteraction(layout);
 
+  // One legend for the four charts, above them, wrapping over the panel's width: a legend per chart
+  // elides every name to "lad…" once a few runs share a 330 px chart.
+  m_legend = new QLabel(this);
+  m_legend->setObjectName(QStringLiteral("monitorLegend"));
+  m_legend->setWordWrap(true);
+  m_legend->setTextFormat(Qt::RichText);
+  m_legend->setVisible(false);
+  layout->addWidget(m_legend);
   m_chartArea = new QWidget(this);
   auto* grid = new QGridLayout(m_chartArea);
   grid->setContentsMargins(0, 0, 0, 0);
@@ -107,6 +115,7 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     c.chart->legend()->setAlignment(
         Qt::AlignBottom);  // always shown: showing it again would show hidden markers
     c.chart->legend()->setFont(QFont(font().family(), 8));
+    c.chart->legend()->setVisible(false);  // the panel's shared legend names the curves
     QFont tf = c.chart->titleFont();
     tf.setBold(true);
     tf.setPointSizeF(9.5);
@@ -270,6 +279,7 @@ bool MonitorPanel::redrawPending() const {
 void MonitorPanel::redrawNow() {
   m_timer->stop();
   for (Chart& c : m_charts) updateChart(c);
+  updateSharedLegend();
   ++m_redraws;
 }
 
@@ -432,6 +442,7 @@ void MonitorPanel::updateChart(Chart& c) {
       const QString who = u.group ? QStringLiteral("group\n") + u.group->key : u.run;
       const bool twin = firstMetricUnits.contains(who);
       for (QLegendMarker* m : c.chart->legend()->markers(it->main)) m->setVisible(!twin);
+      it->named = !twin;
     }
     Curve& cv = it.value();
     if (cv.main->name() != name) {

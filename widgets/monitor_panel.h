@@ -50,6 +50,8 @@ class MonitorPanel : public QWidget {
   void removeRun(const QString& run);
   void clear();
   QStringList runs() const { return m_store.runs(); }
+  // The names the shared legend above the charts shows (each drawn curve once).
+  QStringList legendEntries() const { return m_legendNames; }
   const std::vector<MetricPoint>& points(const QString& run, const QString& metric) const {
     return m_store.points(run, metric);
   }
@@ -140,6 +142,7 @@ class MonitorPanel : public QWidget {
     QAreaSeries* band = nullptr;
     QLineSeries* upper = nullptr;  // the band's edges (owned by the band series)
     QLineSeries* lower = nullptr;
+    bool named = true;  // in the shared legend (not a dashed twin of a curve already named)
   };
   // Series and axes live as long as the chart; a redraw replaces their points and ranges only.
   struct Chart {
@@ -166,6 +169,8 @@ class MonitorPanel : public QWidget {
   QColor runColor(const QString& run) const;
   // The run's name in the legend: its folder name without the start time when that is unique.
   QString legendName(const QString& run) const;
+  // The shared legend above the charts: each drawn curve once, its colour and dash, its name.
+  void updateSharedLegend();
   QColor groupColor(const SeedGroup& group) const;
   void updateSeedToggles();
   // The second bar row: Runs menu, Reset zoom, the hover readout; and the charts' mouse handling.
@@ -180,6 +185,8 @@ class MonitorPanel : public QWidget {
   quint64 m_viewGeneration = 0;  // view settings (axes, toggles) changed
   std::vector<Chart> m_charts;
   QWidget* m_chartArea = nullptr;
+  QLabel* m_legend = nullptr;  // the four charts' one legend
+  QStringList m_legendNames;
   QTimer* m_timer = nullptr;
   QComboBox* m_xCombo = nullptr;
   QCheckBox* m_logY = nullptr;

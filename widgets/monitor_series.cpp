@@ -4,11 +4,13 @@
 #include <QAreaSeries>
 #include <QChart>
 #include <QChartView>
+#include <QLabel>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QRegularExpression>
+#include <QSet>
 #include <QValueAxis>
 
 #include "widgets/monitor_panel.h"
@@ -26,6 +28,29 @@ QString MonitorPanel::legendName(const QString& run) const {
   for (const QString& other : m_store.runs())
     if (other != run && QString(other).remove(stamp) == shortName) return run;
   return shortName;
+}
+
+void MonitorPanel::updateSharedLegend() {
+  // Every drawn curve of every chart once, in the charts' order, with its colour and dash.
+  QStringList entries, names;
+  QSet<QString> named;
+  for (const Chart& c : m_charts)
+    for (const Curve& cv : c.curves) {
+      if (!cv.main || !cv.named || !cv.main->isVisible() || cv.main->points().isEmpty()) continue;
+      const QString name = cv.main->name();
+      if (named.contains(name)) continue;
+      named.insert(name);
+      names << name;
+      const QPen pen = cv.main->pen();
+      const QString mark =
+          pen.style() == Qt::DashLine ? QStringLiteral("╌╌") : QStringLiteral("━━");
+      entries << QStringLiteral("<span style=\"color:%1\">%2</span>&nbsp;%3")
+                     .arg(pen.color().name(), mark,
+                          name.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+    }
+  m_legendNames = names;
+  m_legend->setText(entries.join(QStringLiteral(" &nbsp; ")));
+  m_legend->setVisible(!entries.isEmpty());
 }
 
 QColor MonitorPanel::runColor(const QString& run) const {

@@ -230,6 +230,10 @@ CheckpointInfo last_valid_checkpoint(const std::string& run_dir,
       problems.insert(problems.begin(), e.what());  // the newest checkpoint's problem first
     }
   }
+  // A sidecar that is not a checkpoint (a pipe, damage) is named rather than taken for "none".
+  if (all.empty() && !problems.empty())
+    throw Error("no valid checkpoint in " + run_dir + " (" + brief_text(problems.front(), 300) +
+                "); nothing was changed: restore the checkpoint's sidecar from a copy");
   throw Error("no valid checkpoint in " + run_dir +
               (all.empty()
                    ? " (none was written yet; `gllm resume " + run_dir +

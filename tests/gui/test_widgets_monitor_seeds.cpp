@@ -41,13 +41,6 @@ void fill(MonitorPanel& m) {
                {40, 4000, NAN, 4, 2.0 + 0.1 * s});
 }
 
-QStringList visibleLegend(QChart* c) {
-  QStringList names;
-  for (QLegendMarker* mk : c->legend()->markers())
-    if (mk->isVisible()) names << mk->label();
-  return names;
-}
-
 template <class T>
 QList<T*> seriesOf(QChart* c) {
   QList<T*> out;
@@ -90,8 +83,8 @@ class TestMonitorSeeds : public QObject {
              qPrintable(QString::number(hi.y(), 'g', 10)));
     QVERIFY(std::fabs(lo.y() - (4.7 - 1.490483)) < 2e-6);
     // The legend names the group once, and none of its seeds; the band has no entry.
-    QTRY_VERIFY(visibleLegend(c).contains(mean->name()));
-    const QStringList legend = visibleLegend(c);
+    QTRY_VERIFY(m.legendEntries().contains(mean->name()));
+    const QStringList legend = m.legendEntries();
     QCOMPARE(legend.filter("arm-a").size(), 1);
     QVERIFY(!legend.contains("arm-a s1") && !legend.contains("arm-a s2"));
     QVERIFY(legend.contains("arm-b s1"));

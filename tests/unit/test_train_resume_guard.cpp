@@ -2,6 +2,7 @@
 // rewritten by a repeated, failed or diverged resume, a run without checkpoint restarted in place
 // (and only such a run), a lost checkpoint store or tampered resume state refused, config edits
 // that change results refused unless allowed (then recorded), temporaries cleaned.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <QTemporaryDir>
@@ -271,6 +272,13 @@ class TestTrainResumeGuard : public QObject {
              e.c_str());
     QVERIFY(snapshot(d) == before);
     QVERIFY(fs::exists(d + "/checkpoints/step_000003.safetensors"));
+    // The sidecar a named pipe: named as such, not taken for "none was written yet".
+    QCOMPARE(::mkfifo((d + "/checkpoints/step_000003.json").c_str(), 0644), 0);
+    const std::string f = error_of([&] { t.resume(d, nullptr); });
+    QVERIFY2(f.find("named pipe") != std::string::npos &&
+                 f.find("none was written yet") == std::string::npos,
+             f.c_str());
+    QVERIFY(snapshot(d) == before);
   }
 
   void tamperedResumeStateIsRefused() {
