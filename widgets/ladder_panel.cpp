@@ -127,22 +127,35 @@ LadderPanel::LadderPanel(QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical);
   auto* charts = new QSplitter(Qt::Horizontal);
   m_chart = new QChart;
-  m_chart->setTitle(tr("Token ratio: ● measured (95 % t), □ predicted 1/Λ"));
+  // Short titles that fit a 330 px chart at 1280 × 800; the full reading is the view's tooltip.
+  m_chart->setTitle(tr("Token ratio ● meas. □ 1/Λ"));
   m_chart->legend()->hide();  // the arms' colours are the curves chart's legend
   auto* view = new QChartView(m_chart);
   view->setRenderHint(QPainter::Antialiasing);
   view->setMinimumHeight(160);
+  view->setToolTip(
+      tr("Token ratio tokens(uniform)/tokens(arm) per arm: ● measured with its 95 % "
+         "t-interval over seeds, □ predicted 1/Λ(q)"));
   charts->addWidget(view);
   m_curves = new QChart;
-  m_curves->setTitle(tr("Val BPB (mean over seeds), target and crossings"));
+  m_curves->setTitle(tr("Val BPB by arm, target"));
   m_curves->legend()->setAlignment(Qt::AlignRight);
   m_curves->legend()->setFont(QFont(font().family(), std::max(7, font().pointSize() - 2)));
   auto* cview = new QChartView(m_curves);
   cview->setRenderHint(QPainter::Antialiasing);
   cview->setMinimumHeight(160);
+  cview->setToolTip(
+      tr("Validation BPB per arm (mean over seeds), the target BPB and where each "
+         "arm crosses it"));
   charts->addWidget(cview);
+  // Side by side at equal widths from the start (stretch factors act only on later resizes, so a
+  // panel first shown as a tab squeezed the curves chart to a sliver); neither collapses.
+  view->setMinimumWidth(220);
+  cview->setMinimumWidth(220);
+  charts->setChildrenCollapsible(false);
   charts->setStretchFactor(0, 1);
   charts->setStretchFactor(1, 1);
+  charts->setSizes({1000, 1000});
   split->addWidget(charts);
   m_table = new QTableWidget(0, kColumns);
   m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩"), tr("pred. ×"),
