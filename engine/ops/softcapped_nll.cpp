@@ -101,25 +101,11 @@ double cap_exp_row_scalar(const float* x, const float* b, float* u, int64_t V, f
   return s;
 }
 
-#ifdef GLLM_HAVE_AVX2_KERNELS
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace rows_avx2 {
-GLLM_SIMD_LANES(8, _mm256_fmadd_ps, __m256)
-#include "engine/ops/simd_lanes.inc"
-#include "engine/ops/softcapped_rows.inc"
-}  // namespace rows_avx2
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
-namespace rows_avx512 {
-GLLM_SIMD_LANES(16, _mm512_fmadd_ps, __m512)
-#include "engine/ops/simd_lanes.inc"
-#include "engine/ops/softcapped_rows.inc"
-}  // namespace rows_avx512
-#pragma GCC pop_options
+#define GLLM_ROWS_FILE "engine/ops/softcapped_rows.inc"
+#include "engine/ops/rows_per_isa.inc"
 
 // The row kernels of kernels::active_isa(): AVX-512, AVX2+FMA or the scalar forms.
+#ifdef GLLM_HAVE_AVX2_KERNELS
 #define GLLM_ROW_KERNEL(name, ...)                                          \
   do {                                                                      \
     const kernels::Isa isa = kernels::active_isa();                         \

@@ -45,24 +45,8 @@ void softmax_backward_row_scalar(const float* p, float* ds, int64_t n) {
   for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (ds[j] - c);
 }
 
-#ifdef GLLM_HAVE_AVX2_KERNELS
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace rows_avx2 {
-GLLM_SIMD_LANES(8, _mm256_fmadd_ps, __m256)
-#include "engine/ops/simd_lanes.inc"
-#include "engine/ops/window_softmax_rows.inc"
-}  // namespace rows_avx2
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")
-namespace rows_avx512 {
-GLLM_SIMD_LANES(16, _mm512_fmadd_ps, __m512)
-#include "engine/ops/simd_lanes.inc"
-#include "engine/ops/window_softmax_rows.inc"
-}  // namespace rows_avx512
-#pragma GCC pop_options
-#endif
+#define GLLM_ROWS_FILE "engine/ops/window_softmax_rows.inc"
+#include "engine/ops/rows_per_isa.inc"
 
 // The row kernels of kernels::active_isa(): AVX-512, AVX2+FMA or the scalar forms.
 void softmax_row(float* s, int64_t n, int64_t lo, int64_t hi) {
