@@ -83,7 +83,11 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   m_legend->setObjectName(QStringLiteral("monitorLegend"));
   m_legend->setWordWrap(true);
   m_legend->setTextFormat(Qt::RichText);
-  m_legend->setVisible(false);
+  // Two lines reserved from the start, so the height the Monitor asks of its dock (and the floor
+  // other panels leave it) already counts a legend of several runs.
+  m_legend->setMinimumHeight(2 * m_legend->fontMetrics().lineSpacing());
+  m_legend->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  m_legend->setText(tr("No runs yet: launch one under Runs, or open a run folder (File ▸ Open)."));
   layout->addWidget(m_legend);
   m_chartArea = new QWidget(this);
   auto* grid = new QGridLayout(m_chartArea);

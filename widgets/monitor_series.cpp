@@ -49,8 +49,10 @@ void MonitorPanel::updateSharedLegend() {
                           name.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
     }
   m_legendNames = names;
-  m_legend->setText(entries.join(QStringLiteral(" &nbsp; ")));
-  m_legend->setVisible(!entries.isEmpty());
+  m_legend->setText(entries.isEmpty()
+                        ? tr("No runs yet: launch one under Runs, or open a run folder (File ▸ "
+                             "Open).")
+                        : entries.join(QStringLiteral(" &nbsp; ")));
 }
 
 QColor MonitorPanel::runColor(const QString& run) const {

@@ -2,6 +2,7 @@
 // axes, several runs overlaid, long-lived decimated series, round axis ticks, and PNG / SVG / CSV
 // exports read back.
 #include <QChart>
+#include <QLabel>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -170,6 +171,10 @@ class TestMonitor : public QObject {
     // not look like one more validation point (same run colour, a dash that a point cannot show).
     MonitorPanel m;
     m.resize(900, 600);
+    // Without runs the shared legend says how to get one, in the two lines it keeps.
+    auto* legend = m.findChild<QLabel*>(QStringLiteral("monitorLegend"));
+    QVERIFY(legend && legend->text().contains(QStringLiteral("No runs yet")));
+    QVERIFY(legend->minimumHeight() >= 2 * legend->fontMetrics().lineSpacing());
     for (int i = 1; i <= 4; ++i)
       m.addPoint("a", "val_bpb", {100.0 * i, 1e5 * i, 1e7 * i, 0.01 * i, 2.2 - 0.1 * i});
     m.addPoint("a", "heldout_bpb", {400.0, 4e5, 4e7, 0.04, 1.86});
