@@ -151,7 +151,7 @@ QString MonitorPanel::exportSvg(const QString& path) {
 
 QString MonitorPanel::exportChartPng(const QString& metric, const QString& path, QSize size) {
   if (m_timer->isActive()) redrawNow();
-  for (const Chart& c : m_charts) {
+  for (Chart& c : m_charts) {
     if (!c.metrics.contains(metric)) continue;
     if (!size.isValid()) size = c.view->size();
     QPixmap pix(size);
@@ -159,9 +159,11 @@ QString MonitorPanel::exportChartPng(const QString& metric, const QString& path,
     QPainter p(&pix);
     p.setRenderHint(QPainter::Antialiasing);
     // The chart's scene drawn into the whole image: a larger size is a sharper chart, not a
-    // blown-up bitmap.
+    // blown-up bitmap; alone, the chart carries its own legend.
+    showChartLegend(c, true);
     c.view->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), c.view->viewport()->rect(),
                    Qt::IgnoreAspectRatio);
+    showChartLegend(c, false);
     p.end();
     if (!pix.save(path, "PNG"))
       return tr("could not write %1; check the folder is writable").arg(path);

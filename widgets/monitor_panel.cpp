@@ -77,9 +77,15 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   layout->addLayout(bar);
   buildInteraction(layout);
 
-  // One legend for the four charts, above them, wrapping over the panel's width: a legend per chart
-  // elides every name to "lad…" once a few runs share a 330 px chart.
-  m_legend = new QLabel(this);
+  m_chartArea = new QWidget(this);
+  auto* grid = new QGridLayout(m_chartArea);
+  grid->setContentsMargins(0, 0, 0, 0);
+  grid->setSpacing(4);
+  layout->addWidget(m_chartArea, 1);
+  // One legend for the four charts, above them in the chart area (so the area's exports carry it),
+  // wrapping over its width: a legend per chart elides every name to "lad…" once a few runs share a
+  // 330 px chart.
+  m_legend = new QLabel(m_chartArea);
   m_legend->setObjectName(QStringLiteral("monitorLegend"));
   m_legend->setWordWrap(true);
   m_legend->setTextFormat(Qt::RichText);
@@ -87,13 +93,7 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
   // other panels leave it) already counts a legend of several runs.
   m_legend->setMinimumHeight(2 * m_legend->fontMetrics().lineSpacing());
   m_legend->setAlignment(Qt::AlignLeft | Qt::AlignTop);
-  m_legend->setText(tr("No runs yet: launch one under Runs, or open a run folder (File ▸ Open)."));
-  layout->addWidget(m_legend);
-  m_chartArea = new QWidget(this);
-  auto* grid = new QGridLayout(m_chartArea);
-  grid->setContentsMargins(0, 0, 0, 0);
-  grid->setSpacing(4);
-  layout->addWidget(m_chartArea, 1);
+  grid->addWidget(m_legend, 0, 0, 1, 2);
   struct Def {
     QString title;
     QStringList metrics;
@@ -116,10 +116,11 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     // the axis titles and labels).
     c.chart->setMargins(QMargins(4, 14, 4, 4));
     c.chart->setBackgroundRoundness(4);
-    c.chart->legend()->setAlignment(
-        Qt::AlignBottom);  // always shown: showing it again would show hidden markers
+    // The chart's own legend is shown only while the chart alone is exported (showChartLegend);
+    // on screen the panel's shared legend names the curves.
+    c.chart->legend()->setAlignment(Qt::AlignBottom);
     c.chart->legend()->setFont(QFont(font().family(), 8));
-    c.chart->legend()->setVisible(false);  // the panel's shared legend names the curves
+    c.chart->legend()->setVisible(false);
     QFont tf = c.chart->titleFont();
     tf.setBold(true);
     tf.setPointSizeF(9.5);
@@ -130,7 +131,7 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     c.view->setRubberBand(QChartView::RectangleRubberBand);  // drag a rectangle to zoom
     c.view->viewport()->setMouseTracking(true);              // the hover readout
     c.view->viewport()->installEventFilter(this);
-    grid->addWidget(c.view, i / 2, i % 2);
+    grid->addWidget(c.view, 1 + i / 2, i % 2);
     // The per-chart seeds toggle sits in the chart's top-right corner (same grid cell, on top).
     c.seeds = new QCheckBox(tr("seeds"), m_chartArea);
     c.seeds->setObjectName(QStringLiteral("seedToggle_") + d.metrics.first());
@@ -138,10 +139,11 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
         tr("Show each seed of a seed group instead of the group's mean and band "
            "(runs whose configs differ only in train.seed)"));
     c.seeds->setVisible(false);
-    grid->addWidget(c.seeds, i / 2, i % 2, Qt::AlignTop | Qt::AlignRight);
+    grid->addWidget(c.seeds, 1 + i / 2, i % 2, Qt::AlignTop | Qt::AlignRight);
     m_charts.push_back(c);
     ++i;
   }
+  updateSharedLegend();  // no runs yet: says how to get one
 
   m_timer = new QTimer(this);
   m_timer->setSingleShot(true);
@@ -437,16 +439,13 @@ void MonitorPanel::updateChart(Chart& c) {
       // Larger marks for the second metric: it is often a single point, where a dash does not show
       // (set after the chart's theme is applied).
       if (mi > 0) cv.main->setMarkerSize(cv.main->markerSize() * 1.6);
-      // The legend names the drawn curve only: the raw twin and the band have no entry, nor the
-      // dashed second metric of a run or group that has the first.
-      hideMarkers(c, cv.band ? static_cast<QAbstractSeries*>(cv.band) : cv.raw);
       it = c.curves.insert(u.key, cv);
     }
     if (mi > 0) {
       const QString who = u.group ? QStringLiteral("group\n") + u.group->key : u.run;
-      const bool twin = firstMetricUnits.contains(who);
-      for (QLegendMarker* m : c.chart->legend()->markers(it->main)) m->setVisible(!twin);
-      it->named = !twin;
+      // The legend names the drawn curve only, not the dashed second metric of a run or group
+      // that has the first.
+      it->named = !firstMetricUnits.contains(who);
     }
     Curve& cv = it.value();
     if (cv.main->name() != name) {
@@ -525,10 +524,7 @@ void MonitorPanel::updateChart(Chart& c) {
   for (Pending& p : pending) {
     Curve& cv = *p.curve;
     if (cv.raw) {
-      if (cv.raw->isVisible() != p.rawTwin) {
-        cv.raw->setVisible(p.rawTwin);
-        hideMarkers(c, cv.raw);  // showing a series shows its marker
-      }
+      if (cv.raw->isVisible() != p.rawTwin) cv.raw->setVisible(p.rawTwin);
       cv.raw->replace(p.rawTwin ? decimate(p.rawPts, buckets, x0, x1, logX) : QList<QPointF>());
     }
     if (cv.band) {

@@ -165,7 +165,9 @@ class MonitorPanel : public QWidget {
   void updateChart(Chart& c);
   void ensureAxes(Chart& c, bool logX, bool logY);
   void removeCurve(Chart& c, Curve& cv);
-  void hideMarkers(Chart& c, QAbstractSeries* s);
+  // Shows (for an export of the chart alone) or hides the chart's own legend, its markers those of
+  // the shared legend.
+  void showChartLegend(Chart& c, bool on);
   QColor runColor(const QString& run) const;
   // The run's name in the legend: its folder name without the start time when that is unique.
   QString legendName(const QString& run) const;

@@ -36,7 +36,7 @@ void MonitorPanel::updateSharedLegend() {
   QSet<QString> named;
   for (const Chart& c : m_charts)
     for (const Curve& cv : c.curves) {
-      if (!cv.main || !cv.named || !cv.main->isVisible() || cv.main->points().isEmpty()) continue;
+      if (!cv.main || !cv.named || !cv.main->isVisible() || cv.main->count() == 0) continue;
       const QString name = cv.main->name();
       if (named.contains(name)) continue;
       named.insert(name);
@@ -114,9 +114,19 @@ void MonitorPanel::ensureAxes(Chart& c, bool logX, bool logY) {
   swap(c.ay, logY, false);
 }
 
-void MonitorPanel::hideMarkers(Chart& c, QAbstractSeries* s) {
-  const auto markers = c.chart->legend()->markers(s);
-  for (QLegendMarker* m : markers) m->setVisible(false);
+void MonitorPanel::showChartLegend(Chart& c, bool on) {
+  c.chart->legend()->setVisible(on);
+  if (!on) return;
+  // Showing a legend shows every marker again: the drawn curves the shared legend names keep
+  // theirs, the raw twins, bands and dashed second metrics have none.
+  for (const Curve& cv : c.curves) {
+    for (QAbstractSeries* s :
+         {static_cast<QAbstractSeries*>(cv.raw), static_cast<QAbstractSeries*>(cv.band)})
+      if (s)
+        for (QLegendMarker* m : c.chart->legend()->markers(s)) m->setVisible(false);
+    for (QLegendMarker* m : c.chart->legend()->markers(cv.main))
+      m->setVisible(cv.named && cv.main->isVisible() && cv.main->count() > 0);
+  }
 }
 
 void MonitorPanel::removeCurve(Chart& c, Curve& cv) {

@@ -2,12 +2,15 @@
 // axes, several runs overlaid, long-lived decimated series, round axis ticks, and PNG / SVG / CSV
 // exports read back.
 #include <QChart>
+#include <QGraphicsScene>
+#include <QGraphicsView>
 #include <QLabel>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QRandomGenerator>
+#include <QTemporaryDir>
 #include <QValueAxis>
 #include <QtTest>
 #include <algorithm>
@@ -190,6 +193,13 @@ class TestMonitor : public QObject {
     QCOMPARE(m.chartFor("val_bpb")->title(), QStringLiteral("BPB, dashed: held-out"));
     QTRY_VERIFY(m.legendEntries().contains(val->name()));
     QVERIFY(!m.legendEntries().contains(held->name()));
+    // The shared legend lies in the area the PNG and SVG exports draw (beside the charts); a chart
+    // exported alone shows its own legend for the render and hides it again.
+    QCOMPARE(legend->parentWidget(),
+             m.chartFor("val_bpb")->scene()->views().first()->parentWidget());
+    QTemporaryDir out;
+    QVERIFY(m.exportChartPng("val_bpb", out.filePath("bpb.png"), QSize(400, 300)).isEmpty());
+    QVERIFY(!m.chartFor("val_bpb")->legend()->isVisible());
     QVERIFY(val->pointsVisible() && held->pointsVisible());
     QVERIFY(val->pen().color().rgba() !=
             held->pen().color().rgba());  // the colour itself, not its spec
