@@ -105,18 +105,6 @@ double cap_exp_row_scalar(const float* x, const float* b, float* u, int64_t V, f
 #include "engine/ops/rows_per_isa.inc"
 
 // The row kernels of kernels::active_isa(): AVX-512, AVX2+FMA or the scalar forms.
-#ifdef GLLM_HAVE_AVX2_KERNELS
-#define GLLM_ROW_KERNEL(name, ...)                                          \
-  do {                                                                      \
-    const kernels::Isa isa = kernels::active_isa();                         \
-    if (isa >= kernels::Isa::Avx512) return rows_avx512::name(__VA_ARGS__); \
-    if (isa >= kernels::Isa::Avx2) return rows_avx2::name(__VA_ARGS__);     \
-    return name##_scalar(__VA_ARGS__);                                      \
-  } while (0)
-#else
-#define GLLM_ROW_KERNEL(name, ...) return name##_scalar(__VA_ARGS__)
-#endif
-
 float cap_row(const float* x, float* t, const float* b, int64_t V, float cap) {
   GLLM_ROW_KERNEL(cap_row, x, t, b, V, cap);
 }
@@ -133,7 +121,6 @@ double exp_row(const float* t, const float* b, float* u, int64_t V, float a, boo
 double cap_exp_row(const float* x, const float* b, float* u, int64_t V, float cap, float shift) {
   GLLM_ROW_KERNEL(cap_exp_row, x, b, u, V, cap, shift);
 }
-#undef GLLM_ROW_KERNEL
 
 // Capped logits z = c·tanh(x/c) + b lie in [−c + min b, c + max b], so c + max b bounds every row's
 // maximum: one pass suffices while the smallest e = exp(z − shift) stays a normal float, with room

@@ -50,21 +50,11 @@ void softmax_backward_row_scalar(const float* p, float* ds, int64_t n) {
 
 // The row kernels of kernels::active_isa(): AVX-512, AVX2+FMA or the scalar forms.
 void softmax_row(float* s, int64_t n, int64_t lo, int64_t hi) {
-#ifdef GLLM_HAVE_AVX2_KERNELS
-  const kernels::Isa isa = kernels::active_isa();
-  if (isa >= kernels::Isa::Avx512) return rows_avx512::softmax_row(s, n, lo, hi);
-  if (isa >= kernels::Isa::Avx2) return rows_avx2::softmax_row(s, n, lo, hi);
-#endif
-  softmax_row_scalar(s, n, lo, hi);
+  GLLM_ROW_KERNEL(softmax_row, s, n, lo, hi);
 }
 
 void softmax_backward_row(const float* p, float* ds, int64_t n) {
-#ifdef GLLM_HAVE_AVX2_KERNELS
-  const kernels::Isa isa = kernels::active_isa();
-  if (isa >= kernels::Isa::Avx512) return rows_avx512::softmax_backward_row(p, ds, n);
-  if (isa >= kernels::Isa::Avx2) return rows_avx2::softmax_backward_row(p, ds, n);
-#endif
-  softmax_backward_row_scalar(p, ds, n);
+  GLLM_ROW_KERNEL(softmax_backward_row, p, ds, n);
 }
 
 // ---- The block plan
