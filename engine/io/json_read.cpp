@@ -159,6 +159,10 @@ void check_json_depth(const nlohmann::json& j, int max_depth, const std::string&
   }
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string json_brief(const nlohmann::json& j, size_t max_chars) {
   if (j.is_string()) return "\"" + brief_text(j.get_ref<const std::string&>(), max_chars) + "\"";
   if (!j.is_structured()) return brief_text(j.dump(), max_chars);
@@ -167,7 +171,7 @@ std::string json_brief(const nlohmann::json& j, size_t max_chars) {
                                  : "an object with " + std::to_string(j.size()) + " keys";
   // Shallow values are shown (cut); deep ones only described, so nothing recurses far.
   if (json_depth(j) <= 4) {
-    std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string s = json_text(j);
     if (s.size() <= max_chars) return s;
     return brief_text(s, max_chars) + " (" + kind + ")";
   }

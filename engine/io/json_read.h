@@ -37,6 +37,10 @@ void check_json_depth(const nlohmann::json& j, int max_depth, const std::string&
 // A short preview of a value for error messages: never more than about `max_chars` characters and
 // never a recursive walk of a deep value ("[1, 2, 3, …] (an array of 4000 items)").
 std::string json_brief(const nlohmann::json& j, size_t max_chars = 80);
+
+// JSON text for files the engine writes: invalid UTF-8 in a string (a file name in a message) is
+// replaced, never an exception that would lose the record. indent -1: one line.
+std::string json_text(const nlohmann::json& j, int indent = -1);
 // `s` cut to `max_chars` characters with the number of bytes left out.
 std::string brief_text(std::string_view s, size_t max_chars = 200);
 
