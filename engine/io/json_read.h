@@ -41,6 +41,7 @@ std::string json_brief(const nlohmann::json& j, size_t max_chars = 80);
 // JSON text for files the engine writes: invalid UTF-8 in a string (a file name in a message) is
 // replaced, never an exception that would lose the record. indent -1: one line.
 std::string json_text(const nlohmann::json& j, int indent = -1);
+
 // `s` cut to `max_chars` characters with the number of bytes left out.
 std::string brief_text(std::string_view s, size_t max_chars = 200);
 

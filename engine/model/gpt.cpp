@@ -4,17 +4,10 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include <cerrno>
-#include <cfloat>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 
-#include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
-#include "engine/io/json_read.h"
-#include "engine/model/checkpoint_tensors.h"
 #include "engine/model/cost.h"
 #include "engine/model/param_count.h"
 #include "engine/ops/attention.h"

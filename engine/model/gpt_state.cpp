@@ -1,9 +1,7 @@
 // The GPT's parameters and state as the optimizer and checkpoints see them: tagged parameter
 // groups, grade projection, grade arrays, state tensors, and model files saved and loaded.
 #include <cerrno>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"

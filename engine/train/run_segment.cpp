@@ -3,18 +3,14 @@
 #include "engine/train/run_segment.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/autocast_mode.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <map>
 
-#include "engine/config/run_paths.h"
 #include "engine/data/bpb.h"
 #include "engine/dist/device.h"
 #include "engine/dist/launcher.h"

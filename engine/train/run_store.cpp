@@ -2,9 +2,6 @@
 // and SHA-512 digests, keep-last-K pruning, summaries and the run list shared by GUI and CLI.
 #include "engine/train/run_store.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <regex>
 

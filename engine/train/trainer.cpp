@@ -2,12 +2,9 @@
 // run folder's lock, the resume checks and the segment's restore plan are in place.
 #include "engine/train/trainer.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <filesystem>
 #include <mutex>
-#include <set>
 #include <thread>
 
 #include "engine/config/run_paths.h"
