@@ -173,7 +173,8 @@ class TestCliDeviceRehearsal : public QObject {
 };
 
 // QtTest's watchdog stops a test function after 5 minutes; a cold build of the rehearsal's tree
-// takes longer, so the watchdog gets the longest internal limit here (55 min) unless one is set.
+// takes longer, so unless one is set the watchdog waits a minute past the build's own 55-minute
+// limit, which then reports the build's output.
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QTEST_FUNCTION_TIMEOUT"))
     qputenv("QTEST_FUNCTION_TIMEOUT", QByteArray::number(56 * kMinute));
