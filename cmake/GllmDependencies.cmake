@@ -1,4 +1,5 @@
-# Third-party dependencies: LibTorch, Eigen, nlohmann_json, sentencepiece, CLI11, and Qt 6 (optional).
+# Third-party dependencies: LibTorch, Eigen, nlohmann_json, sentencepiece, zlib, zstd, CLI11, and Qt 6
+# (optional).
 # Every package here is installed by scripts/setup.sh (Debian) or carried by scripts/device-check.sh.
 find_package(Torch REQUIRED)
 # LibTorch 2.10 and later refuse C++17 (torch/all.h: "C++20 or later compatible compiler is
@@ -29,6 +30,9 @@ find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 find_library(GLLM_SENTENCEPIECE_TRAIN sentencepiece_train REQUIRED HINTS ${SENTENCEPIECE_LIBRARY_DIRS})
+# Compressed corpora for `gllm data prepare` (engine/dataset): gzip through zlib, zstd through libzstd.
+find_package(ZLIB REQUIRED)
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 
 # Torch's imported target carries -D_GLIBCXX_USE_CXX11_ABI; every engine module uses the same flags.
 if(TORCH_CXX_FLAGS)

@@ -65,7 +65,8 @@ manifest=$out/MANIFEST.txt
 echo "# .deps/device, packed by scripts/device-deps.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$manifest"
 (
   cd "$out/debs"
-  pkgs=(libeigen3-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev libsentencepiece0 pkgconf-bin libpkgconf3)
+  pkgs=(libeigen3-dev nlohmann-json3-dev libcli11-dev libsentencepiece-dev libsentencepiece0 pkgconf-bin libpkgconf3
+        zlib1g-dev zlib1g libzstd-dev libzstd1)
   apt-get download "${pkgs[@]}" >/dev/null
   for deb in ./*.deb; do
     dpkg-deb -x "$deb" "$out/root"
@@ -76,8 +77,9 @@ echo "# .deps/device, packed by scripts/device-deps.sh on $(date -u +%Y-%m-%dT%H
 # library, and loads it at run time) do not need to travel.
 rm -rf "$out/debs" "$out/root/usr/share/doc" "$out/root/usr/share/man"
 find "$out/root" -name '*.a' -delete
-# The working tree lands elsewhere on the GPU machine: make sentencepiece's pkg-config file relocatable.
-for pc in "$out"/root/usr/lib/x86_64-linux-gnu/pkgconfig/sentencepiece*.pc; do
+# The working tree lands elsewhere on the GPU machine: make the pkg-config files relocatable.
+for pc in "$out"/root/usr/lib/x86_64-linux-gnu/pkgconfig/{sentencepiece*,libzstd,zlib}.pc; do
+  [ -f "$pc" ] || continue
   sed -i 's|^prefix=.*|prefix=${pcfiledir}/../../..|' "$pc"
 done
 

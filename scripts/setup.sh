@@ -11,6 +11,7 @@ packages=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
   libtorch-dev libopenblas0-openmp
   libeigen3-dev nlohmann-json3-dev libsentencepiece-dev libcli11-dev libgloo-dev
+  zlib1g-dev libzstd-dev sentencepiece
   xvfb xauth python3-torch ca-certificates
 )
 compile_checks=${GLLM_COMPILE_CHECKS:-0}
