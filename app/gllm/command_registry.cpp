@@ -21,6 +21,7 @@ std::map<std::string, std::map<std::string, Installer>>& grouped() {
 const char* group_description(const std::string& group) {
   static const std::map<std::string, const char*> d = {
       {"bench", "Benchmarks that print ratios measured side by side in one run"},
+      {"data", "Corpora and datasets: fetch Brown, prepare a corpus into token shards, report"},
       {"stats", "Statistics over runs and seeds"},
       {"check", "Self-checks of the engine on this machine (GPU paths)"},
   };
