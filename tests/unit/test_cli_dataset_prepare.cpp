@@ -1,0 +1,106 @@
+// `gllm data prepare` and `gllm data info DATASET` as a user runs them: a gzip JSON Lines corpus
+// with a chosen field, the bad-line flag, the JSON report, and --verify failing on a changed shard.
+#include <zlib.h>
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_gzip(const std::string& path, const std::string& s) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, s.data(), unsigned(s.size()));
+  gzclose(f);
+}
+
+std::string jsonl_corpus() {
+  std::string s;
+  uint64_t x = 7;
+  for (int i = 0; i < 600; ++i) {
+    std::string doc;
+    for (int w = 0; w < 30; ++w) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      doc += (w ? " " : "") + std::string("word") + std::to_string((x >> 40) % 300);
+    }
+    s += "{\"id\":" + std::to_string(i) + ",\"content\":\"" + doc + "\"}\n";
+    if (i == 300) s += "not json at all\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+class TestCliDatasetPrepare : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void prepareInfoVerify() {
+    QTemporaryDir tmp;
+    const std::string d = tmp.path().toStdString();
+    write_gzip(d + "/c.jsonl.gz", jsonl_corpus());
+    const std::vector<std::string> base = {"data",
+                                           "prepare",
+                                           d + "/c.jsonl.gz",
+                                           "--out",
+                                           d + "/ds",
+                                           "--vocab",
+                                           "300",
+                                           "--val-tokens",
+                                           "2k",
+                                           "--heldout-tokens",
+                                           "2k",
+                                           "--shard-tokens",
+                                           "4096",
+                                           "--tokenizer-sample",
+                                           "20k",
+                                           "--text-field",
+                                           "content",
+                                           "--threads",
+                                           "2"};
+    // The bad line is refused with file and line, and nothing is usable.
+    auto r = gllm::test::run_cli(base);
+    QVERIFY2(r.exit_code == 2, (r.out + r.err).c_str());
+    QVERIFY2(r.err.find("c.jsonl.gz:302:") != std::string::npos, r.err.c_str());
+    QVERIFY(!fs::exists(d + "/ds/manifest.json"));
+    auto args = base;
+    args.push_back("--skip-bad-lines");
+    args.push_back("--json");
+    r = gllm::test::run_cli(args);
+    QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+    auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j["manifest"]["reading"]["bad_lines_skipped"].get<int>(), 1);
+    QCOMPARE(j["manifest"]["reading"]["documents"].get<int>(), 600);
+    QCOMPARE(j["manifest"]["inputs"][0]["format"].get<std::string>(), std::string("jsonl"));
+    // info --json shows the manifest; --verify passes on the fresh dataset.
+    r = gllm::test::run_cli({"data", "info", d + "/ds", "--json", "--verify"});
+    QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+    auto info = nlohmann::json::parse(r.out);
+    QCOMPARE(info["splits"], j["manifest"]["splits"]);
+    QVERIFY(info["verified"]["whole"].get<bool>());
+    r = gllm::test::run_cli({"data", "info", d + "/ds"});
+    QVERIFY2(r.exit_code == 0 && r.out.find("heldout") != std::string::npos, r.out.c_str());
+    // A changed shard: --verify names it and fails.
+    {
+      std::fstream f(d + "/ds/train_000000.bin", std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(1500);
+      f.put('\x7f');
+    }
+    r = gllm::test::run_cli({"data", "info", d + "/ds", "--verify"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.out.find("train_000000.bin changed after the manifest") != std::string::npos,
+             r.out.c_str());
+    // The same command again: already prepared, nothing written.
+    args.pop_back();
+    r = gllm::test::run_cli(args);
+    QVERIFY2(r.exit_code == 0 && r.out.find("already prepared") != std::string::npos,
+             (r.out + r.err).c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCliDatasetPrepare)
+#include "test_cli_dataset_prepare.moc"
