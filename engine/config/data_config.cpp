@@ -7,10 +7,12 @@ namespace gllm {
 const Schema<DataConfig>& DataConfig::schema() {
   static const Schema<DataConfig> s = [] {
     Schema<DataConfig> s;
-    s.choice("corpus", &DataConfig::corpus, {"brown", "text"},
-             "Corpus: the tagged Brown corpus or plain UTF-8 text")
+    s.choice("corpus", &DataConfig::corpus, {"brown", "text", "prepared"},
+             "Corpus: the tagged Brown corpus, plain UTF-8 text, or a dataset made by `gllm data "
+             "prepare` (its own tokenizer and splits)")
         .text("corpus_path", &DataConfig::corpus_path,
-              "Text file or folder (corpus = text); Brown: empty = data cache")
+              "Text file or folder (corpus = text); the dataset folder (corpus = prepared); "
+              "Brown: empty = data cache")
         .integer("vocab_size", &DataConfig::vocab_size, 261, 65535,
                  "BPE vocabulary size (4 specials + 256 bytes + at least 1 merge)")
         .real("val_fraction", &DataConfig::val_fraction, 0, 0.5,
@@ -27,6 +29,10 @@ const Schema<DataConfig>& DataConfig::schema() {
       if (d.corpus == "text" && d.corpus_path.empty())
         throw ConfigError(path.empty() ? "corpus_path" : path + ".corpus_path",
                           "corpus = text needs corpus_path (a UTF-8 file or folder)");
+      if (d.corpus == "prepared" && d.corpus_path.empty())
+        throw ConfigError(path.empty() ? "corpus_path" : path + ".corpus_path",
+                          "corpus = prepared needs corpus_path (a folder made by `gllm data "
+                          "prepare INPUT… --out DATASET`)");
     });
     return s;
   }();

@@ -9,9 +9,10 @@
 namespace gllm {
 
 struct DataConfig {
-  std::string corpus = "brown";  // brown | text
-  std::string corpus_path;       // text: a UTF-8 file or folder; brown: empty = the data cache
-  int vocab_size = 8192;         // tokenizer vocabulary (BPE, byte fallback, 4 specials)
+  std::string corpus = "brown";  // brown | text | prepared
+  std::string corpus_path;  // text: a UTF-8 file or folder; prepared: the dataset folder; brown:
+                            // empty = the data cache
+  int vocab_size = 8192;    // tokenizer vocabulary (BPE, byte fallback, 4 specials)
   double val_fraction = 0.05;
   double heldout_fraction = 0.05;
   int split_seed = 1234;

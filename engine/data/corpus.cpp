@@ -346,7 +346,12 @@ Corpus read_corpus(const DataConfig& cfg) {
     return read_brown_corpus(dir);
   }
   if (cfg.corpus == "text") return read_text_corpus(cfg.corpus_path);
-  throw ConfigError("data.corpus", "unknown corpus '" + cfg.corpus + "'; use brown or text");
+  if (cfg.corpus == "prepared")
+    throw ConfigError("data.corpus",
+                      "a prepared dataset holds token shards, not the text this step reads; use "
+                      "data.corpus = brown or text here (the trainer reads prepared datasets)");
+  throw ConfigError("data.corpus",
+                    "unknown corpus '" + cfg.corpus + "'; use brown, text or prepared");
 }
 
 }  // namespace gllm

@@ -93,8 +93,24 @@ TokenShard::~TokenShard() {
   if (map_) munmap(map_, map_size_);
 }
 
+std::shared_ptr<TokenShard> TokenShard::over_views(std::vector<View> views,
+                                                   std::vector<std::shared_ptr<const void>> owners,
+                                                   std::string label) {
+  std::shared_ptr<TokenShard> s(new TokenShard());
+  s->path_ = std::move(label);
+  s->n_docs_ = views.size();
+  for (const auto& v : views) {
+    s->n_tokens_ += v.size;
+    for (size_t i = 0; i < v.size; ++i) s->max_id_ = std::max(s->max_id_, v.data[i]);
+  }
+  s->views_ = std::move(views);
+  s->owners_ = std::move(owners);
+  return s;
+}
+
 TokenShard::View TokenShard::document(size_t i) const {
   if (i >= n_docs_) throw Error("document index " + std::to_string(i) + " out of range");
+  if (!views_.empty()) return views_[i];
   return View{ids_ + offsets_[i], static_cast<size_t>(offsets_[i + 1] - offsets_[i])};
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace gllm {
 
@@ -27,6 +28,11 @@ class TokenShard {
   };
   // Memory-maps tokens.bin; throws gllm::Error (naming the file) if missing or malformed.
   static std::shared_ptr<TokenShard> open(const std::string& bin_path);
+  // A store over documents that lie elsewhere (e.g. the memory-mapped llm.c shards of a prepared
+  // dataset, kept alive by `owners`): document i is views[i], without its BOS.
+  static std::shared_ptr<TokenShard> over_views(std::vector<View> views,
+                                                std::vector<std::shared_ptr<const void>> owners,
+                                                std::string label);
   ~TokenShard();
   TokenShard(const TokenShard&) = delete;
   TokenShard& operator=(const TokenShard&) = delete;
@@ -46,6 +52,8 @@ class TokenShard {
   const uint64_t* offsets_ = nullptr;
   const uint16_t* ids_ = nullptr;
   uint16_t max_id_ = 0;
+  std::vector<View> views_;  // over_views: the documents (else empty)
+  std::vector<std::shared_ptr<const void>> owners_;
 };
 
 // Layout of a tokens.bin image, checked without trusting any count in it: every size is

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "engine/data/bpb.h"
+#include "engine/dataset/prepared_data.h"
 #include "engine/dist/device.h"
 #include "engine/dist/launcher.h"
 #include "engine/io/atomic_file.h"
@@ -108,8 +109,10 @@ void RunSegment::setup() {
         std::to_string(dist->world_size()) + " (" + dist->backend() + "), " +
         (plan.split_rows ? "rows split" : "micro-steps split") + " of the same global batch");
   if (!writer()) dist->barrier();  // rank 0 builds the tokenizer and token cache first
-  data = std::make_unique<Dataset>(
-      open_dataset(config.data, [this](const std::string& s) { log(s); }));
+  auto say = [this](const std::string& s) { log(s); };
+  data = std::make_unique<Dataset>(config.data.corpus == "prepared"
+                                       ? open_prepared_dataset(config.data, say)
+                                       : open_dataset(config.data, say));
   if (writer()) dist->barrier();
   int64_t vocab = data->tokenizer.vocab_size();
   torch::manual_seed(config.train.seed);
