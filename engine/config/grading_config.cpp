@@ -24,10 +24,15 @@ const Schema<GradingConfig>& GradingConfig::schema() {
         .flag("grades_trainable", &GradingConfig::grades_trainable,
               "Refine grades end-to-end, projected back into the clip box after every step")
         .real("grade_lr", &GradingConfig::grade_lr, 0, 10, "Learning rate of trainable grades")
-        .choice("head_grades", &GradingConfig::head_grades, {"uniform", "random", "file", "ladder"},
-                "Where head grades come from (uniform, random, or a grades file)")
+        .choice("head_grades", &GradingConfig::head_grades,
+                {"uniform", "random", "file", "explicit", "ladder"},
+                "Where head grades come from (uniform, random, a grades file, or the explicit "
+                "attn_grades)")
         .text("grades_file", &GradingConfig::grades_file,
               "JSON with attn_grades[layer][head][plane]")
+        .reals("attn_grades", &GradingConfig::attn_grades, 0, 1e6,
+               "Explicit head grades (head_grades = explicit): layers × heads × RoPE planes "
+               "values, layer-major then head then plane")
         .integer("random_seed", &GradingConfig::random_seed, 0, 2147483647, "Seed of random grades")
         .flag("mlge", &GradingConfig::mlge, "Multi-level graded embedding (seed 000 §4.1)")
         .integer("levels", &GradingConfig::levels, 1, 64, "Number of levels L")
@@ -77,6 +82,14 @@ const Schema<GradingConfig>& GradingConfig::schema() {
         throw ConfigError(key("level_grades_source"),
                           "\"ladder\" needs grading.mlge = true, ladder_file, ladder_arm and "
                           "profiles_file (the profiles the ladder was certified against)");
+      if (g.head_grades == "explicit" && g.attn_grades.empty())
+        throw ConfigError(key("attn_grades"),
+                          "head_grades = explicit needs attn_grades (layers × heads × RoPE "
+                          "planes values); or choose head_grades = uniform, random or file");
+      if (g.head_grades != "explicit" && !g.attn_grades.empty())
+        throw ConfigError(key("attn_grades"),
+                          "is given but head_grades = \"" + g.head_grades +
+                              "\" ignores it; set head_grades = explicit or remove attn_grades");
       if (g.head_grades == "file" && g.grades_file.empty())
         throw ConfigError(key("grades_file"), "head_grades = file needs grades_file");
       if (!g.level_dims.empty() && static_cast<int>(g.level_dims.size()) != g.levels)

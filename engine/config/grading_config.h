@@ -14,8 +14,9 @@ struct GradingConfig {
   bool attention = false;               // EG-MHSA: diag(λ^q) on Q, K, V per head and RoPE plane
   bool grades_trainable = false;        // refine grades end-to-end (projected into [0, q_max])
   double grade_lr = 0.01;               // AdamW learning rate for trainable grades
-  std::string head_grades = "uniform";  // uniform | random | file ("ladder" is refused: see schema)
+  std::string head_grades = "uniform";  // uniform | random | file | explicit ("ladder" is refused)
   std::string grades_file;              // JSON {"attn_grades": [[[...]]]} when head_grades = file
+  std::vector<double> attn_grades;      // head_grades = explicit: (layers, heads, planes) row-major
   int random_seed = 0;
   bool mlge = false;  // multi-level graded embedding
   int levels = 4;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <set>
 
+#include "engine/config/run_config.h"
 #include "engine/config/run_paths.h"
 
 namespace gllm {
@@ -38,6 +39,24 @@ void diff(const nlohmann::json& a, const nlohmann::json& b, const std::string& p
   if (a != b) out.push_back({path, b, a});
 }
 
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// 6 hex digits over a list of label parts: folded parts still tell two labels apart.
+std::string parts_digest(const std::vector<std::string>& parts) {
+  std::string all;
+  for (const auto& p : parts) all += p + "\n";
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(all)));
+  return std::string(buf, 6);
+}
+
 std::string leaf(const std::string& path) {
   const auto dot = path.rfind('.');
   return dot == std::string::npos ? path : path.substr(dot + 1);
@@ -62,7 +81,7 @@ std::string compact(const nlohmann::json& v) {
     return s;
   }
   if (v.is_array()) {
-    if (v.size() > 4) return std::to_string(v.size()) + "values";
+    if (v.size() > 4) return std::to_string(v.size()) + "values-" + parts_digest({v.dump()});
     std::string s;
     for (const auto& e : v) s += (s.empty() ? "" : ",") + compact(e);
     return s;
@@ -81,15 +100,6 @@ std::string folder_safe(const std::string& s) {
   return out;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 void erase_path(nlohmann::json& j, const std::string& path) {
   const auto dot = path.find('.');
   if (dot == std::string::npos) {
@@ -100,7 +110,36 @@ void erase_path(nlohmann::json& j, const std::string& path) {
   if (j.is_object() && j.contains(head)) erase_path(j[head], path.substr(dot + 1));
 }
 
+// The settings of `config` that cannot change what it trains, because the component that reads
+// them is off: the level grades without MLGE, the head grades without graded attention, the output
+// grades without the graded loss, λ and C without any graded part, grade_lr with frozen grades.
+std::set<std::string> inert_set(const nlohmann::json& config) {
+  std::set<std::string> out;
+  if (!config.is_object() || !config.contains("grading") || !config["grading"].is_object())
+    return out;
+  const auto& g = config["grading"];
+  auto on = [&](const char* k) { return g.contains(k) && g[k].is_boolean() && g[k].get<bool>(); };
+  auto add = [&](std::initializer_list<const char*> keys) {
+    for (const char* k : keys) out.insert(std::string("grading.") + k);
+  };
+  if (!on("mlge"))
+    add({"levels", "level_dims", "level_grades", "level_grades_source", "ladder_file", "ladder_arm",
+         "basis_trainable", "orth_weight"});
+  if (!on("attention"))
+    add({"head_grades", "grades_file", "attn_grades", "random_seed", "diversity_weight"});
+  if (!on("graded_loss")) add({"output_grades", "output_grades_file", "output_lambda"});
+  if (!on("attention") && !on("mlge")) add({"magnitude_weight", "grades_trainable"});
+  if (!on("attention") && !on("mlge") && !on("graded_loss")) add({"lambda", "clip"});
+  if (!on("grades_trainable") || (!on("attention") && !on("mlge"))) add({"grade_lr"});
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> inert_settings(const nlohmann::json& config) {
+  const auto s = inert_set(config);
+  return {s.begin(), s.end()};
+}
 
 std::vector<ConfigChange> config_changes(const nlohmann::json& config,
                                          const nlohmann::json& preset) {
@@ -124,7 +163,8 @@ std::string run_label(const nlohmann::json& config, const nlohmann::json& preset
           : "run";
   const auto changes = config_changes(config, preset);
   std::vector<std::string> parts;
-  std::set<std::string> implied;
+  // A setting the run cannot use names no change (level grades with MLGE off, say).
+  std::set<std::string> implied = inert_set(config);
   const auto* grading = config.contains("grading") ? &config["grading"] : nullptr;
   if (grading && grading->value("mlge", false) && grading->contains("ladder_arm") &&
       (*grading)["ladder_arm"].is_string() &&
@@ -150,13 +190,26 @@ std::string run_label(const nlohmann::json& config, const nlohmann::json& preset
   std::string out = base;
   const int shown = std::min<int>(max_parts, static_cast<int>(parts.size()));
   for (int i = 0; i < shown; ++i) out += "+" + parts[static_cast<size_t>(i)];
-  if (static_cast<int>(parts.size()) > shown)
-    out += "+" + std::to_string(parts.size() - static_cast<size_t>(shown)) + "more";
+  if (static_cast<int>(parts.size()) > shown) {
+    // The folded parts keep a digest, so two runs that differ only there never share a name.
+    const std::vector<std::string> folded(parts.begin() + shown, parts.end());
+    out += "+" + std::to_string(folded.size()) + "more-" + parts_digest(folded);
+  }
   return folder_safe(out);
 }
 
 std::string effective_config_hash(const nlohmann::json& config) {
   nlohmann::json j = portable_config(config);  // the same files on any checkout
+  // A setting the run cannot use counts at its default: such runs give the same results.
+  static const nlohmann::json defaults = RunConfig{}.to_json();
+  for (const std::string& path : inert_set(j)) {
+    const std::string key = path.substr(path.find('.') + 1);
+    if (!j["grading"].contains(key)) continue;
+    if (defaults["grading"].contains(key))
+      j["grading"][key] = defaults["grading"][key];
+    else
+      j["grading"].erase(key);
+  }
   for (const char* p : {"name", "description", "base", "train.seed", "train.checkpoint_every",
                         "train.keep_checkpoints", "train.threads"})
     erase_path(j, p);

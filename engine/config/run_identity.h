@@ -18,13 +18,20 @@ struct ConfigChange {
 std::vector<ConfigChange> config_changes(const nlohmann::json& config,
                                          const nlohmann::json& preset);
 
+// Dotted paths of the settings `config` cannot use because the component that reads them is off
+// (grading.level_grades while grading.mlge is false, …). A run label names none of them, and the
+// effective-config hash counts them at their defaults.
+std::vector<std::string> inert_settings(const nlohmann::json& config);
+
 // One line per change, "grading.mlge: false → true"; "" when nothing differs.
 std::string describe_changes(const std::vector<ConfigChange>& changes);
 
 // The preset's name followed by what differs, e.g. "tiny-cpu+mlge.pos+steps=150": booleans by
 // their key ("mlge", "no-qk_norm"), other leaves as key=value (a file by its name), a ladder arm
 // chosen with MLGE as "mlge.ARM" (the ladder, profiles and frozen-grade keys it sets are implied),
-// at most `max_parts` parts then "+Nmore". Safe as a folder name (no '/', no spaces).
+// at most `max_parts` parts then "+Nmore-DIGEST" (a digest of the folded parts, so labels that
+// differ only there differ). Settings the run cannot use (inert_settings) are not named. Safe as
+// a folder name (no '/', no spaces).
 std::string run_label(const nlohmann::json& config, const nlohmann::json& preset,
                       int max_parts = 4);
 

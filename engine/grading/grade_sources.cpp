@@ -217,6 +217,21 @@ ResolvedGrades resolve_grade_sources(const RunConfig& c, int64_t vocab,
     check_range(r.attn_grades, b.q_max, "grading.grades_file", "'" + g.grades_file + "'");
     r.sources["attn_grades"] = {{"kind", "file"}, {"file", g.grades_file}};
   }
+  if (g.attention && g.head_grades == "explicit") {
+    const size_t need = static_cast<size_t>(c.model.layers()) * c.model.heads() *
+                        static_cast<size_t>(c.model.head_dim() / 2);
+    if (g.attn_grades.size() != need)
+      throw ConfigError("grading.attn_grades",
+                        "has " + std::to_string(g.attn_grades.size()) +
+                            " values but this model needs " + std::to_string(need) + " (" +
+                            std::to_string(c.model.layers()) + " layers × " +
+                            std::to_string(c.model.heads()) + " heads × " +
+                            std::to_string(c.model.head_dim() / 2) +
+                            " RoPE planes); edit them in the grade editor or set head_grades");
+    r.attn_grades = g.attn_grades;
+    check_range(r.attn_grades, b.q_max, "grading.attn_grades", "grading.attn_grades");
+    r.sources["attn_grades"] = {{"kind", "explicit"}};
+  }
 
   // The graded basis of a profiles file initialises mlge.proj; a ladder arm's grades are certified
   // in that basis, so the two must come from the same profiles.

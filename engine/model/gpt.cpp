@@ -9,6 +9,7 @@
 
 #include "engine/io/error.h"
 #include "engine/model/cost.h"
+#include "engine/model/initial_grades.h"
 #include "engine/model/param_count.h"
 #include "engine/ops/attention.h"
 #include "engine/ops/linear.h"
@@ -204,32 +205,22 @@ void GPTImpl::init_weights(const GPTOptions& options) {
   };
   if (P.attn_grades.defined()) {
     torch::Tensor q;
-    if (!options.attn_grades.empty()) {
-      if (static_cast<int64_t>(options.attn_grades.size()) != L * H * planes)
-        throw Error("attention grades have " + std::to_string(options.attn_grades.size()) +
-                    " values but the model needs " + std::to_string(L * H * planes) +
-                    " (layers × heads × RoPE planes); regenerate them for this model");
-      q = torch::tensor(options.attn_grades, torch::kDouble)
-              .to(torch::kFloat)
-              .view({L, H, planes});  // (L, H, Dh/2)
-    } else if (options.from_checkpoint) {
-      q = torch::zeros({L, H, planes});
-    } else if (g.head_grades == "random") {
-      auto rg = make_gen(g.random_seed);
-      q = torch::empty({L, H, planes}).uniform_(0.0, q_max_, rg);
-    } else if (g.head_grades == "file") {
-      throw unresolved("grading.grades_file", g.grades_file);
+    if (options.from_checkpoint) {
+      // The checkpoint's grades replace these; given ones are taken as they are.
+      q = options.attn_grades.empty() ? torch::zeros({L, H, planes})  // (L, H, Dh/2)
+                                      : torch::tensor(options.attn_grades, torch::kDouble)
+                                            .to(torch::kFloat)
+                                            .view({L, H, planes});  // (L, H, Dh/2)
     } else {
-      q = torch::zeros({L, H, planes});  // uniform: every plane at grade 0 (the ungraded head)
-    }
-    // Eq. 20's repulsion Σ exp(−‖q_h − q_h'‖²) has zero gradient where two heads share a grading,
-    // so refined grades with a diversity weight start apart: each (head, plane) moves by ε(r − ½),
-    // r ~ U[0, 1) from the grades' seed, ε = 2 % of q_max (symmetric around the given grades,
-    // before the clip), far below the grades' own scale.
-    if (g.grades_trainable && g.diversity_weight > 0 && H > 1 && !options.from_checkpoint) {
-      auto rg = make_gen(static_cast<int64_t>(g.random_seed) + 104729);
-      auto r = torch::rand({L, H, planes}, rg);  // (L, H, Dh/2)
-      q = q + 0.02 * q_max_ * (r - 0.5);
+      if (options.attn_grades.empty() && g.head_grades == "file")
+        throw unresolved("grading.grades_file", g.grades_file);
+      if (options.attn_grades.empty() && g.head_grades == "explicit")
+        throw ConfigError("grading.attn_grades",
+                          "was not read: resolve the config's grade sources "
+                          "(grading::resolve_grade_sources) before building the model");
+      // The grade editor shows these same grades (initial_head_grades).
+      const std::vector<float> v = initial_head_grades(config_, options.attn_grades);
+      q = torch::tensor(v, torch::kFloat).view({L, H, planes});  // (L, H, Dh/2)
     }
     P.attn_grades.copy_(q.clamp(0.0, q_max_));
   }

@@ -1,6 +1,7 @@
 // Run identity (issue 28, point 1): a run's name says what differs from its preset, the diff is
 // readable, and the effective-config hash separates configs whatever their names, not seeds.
 #include <QtTest>
+#include <algorithm>
 #include <set>
 
 #include "engine/config/run_config.h"
@@ -88,6 +89,55 @@ class TestRunIdentity : public QObject {
     changed["model"]["storage"] = "bf16";
     QVERIFY(gllm::effective_config_hash(changed) != gllm::effective_config_hash(p));
     QCOMPARE(gllm::effective_config_hash(p).size(), size_t(12));
+  }
+  // Issue 42, point 1: a setting the run cannot use names no change and does not split groups.
+  void inertSettingsNameNothing() {
+    const json p = preset();
+    QVERIFY(!p["grading"].value("mlge", false));  // tiny-cpu: MLGE off
+    json c = p;
+    c["grading"]["level_grades"] = {0, 1, 2, 3};
+    QCOMPARE(gllm::run_label(c, p), std::string("tiny-cpu"));
+    QCOMPARE(gllm::effective_config_hash(c), gllm::effective_config_hash(p));
+    const auto inert = gllm::inert_settings(c);
+    QVERIFY(std::find(inert.begin(), inert.end(), "grading.level_grades") != inert.end());
+    // With MLGE on the same grades are a change: named, and a different hash.
+    json on = c;
+    on["grading"]["mlge"] = true;
+    json onDefault = p;
+    onDefault["grading"]["mlge"] = true;
+    const std::string label = gllm::run_label(on, p);
+    QVERIFY2(label.find("level_grades=") != std::string::npos, label.c_str());
+    QVERIFY(gllm::effective_config_hash(on) != gllm::effective_config_hash(onDefault));
+    // Head grades without graded attention are inert too.
+    json noAttn = p;
+    noAttn["grading"]["attention"] = false;
+    json noAttnRandom = noAttn;
+    noAttnRandom["grading"]["head_grades"] = "random";
+    QCOMPARE(gllm::run_label(noAttnRandom, p), gllm::run_label(noAttn, p));
+  }
+
+  // Issue 42, point 5: runs that differ only in folded parts never share a name.
+  void foldedPartsKeepADigest() {
+    const json p = preset();
+    json a = p;
+    a["model"]["qk_norm"] = !p["model"].value("qk_norm", true);
+    a["optim"]["matrix_lr"] = 0.0123456;
+    a["train"]["eval_every"] = 3;
+    a["train"]["eval_tokens"] = 1024;
+    a["optim"]["warmdown_ratio"] = 0.3;
+    a["train"]["steps"] = 40;
+    json b = a;
+    b["train"]["steps"] = 150;
+    const std::string la = gllm::run_label(a, p, 4), lb = gllm::run_label(b, p, 4);
+    QVERIFY2(la.find("more-") != std::string::npos, la.c_str());
+    QVERIFY2(la != lb, (la + " vs " + lb).c_str());
+    QCOMPARE(gllm::run_label(a, p, 4), la);  // deterministic
+    // Long arrays keep a digest of their values as well.
+    json g1 = p, g2 = p;
+    g1["grading"]["attn_grades"] = std::vector<double>(8, 1.0);
+    g2["grading"]["attn_grades"] = std::vector<double>(8, 2.0);
+    g1["grading"]["head_grades"] = g2["grading"]["head_grades"] = "explicit";
+    QVERIFY(gllm::run_label(g1, p) != gllm::run_label(g2, p));
   }
 };
 
