@@ -126,7 +126,7 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
 
-  auto* src = new QGroupBox(tr("Profiles α̂ (target energy) and τ̂ (data variance)"), this);
+  auto* src = new QGroupBox(tr("Profiles αˆ (target energy) and τˆ (data variance)"), this);
   auto* sg = new QGridLayout(src);
   m_geoButton = new QRadioButton(tr("geometric (ν, μ) — Cor. 3"), src);
   m_fileButton = new QRadioButton(tr("file from `gllm profiles`"), src);
@@ -190,7 +190,7 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
     QString tip;
   };
   const Row rows[] = {
-      {"certificate", tr("⟨q, α̂−τ̂⟩"),
+      {"certificate", tr("⟨q, αˆ−τˆ⟩"),
        tr("First-order test of the cone (Eq. 15): > 0 points into Q₊ at q = 0; the cone itself "
           "is Λ(q) < 1")},
       {"bootstrap", tr("sign stability"),
@@ -202,7 +202,7 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
       {"heldout", tr("held-out"),
        tr("The same grades scored on profiles re-estimated on held-out sentences (the honest "
           "prediction: the grades were fitted on the other profiles)")},
-      {"bc", tr("BC(α̂, τ̂)"), tr("Bhattacharyya affinity Σ √(α_j τ_j)")},
+      {"bc", tr("BC(αˆ, τˆ)"), tr("Bhattacharyya affinity Σ √(α_j τ_j)")},
       {"lambda_star", tr("Λ* = BC²"), tr("Unclipped minimum of Λ")},
       {"clip_bound", tr("C⁻²"), tr("Floor of Λ on the clip box (Prop. 10(iii))")},
       {"lambda_c", tr("Λ*_C (per level)"),
@@ -253,7 +253,7 @@ ConePanel::ConePanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(res);
 
   m_chart = new QChart;
-  m_chart->setTitle(tr("α̂ (target energy) vs τ̂ (data variance) per level"));
+  m_chart->setTitle(tr("αˆ (target energy) vs τˆ (data variance) per level"));
   QFont tf = m_chart->titleFont();
   tf.setBold(true);
   tf.setPointSizeF(9);
@@ -487,9 +487,9 @@ void ConePanel::applyResult(const ConeResult& r) {
                                     .arg(100 * fraction, 0, 'f', 1)
                                     .arg(resamples)
                               : QString();
-    const QString order = sign > 0 ? tr("⟨q, α̂−τ̂⟩ > 0: positive to first order (Eq. 15)")
-                          : sign < 0 ? tr("⟨q, α̂−τ̂⟩ < 0: negative to first order (Eq. 15)")
-                                     : tr("⟨q, α̂−τ̂⟩ = 0");
+    const QString order = sign > 0 ? tr("⟨q, αˆ−τˆ⟩ > 0: positive to first order (Eq. 15)")
+                          : sign < 0 ? tr("⟨q, αˆ−τˆ⟩ < 0: negative to first order (Eq. 15)")
+                                     : tr("⟨q, αˆ−τˆ⟩ = 0");
     const QString cone =
         verdict == grading::ConeVerdict::InCone
             ? tr("Λ(q) = %1 < 1: in the cone Q₊ (Prop. 8)").arg(formatNumber(lambda_q, 4))
@@ -518,7 +518,7 @@ void ConePanel::applyResult(const ConeResult& r) {
     set("bc", formatNumber(bc, 5) + per);
     set("lambda_star", formatNumber(bc * bc, 4) + per);
     if (r.fromModel && r.model.has_heldout)
-      set("heldout", tr("⟨q,α̂−τ̂⟩ %1, Λ %2, gain %3× — %4")
+      set("heldout", tr("⟨q,αˆ−τˆ⟩ %1, Λ %2, gain %3× — %4")
                          .arg(formatNumber(r.model.certificate_heldout, 4),
                               formatNumber(r.model.lambda_q_heldout, 4),
                               formatNumber(r.model.gain_heldout, 3), qs(r.model.verdict_heldout)));
@@ -567,7 +567,7 @@ void ConePanel::applyResult(const ConeResult& r) {
                   : 0;
     positive += comp.admissible ? 1 : 0;
     if (comp.sign_fraction >= 0) minFraction = std::min(minFraction, comp.sign_fraction);
-    tip += tr("%1: ⟨q, α̂−τ̂⟩ = %2, Λ = %3\n")
+    tip += tr("%1: ⟨q, αˆ−τˆ⟩ = %2, Λ = %3\n")
                .arg(qs(comp.component), formatNumber(comp.certificate, 4),
                     formatNumber(comp.lambda_q, 4));
   }
@@ -592,15 +592,15 @@ void ConePanel::applyResult(const ConeResult& r) {
   m_badge->style()->unpolish(m_badge);
   m_badge->style()->polish(m_badge);
 
-  // α̂ vs τ̂ bars.
+  // αˆ vs τˆ bars.
   m_chart->removeAllSeries();
   for (QAbstractAxis* a : m_chart->axes()) {
     m_chart->removeAxis(a);
     delete a;
   }
   if (!r.levelAlpha.empty()) {
-    auto* a = new QBarSet(tr("α̂ (a_l)"));
-    auto* s = new QBarSet(tr("τ̂ (s_l)"));
+    auto* a = new QBarSet(tr("αˆ (a_l)"));
+    auto* s = new QBarSet(tr("τˆ (s_l)"));
     a->setColor(QColor(0x2f, 0x6f, 0xb2));
     s->setColor(QColor(0xf2, 0x8e, 0x2b));
     QStringList cats;

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <cmath>
 
@@ -24,15 +25,15 @@ QString labelText(const QLabel* l) {
   return l->isHidden() ? QString() : l->text();
 }
 
-// The smallest C with 6 significant digits that holds grade q under base λ: λ^q rounded up.
-double clipHolding(double lambda, double q) {
+}  // namespace
+
+double GradeEditor::clipHolding(double lambda, double q) {
   const double c = std::pow(lambda, q);
   const double scale = std::pow(10.0, 5 - std::floor(std::log10(c)));
   double up = std::ceil(c * scale - 1e-9) / scale;
   while (std::log(up) / std::log(lambda) < q - 1e-12) up += 1 / scale;
   return up;
 }
-}  // namespace
 
 GradeEditor::GradeEditor(QWidget* parent) : QWidget(parent) {
   build();
@@ -53,37 +54,21 @@ std::vector<double> GradeEditor::levelGrades() const {
 }
 
 void GradeEditor::setConfig(const RunConfig& config) {
-  const bool shapeChanged = config.model.layers() != m_headGrades.layers ||
-                            config.model.heads() != m_headGrades.heads ||
-                            config.model.head_dim() / 2 != m_headGrades.planes;
   m_config = config;
-  if (shapeChanged) resetHeadGrades();
+  m_refusedLevel = m_refusedHead = -1;
   for (QLabel* l :
        {m_lambdaError, m_clipError, m_levelError, m_headError, m_outputError, m_ladderError})
     l->setVisible(false);
+  for (QWidget* f : {static_cast<QWidget*>(m_levels), static_cast<QWidget*>(m_heads)})
+    showError(m_levelError, f, {});
+  m_levelError->setVisible(false);
+  recomputeHeadGrades();
   refresh();
   Q_EMIT gradingChanged();
 }
 
-void GradeEditor::resetHeadGrades() {
-  m_headGrades = GradeGrid::zeros(m_config.model.layers(), m_config.model.heads(),
-                                  m_config.model.head_dim() / 2);
-  const auto& g = m_config.grading;
-  if (g.head_grades == "file" && !g.grades_file.empty()) {
-    try {
-      const auto j = read_json_file(g.grades_file, "", large_json_limits());
-      const auto& a = j.at("attn_grades");
-      for (int l = 0; l < m_headGrades.layers && l < int(a.size()); ++l)
-        for (int h = 0; h < m_headGrades.heads && h < int(a[l].size()); ++h)
-          for (int p = 0; p < m_headGrades.planes && p < int(a[l][h].size()); ++p)
-            m_headGrades.at(l, h, p) = a[l][h][p].get<double>();
-    } catch (const std::exception& e) {
-      showError(m_headError, m_heads, tr("could not read %1: %2").arg(qs(g.grades_file), e.what()));
-    }
-  }
-}
-
 void GradeEditor::showError(QLabel* label, QWidget* field, const QString& message) {
+  if (label == m_offRefusal) m_offRefusal = nullptr;
   label->setText(message);
   label->setVisible(!message.isEmpty());
   if (field) {
@@ -107,6 +92,7 @@ QString GradeEditor::applyGrading(const std::function<void(nlohmann::json&)>& ed
     return msg;
   }
   showError(errorLabelWidget, nullptr, {});
+  recomputeHeadGrades();  // the source, its seed, λ or C may have changed what the run gets
   refresh();
   Q_EMIT gradingChanged();
   return {};
@@ -182,45 +168,35 @@ QString GradeEditor::setClipText(const QString& text) {
   return err;
 }
 
-QString GradeEditor::headGradesAbove(double qmax, double base) const {
-  int worst = -1;
-  for (int i = 0; i < int(m_headGrades.values.size()); ++i)
-    if (m_headGrades.values[size_t(i)] > qmax + 1e-12 &&
-        (worst < 0 || m_headGrades.values[size_t(i)] > m_headGrades.values[size_t(worst)]))
-      worst = i;
-  if (worst < 0) return {};
-  const int planes = m_headGrades.planes, heads = m_headGrades.heads;
-  const double q = m_headGrades.values[size_t(worst)];
-  return tr("the clip allows q ≤ %1 but head grade (layer %2, head %3, plane %4) is %5; lower the "
-            "head grades first or choose C ≥ %6")
-      .arg(qmax, 0, 'g', 6)
-      .arg(worst / (planes * heads))
-      .arg(worst / planes % heads)
-      .arg(worst % planes)
-      .arg(q, 0, 'g', 6)
-      .arg(clipHolding(base, q), 0, 'g', 6);
-}
-
 QString GradeEditor::setLevelGradeText(int level, const QString& text) {
   if (level < 0 || level >= m_config.grading.levels) return tr("no level %1").arg(level);
+  if (!componentOn(QStringLiteral("mlge")))
+    return refuseOff(QStringLiteral("mlge"), m_levelError, m_levels);
   bool ok = false;
   const double v = text.trimmed().toDouble(&ok);
   QString why;
   if (!ok || !std::isfinite(v))
     why = tr("level %1: '%2' is not a number").arg(level).arg(text);
   else if (v < 0)
-    why = tr("level %1: grades are ≥ 0 (the gauge fixes min q = 0)").arg(level);
+    why = tr("level %1: %2 is refused — grades are ≥ 0 (the gauge fixes min q = 0); type a value "
+             "in [0, %3]")
+              .arg(level)
+              .arg(text.trimmed())
+              .arg(qMax(), 0, 'g', 6);
   else if (v > qMax() + 1e-12)
     why = tr("level %1: q = %2 exceeds q_max = log C / log λ = %3; lower it or raise the clip C")
               .arg(level)
               .arg(v, 0, 'g', 6)
               .arg(qMax(), 0, 'g', 6);
   if (!why.isEmpty()) {
+    // The refused value stays in its cell, marked, until it is corrected (as Run settings does).
+    m_refusedLevel = level;
+    m_refusedLevelText = text;
     showError(m_levelError, m_levels, why);
     refresh();
-    m_levelError->setVisible(true);
     return why;
   }
+  m_refusedLevel = -1;
   std::vector<double> g = levelGrades();
   g[static_cast<size_t>(level)] = v;
   const QString err = applyGrading([&](nlohmann::json& j) { j["level_grades"] = g; }, m_levelError);
@@ -229,12 +205,15 @@ QString GradeEditor::setLevelGradeText(int level, const QString& text) {
 }
 
 QString GradeEditor::setLevelGrades(const std::vector<double>& v) {
+  if (!componentOn(QStringLiteral("mlge")))
+    return refuseOff(QStringLiteral("mlge"), m_levelError, m_levels);
   if (static_cast<int>(v.size()) != m_config.grading.levels) {
     const QString why =
         tr("%1 grades given but grading.levels = %2").arg(v.size()).arg(m_config.grading.levels);
     showError(m_levelError, m_levels, why);
     return why;
   }
+  m_refusedLevel = -1;
   std::vector<double> c = v;
   for (double& x : c) x = std::clamp(x, 0.0, qMax());  // solver output may overshoot by rounding
   const QString err = applyGrading([&](nlohmann::json& j) { j["level_grades"] = c; }, m_levelError);
@@ -242,69 +221,14 @@ QString GradeEditor::setLevelGrades(const std::vector<double>& v) {
   return err;
 }
 
-QString GradeEditor::setHeadGradeText(int layer, int head, int plane, const QString& text) {
-  bool ok = false;
-  const double v = text.trimmed().toDouble(&ok);
-  QString why;
-  if (layer < 0 || layer >= m_headGrades.layers || head < 0 || head >= m_headGrades.heads ||
-      plane < 0 || plane >= m_headGrades.planes)
-    why = tr("no cell layer %1, head %2, plane %3").arg(layer).arg(head).arg(plane);
-  else if (!ok || !std::isfinite(v))
-    why = tr("layer %1 head %2 plane %3: '%4' is not a number")
-              .arg(layer)
-              .arg(head)
-              .arg(plane)
-              .arg(text);
-  else if (v < 0)
-    why = tr("layer %1 head %2 plane %3: grades are ≥ 0").arg(layer).arg(head).arg(plane);
-  else if (v > qMax() + 1e-12)
-    why = tr("layer %1 head %2 plane %3: q = %4 exceeds q_max = %5 (clip C = %6); lower it or "
-             "raise C")
-              .arg(layer)
-              .arg(head)
-              .arg(plane)
-              .arg(v, 0, 'g', 6)
-              .arg(qMax(), 0, 'g', 6)
-              .arg(clip(), 0, 'g', 6);
-  if (!why.isEmpty()) {
-    showError(m_headError, m_heads, why);
-    refreshHeadTable();
+QString GradeEditor::setOutputSource(const QString& source, const QString& file) {
+  if (!componentOn(QStringLiteral("graded_loss")) &&
+      (source != qs(m_config.grading.output_grades) ||
+       file != qs(m_config.grading.output_grades_file))) {
+    const QString why = refuseOff(QStringLiteral("graded_loss"), m_outputError, m_outputSource);
+    refresh();  // the choice shown goes back to the config's
     return why;
   }
-  m_headGrades.at(layer, head, plane) = v;
-  showError(m_headError, m_heads, {});
-  refreshHeadTable();
-  refreshHeadHeatmap();
-  Q_EMIT gradingChanged();
-  return {};
-}
-
-QString GradeEditor::saveHeadGradesFile(const QString& path) {
-  nlohmann::json a = nlohmann::json::array();
-  for (int l = 0; l < m_headGrades.layers; ++l) {
-    nlohmann::json hl = nlohmann::json::array();
-    for (int h = 0; h < m_headGrades.heads; ++h) {
-      nlohmann::json pl = nlohmann::json::array();
-      for (int p = 0; p < m_headGrades.planes; ++p) pl.push_back(m_headGrades.at(l, h, p));
-      hl.push_back(pl);
-    }
-    a.push_back(hl);
-  }
-  try {
-    write_file_atomic(ss(path), nlohmann::json({{"attn_grades", a}}).dump(1) + "\n");
-  } catch (const Error& e) {
-    showError(m_headError, m_heads, qs(e.what()));
-    return qs(e.what());
-  }
-  return applyGrading(
-      [&](nlohmann::json& g) {
-        g["head_grades"] = "file";
-        g["grades_file"] = ss(path);
-      },
-      m_headError);
-}
-
-QString GradeEditor::setOutputSource(const QString& source, const QString& file) {
   const QString err = applyGrading(
       [&](nlohmann::json& g) {
         g["output_grades"] = ss(source);
@@ -440,13 +364,97 @@ QStringList GradeEditor::invalidFields() const {
                                                     {"level grades", m_levelError},
                                                     {"head grades", m_headError}};
   for (const auto& [name, label] : fields)
-    if (!labelText(label).isEmpty())
-      out << QString::fromUtf8(name) + QStringLiteral(": ") + label->text();
+    if (!labelText(label).isEmpty() && label != m_offRefusal)  // a refused edit of an off part
+      out << QString::fromUtf8(name) + QStringLiteral(": ") + label->text();  // leaves no value
   return out;
+}
+
+bool GradeEditor::componentOn(const QString& component) const {
+  const auto& g = m_config.grading;
+  if (component == QLatin1String("mlge")) return g.mlge;
+  if (component == QLatin1String("attention")) return g.attention;
+  if (component == QLatin1String("graded_loss")) return g.graded_loss;
+  return true;
+}
+
+QString GradeEditor::componentNotice(const QString& component) const {
+  QWidget* w = m_offNotices.value(component);
+  if (!w || w->isHidden()) return {};
+  const auto* l = w->findChild<QLabel*>();
+  return l ? l->text() : QString();
+}
+
+QString GradeEditor::enableComponent(const QString& component) {
+  QLabel* label = component == QLatin1String("mlge")        ? m_levelError
+                  : component == QLatin1String("attention") ? m_headError
+                                                            : m_outputError;
+  return applyGrading([&](nlohmann::json& g) { g[ss(component)] = true; }, label);
+}
+
+QString GradeEditor::refuseOff(const QString& component, QLabel* errorLabel, QWidget* field) {
+  const QString name = component == QLatin1String("mlge")        ? tr("MLGE")
+                       : component == QLatin1String("attention") ? tr("Graded attention")
+                                                                 : tr("The graded loss");
+  const QString why = tr("%1 is off (grading.%2 = false), so this edit would change nothing in "
+                         "the model; turn it on first (the button above)")
+                          .arg(name, component);
+  showError(errorLabel, nullptr, why);
+  m_offRefusal = errorLabel;  // shown, but nothing invalid is left in a field
+  return why;
+}
+
+bool GradeEditor::levelGradesEditable() const {
+  return m_config.grading.mlge;
+}
+bool GradeEditor::headGradesEditable() const {
+  return m_config.grading.attention;
+}
+
+QWidget* GradeEditor::firstInvalidField() const {
+  const std::pair<QLabel*, QWidget*> fields[] = {
+      {m_lambdaError, m_lambda}, {m_clipError, m_clip},           {m_levelError, m_levels},
+      {m_headError, m_heads},    {m_outputError, m_outputSource}, {m_ladderError, m_ladderFile}};
+  for (const auto& [label, field] : fields)
+    if (!labelText(label).isEmpty() && label != m_offRefusal) return field;
+  return nullptr;
+}
+
+void GradeEditor::revealInvalidField() {
+  QWidget* field = firstInvalidField();
+  if (!field) return;
+  revealField(field);
+  if (field == m_levels && m_refusedLevel >= 0) {
+    m_levels->setCurrentCell(m_refusedLevel, 2);
+    m_levels->scrollToItem(m_levels->item(m_refusedLevel, 2));
+  } else if (field == m_heads && m_refusedHead >= 0 && m_headGrades.planes > 0) {
+    if (auto* tabs = qobject_cast<QTabWidget*>(m_heads->parentWidget()->parentWidget()))
+      tabs->setCurrentWidget(m_heads);
+    m_heads->setCurrentCell(m_refusedHead / m_headGrades.planes,
+                            m_refusedHead % m_headGrades.planes);
+  }
+}
+
+QString GradeEditor::levelCellText(int level) const {
+  const auto* it = m_levels->item(level, 2);
+  return it ? it->text() : QString();
+}
+
+void GradeEditor::markCell(QTableWidget* table, int row, int column, const QString& why) {
+  auto* it = table->item(row, column);
+  if (!it) return;
+  it->setBackground(QColor(0xff, 0xf3, 0xf2));
+  it->setForeground(QColor(0xb5, 0x2b, 0x27));
+  it->setToolTip(why);
+}
+
+void GradeEditor::refreshNotices() {
+  for (auto it = m_offNotices.begin(); it != m_offNotices.end(); ++it)
+    it.value()->setVisible(!componentOn(it.key()));
 }
 
 void GradeEditor::refresh() {
   m_refreshing = true;
+  refreshNotices();
   const auto& g = m_config.grading;
   if (!m_lambda->hasFocus())
     m_lambda->setText(g.lambda == 0 ? QString() : QString::number(g.lambda, 'g', 10));
@@ -468,6 +476,7 @@ void GradeEditor::refresh() {
     b->setFlags(Qt::ItemIsEnabled);
     auto* c = new QTableWidgetItem(QString::number(grades[size_t(l)], 'g', 6));
     c->setToolTip(tr("0 ≤ q_l ≤ q_max = %1").arg(qMax(), 0, 'g', 6));
+    if (!g.mlge) c->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);  // read-only while off
     auto* d = new QTableWidgetItem(QString::number(std::pow(lambda(), grades[size_t(l)]), 'f', 4));
     d->setFlags(Qt::ItemIsEnabled);
     m_levels->setItem(l, 0, a);
@@ -475,8 +484,15 @@ void GradeEditor::refresh() {
     m_levels->setItem(l, 2, c);
     m_levels->setItem(l, 3, d);
   }
+  if (m_refusedLevel >= 0 && m_refusedLevel < g.levels) {
+    m_levels->item(m_refusedLevel, 2)->setText(m_refusedLevelText);
+    markCell(m_levels, m_refusedLevel, 2, m_levelError->text());
+  }
   m_headSource->setCurrentText(qs(g.head_grades));
+  m_headSource->setEnabled(g.attention);
   m_outputSource->setCurrentIndex(std::max(0, m_outputSource->findData(qs(g.output_grades))));
+  m_outputSource->setEnabled(g.graded_loss);
+  m_outputFile->setEnabled(g.graded_loss);
   if (!m_outputFile->hasFocus()) m_outputFile->setText(qs(g.output_grades_file));
   if (m_ladderFile->text().isEmpty() && !g.ladder_file.empty())
     m_ladderFile->setText(qs(g.ladder_file));
@@ -489,7 +505,7 @@ void GradeEditor::refresh() {
           a.contains("certificate_heldout")
               ? tr(", held-out %1").arg(a.value("certificate_heldout", 0.0), 0, 'g', 4)
               : QString();
-      m_ladderArm->addItem(avail ? tr("%1  (⟨q,α̂−τ̂⟩ fit %2%3)")
+      m_ladderArm->addItem(avail ? tr("%1  (⟨q,αˆ−τˆ⟩ fit %2%3)")
                                        .arg(name)
                                        .arg(a.value("certificate", 0.0), 0, 'g', 4)
                                        .arg(held)
@@ -525,37 +541,6 @@ void GradeEditor::refresh() {
   m_headView->setCurrentIndex(std::max(0, m_headView->findData(view)));
   m_refreshing = false;
   refreshHeadHeatmap();
-}
-
-void GradeEditor::refreshHeadTable() {
-  m_refreshing = true;
-  const GradeGrid& g = m_headGrades;
-  m_heads->setRowCount(g.layers * g.heads);
-  m_heads->setColumnCount(g.planes);
-  QStringList rows, cols;
-  for (int l = 0; l < g.layers; ++l)
-    for (int h = 0; h < g.heads; ++h) rows << QStringLiteral("L%1 H%2").arg(l).arg(h);
-  for (int p = 0; p < g.planes; ++p) cols << QString::number(p);
-  m_heads->setVerticalHeaderLabels(rows);
-  m_heads->setHorizontalHeaderLabels(cols);
-  for (int l = 0; l < g.layers; ++l)
-    for (int h = 0; h < g.heads; ++h)
-      for (int p = 0; p < g.planes; ++p) {
-        auto* it = m_heads->item(l * g.heads + h, p);
-        if (!it) {
-          it = new QTableWidgetItem;
-          m_heads->setItem(l * g.heads + h, p, it);
-        }
-        it->setText(QString::number(g.at(l, h, p), 'g', 4));
-      }
-  m_refreshing = false;
-}
-
-void GradeEditor::refreshHeadHeatmap() {
-  const int head = m_headView->currentData().isValid() ? m_headView->currentData().toInt() : -1;
-  HeatmapData d = layerPlaneView(m_headGrades, head, QStringLiteral("q"));
-  d.title = head < 0 ? tr("head grades, mean over heads") : tr("head grades, head %1").arg(head);
-  m_headHeatmap->setData(d);
 }
 
 }  // namespace gllm::gui

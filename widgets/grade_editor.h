@@ -1,6 +1,7 @@
 // GradeEditor: the grading part of a preset — level grades, head grades (layer × head × plane table
 // and heatmap), output-grade source, λ and clip C, ladder arm — with refusals shown at the field.
 #pragma once
+#include <QHash>
 #include <QWidget>
 #include <vector>
 
@@ -13,6 +14,7 @@ class QComboBox;
 class QTableWidget;
 class QTableWidgetItem;
 class QTabWidget;
+class QPushButton;
 
 namespace gllm::gui {
 
@@ -48,6 +50,15 @@ class GradeEditor : public QWidget {
   QString saveGradingFile(const QString& path) const;  // {"grading": {...}}, atomic
   QString saveHeadGradesFile(const QString& path);     // {"attn_grades": [[[...]]]}; selects it
 
+  // The graded components the editor's sections act through: "mlge" (level grades), "attention"
+  // (head grades), "graded_loss" (output grades). While one is off its section says so, offers to
+  // turn it on, and refuses edits (they would change nothing in the model).
+  bool componentOn(const QString& component) const;
+  QString componentNotice(const QString& component) const;  // "" while the component is on
+  QString enableComponent(const QString& component);        // "" or why it was refused
+  bool levelGradesEditable() const;
+  bool headGradesEditable() const;
+
   QString lambdaError() const;
   QString clipError() const;
   QString levelError() const;
@@ -56,6 +67,13 @@ class GradeEditor : public QWidget {
   // The editor's fields that show a refusal, as "λ: message" (Launch refuses while any does).
   QStringList invalidFields() const;
   HeatmapWidget* headHeatmap() const { return m_headHeatmap; }
+  // The first field that shows a refusal (nullptr when none), and bringing it into view with
+  // the focus on it — what Launch's refusal points at.
+  QWidget* firstInvalidField() const;
+  void revealInvalidField();
+  // The text a grade cell shows (a refused value stays there, marked, until corrected).
+  QString levelCellText(int level) const;
+  QString headCellText(int layer, int head, int plane) const;
 
  Q_SIGNALS:
   void gradingChanged();
@@ -67,9 +85,16 @@ class GradeEditor : public QWidget {
   void refreshHeadHeatmap();
   QString applyGrading(const std::function<void(nlohmann::json&)>& edit, QLabel* errorLabel);
   void showError(QLabel* label, QWidget* field, const QString& message);
-  void resetHeadGrades();
+  // Recomputes the head grades the run will get from the config (zeros, the random draw, a grades
+  // file's or the explicit values, the diversity spread): initial_head_grades, as the model does.
+  void recomputeHeadGrades();
+  QString refuseOff(const QString& component, QLabel* errorLabel, QWidget* field);
+  void refreshNotices();
+  void markCell(QTableWidget* table, int row, int column, const QString& why);
   // "" when every head grade is ≤ qmax, else which one is not and the C that would hold it.
   QString headGradesAbove(double qmax, double base) const;
+  // The smallest C with 6 significant digits that holds grade q under base λ: λ^q rounded up.
+  static double clipHolding(double lambda, double q);
 
   RunConfig m_config;
   GradeGrid m_headGrades;
@@ -80,6 +105,17 @@ class GradeEditor : public QWidget {
   QLabel* m_qmaxLabel = nullptr;
   QTableWidget* m_levels = nullptr;
   QLabel* m_levelError = nullptr;
+  QWidget* m_mlgeOff = nullptr;  // "MLGE is off … [Turn MLGE on]"
+  QWidget* m_attentionOff = nullptr;
+  QWidget* m_gradedLossOff = nullptr;
+  QHash<QString, QWidget*> m_offNotices;  // component → its notice
+  int m_refusedLevel = -1;                // the level cell holding a refused value, and the value
+  QString m_refusedLevelText;
+  int m_refusedHead = -1;  // flat (layer, head, plane) index of a refused head cell
+  QString m_refusedHeadText;
+  QLabel* m_offRefusal = nullptr;  // the label showing a refused edit of a component that is off
+  QString m_gradesFileRead;        // the grades file m_gradesFileValues came from
+  std::vector<double> m_gradesFileValues;
   QComboBox* m_headSource = nullptr;
   QTableWidget* m_heads = nullptr;
   QLabel* m_headError = nullptr;

@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
+#include <QFrame>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -27,6 +28,25 @@ QLabel* errorLabel(QWidget* parent) {
   l->setWordWrap(true);
   l->setVisible(false);
   return l;
+}
+
+// "COMPONENT is off: these grades change nothing in the model [Turn it on]".
+QWidget* offNotice(QWidget* parent, const QString& component, const QString& text,
+                   const QString& button, QPushButton** buttonOut) {
+  auto* w = new QFrame(parent);
+  w->setObjectName(QStringLiteral("componentOff_") + component);
+  w->setFrameShape(QFrame::StyledPanel);
+  auto* h = new QHBoxLayout(w);
+  h->setContentsMargins(6, 3, 6, 3);
+  auto* l = new QLabel(text, w);
+  l->setObjectName(QStringLiteral("hint"));
+  l->setWordWrap(true);
+  auto* b = new QPushButton(button, w);
+  b->setObjectName(QStringLiteral("turnOn_") + component);
+  h->addWidget(l, 1);
+  h->addWidget(b);
+  *buttonOut = b;
+  return w;
 }
 }  // namespace
 
@@ -83,6 +103,12 @@ void GradeEditor::build() {
   m_levels->verticalHeader()->setDefaultSectionSize(22);
   m_levels->setMaximumHeight(150);
   m_levelError = errorLabel(levelBox);
+  QPushButton* mlgeOn = nullptr;
+  m_mlgeOff = offNotice(levelBox, QStringLiteral("mlge"),
+                        tr("MLGE is off in these settings (grading.mlge = false): level grades "
+                           "change nothing in the model."),
+                        tr("Turn MLGE on"), &mlgeOn);
+  lv->addWidget(m_mlgeOff);
   lv->addWidget(m_levels);
   lv->addWidget(m_levelError);
   layout->addWidget(levelBox);
@@ -96,7 +122,8 @@ void GradeEditor::build() {
   auto* hv = new QVBoxLayout(headBox);
   auto* hrow = new QHBoxLayout;
   m_headSource = new QComboBox(headBox);
-  for (const char* s : {"uniform", "random", "ladder", "file"})
+  m_headSource->setObjectName(QStringLiteral("headSource"));
+  for (const char* s : {"uniform", "random", "file", "explicit"})
     m_headSource->addItem(QString::fromLatin1(s));
   auto* saveHeads = new QPushButton(QIcon(QStringLiteral(":/icons/save.svg")),
                                     tr("Save as grades file…"), headBox);
@@ -104,6 +131,12 @@ void GradeEditor::build() {
   hrow->addWidget(m_headSource, 1);
   hrow->addWidget(saveHeads);
   hv->addLayout(hrow);
+  QPushButton* attentionOn = nullptr;
+  m_attentionOff = offNotice(headBox, QStringLiteral("attention"),
+                             tr("Graded attention is off (grading.attention = false): head "
+                                "grades change nothing in the model."),
+                             tr("Turn graded attention on"), &attentionOn);
+  hv->addWidget(m_attentionOff);
   auto* tabs = new QTabWidget(headBox);
   m_heads = new QTableWidget(headBox);
   m_heads->setObjectName(QStringLiteral("headGrades"));
@@ -134,7 +167,14 @@ void GradeEditor::build() {
   });
   connect(m_headSource, &QComboBox::activated, this, [this] {
     const std::string src = ss(m_headSource->currentText());
-    applyGrading([&](nlohmann::json& g) { g["head_grades"] = src; }, m_headError);
+    // "explicit" keeps the grades shown; the other sources compute their own.
+    const std::vector<double> shown = m_headGrades.values;
+    applyGrading(
+        [&](nlohmann::json& g) {
+          g["head_grades"] = src;
+          g["attn_grades"] = src == "explicit" ? nlohmann::json(shown) : nlohmann::json::array();
+        },
+        m_headError);
   });
   connect(saveHeads, &QPushButton::clicked, this, [this] {
     const QString f = QFileDialog::getSaveFileName(
@@ -144,7 +184,7 @@ void GradeEditor::build() {
 
   // Output grades.
   auto* outBox = new QGroupBox(tr("Output grades q_out (graded loss)"), inner);
-  auto* ov = new QHBoxLayout(outBox);
+  auto* ov = new QVBoxLayout(outBox);
   m_outputSource = new QComboBox(outBox);
   m_outputSource->setObjectName(QStringLiteral("outputSource"));
   m_outputSource->addItem(tr("uniform"), QStringLiteral("uniform"));
@@ -153,18 +193,33 @@ void GradeEditor::build() {
   m_outputFile = new QLineEdit(outBox);
   m_outputFile->setPlaceholderText(tr("output_grades[V] JSON (source = file)"));
   m_outputError = errorLabel(outBox);
-  ov->addWidget(m_outputSource);
-  ov->addWidget(m_outputFile, 1);
-  auto* ovw = new QVBoxLayout;
-  ovw->addWidget(m_outputError);
+  QPushButton* lossOn = nullptr;
+  m_gradedLossOff = offNotice(outBox, QStringLiteral("graded_loss"),
+                              tr("The graded loss is off (grading.graded_loss = false): output "
+                                 "grades change nothing in the model."),
+                              tr("Turn the graded loss on"), &lossOn);
+  auto* orow = new QHBoxLayout;
+  orow->addWidget(m_outputSource);
+  orow->addWidget(m_outputFile, 1);
+  ov->addWidget(m_gradedLossOff);
+  ov->addLayout(orow);
+  ov->addWidget(m_outputError);
   layout->addWidget(outBox);
-  layout->addWidget(m_outputError);
   connect(m_outputSource, &QComboBox::activated, this, [this] {
     setOutputSource(m_outputSource->currentData().toString(), m_outputFile->text());
   });
   connect(m_outputFile, &QLineEdit::editingFinished, this, [this] {
     setOutputSource(m_outputSource->currentData().toString(), m_outputFile->text());
   });
+
+  m_offNotices = {{QStringLiteral("mlge"), m_mlgeOff},
+                  {QStringLiteral("attention"), m_attentionOff},
+                  {QStringLiteral("graded_loss"), m_gradedLossOff}};
+  connect(mlgeOn, &QPushButton::clicked, this, [this] { enableComponent(QStringLiteral("mlge")); });
+  connect(attentionOn, &QPushButton::clicked, this,
+          [this] { enableComponent(QStringLiteral("attention")); });
+  connect(lossOn, &QPushButton::clicked, this,
+          [this] { enableComponent(QStringLiteral("graded_loss")); });
 
   // Ladder.
   auto* ladderBox = new QGroupBox(tr("Selection ladder arm (Table 2)"), inner);

@@ -158,7 +158,7 @@ LadderPanel::LadderPanel(QWidget* parent)
   charts->setSizes({1000, 1000});
   split->addWidget(charts);
   m_table = new QTableWidget(0, kColumns);
-  m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, α̂−τ̂⟩"), tr("pred. ×"),
+  m_table->setHorizontalHeaderLabels({tr("pred."), tr("arm"), tr("⟨q, αˆ−τˆ⟩"), tr("pred. ×"),
                                       tr("pred. ΔBPB"), tr("seeds 80 %"), tr("power"),
                                       tr("tokens ×"), tr("95 %"), tr("task ×"), tr("ΔBPB [95 %]"),
                                       tr("n"), tr("meas.")});
@@ -387,7 +387,7 @@ void LadderPanel::fillTable(const LadderResult& r) {
     arm->setToolTip(qs(x.program));
     m_table->setItem(row, kArm, arm);
     auto* cert = cell(formatNumber(x.predicted_certificate(), 4));
-    cert->setToolTip(tr("fit: ⟨q, α̂−τ̂⟩ = %1, Λ = %2 (%3)")
+    cert->setToolTip(tr("fit: ⟨q, αˆ−τˆ⟩ = %1, Λ = %2 (%3)")
                          .arg(formatNumber(x.certificate, 4), formatNumber(x.lambda_q, 4),
                               qs(grading::cone_verdict_text(x.lambda_q, x.certificate))));
     m_table->setItem(row, kCertificate, cert);

@@ -69,7 +69,7 @@ void LadderPanel::drawRatioChart(const LadderReport& rep) {
   m_chart->addSeries(one);
   hideFromLegend(m_chart, one);
   auto* ax = new QValueAxis;
-  ax->setTitleText(tr("⟨q, α̂−τ̂⟩ %1").arg(qs(rep.prediction)));
+  ax->setTitleText(tr("⟨q, αˆ−τˆ⟩ %1").arg(qs(rep.prediction)));
   auto* ay = new QValueAxis;
   ay->setTitleText(tr("ratio"));  // tokens(uniform)/tokens(arm); the title says which points
   m_chart->addAxis(ax, Qt::AlignBottom);

@@ -79,25 +79,32 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   layout->addLayout(actions);
   m_seedError = new QLabel(this);
   m_seedError->setObjectName(QStringLiteral("fieldError"));
+  m_seedError->setWordWrap(true);
+  m_seedError->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   m_seedError->setVisible(false);
   layout->addWidget(m_seedError);
   m_refusal = new QLabel(this);
   m_refusal->setObjectName(QStringLiteral("fieldError"));
   m_refusal->setWordWrap(true);
+  m_refusal->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   m_refusal->setVisible(false);
   layout->addWidget(m_refusal);
 
   m_table = new QTableWidget(0, 7, this);
   m_table->setHorizontalHeaderLabels({tr("Run"), tr("Seed"), tr("Status"), tr("Progress"),
                                       tr("val BPB"), tr("held-out BPB"), tr("Folder / message")});
-  // Headers and numbers at their width, the progress bar fixed, the folder gets the rest (a 700 px
-  // dock at 1280 × 800 leaves it readable).
-  m_table->horizontalHeader()->setStretchLastSection(true);
+  // Headers and numbers at their width, the progress bar fixed; the run's name gets the room left
+  // (it is what tells runs apart) and the folder a fixed share, both elided in the middle so a
+  // name keeps its preset at the start and its distinguishing settings at the end.
+  m_table->horizontalHeader()->setStretchLastSection(false);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
+  m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   m_table->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Fixed);
-  m_table->setColumnWidth(0, 120);
-  m_table->setColumnWidth(3, 120);
+  m_table->horizontalHeader()->setSectionResizeMode(6, QHeaderView::Interactive);
+  m_table->setColumnWidth(3, 110);
+  m_table->setColumnWidth(6, 160);
+  m_table->setTextElideMode(Qt::ElideMiddle);
+  m_table->setWordWrap(false);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->setSelectionMode(QAbstractItemView::SingleSelection);
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -107,6 +114,9 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   layout->addWidget(m_table, 1);
   m_status = new QLabel(this);
   m_status->setObjectName(QStringLiteral("hint"));
+  // A long message wraps inside the panel instead of widening it (and pushing Seeds off-screen).
+  m_status->setWordWrap(true);
+  m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   m_status->setText(tr("Queue file: %1").arg(m_queue->queueFile()));
   layout->addWidget(m_status);
 
@@ -226,6 +236,7 @@ QString LauncherPanel::launch(bool start, const QString& forkFrom) {
             .arg(start ? tr("Launch") : tr("Queue"), bad.join(QStringLiteral("; ")));
     m_refusal->setText(why);
     m_refusal->setVisible(true);
+    Q_EMIT refusedAtField();
     return why;
   }
   m_refusal->setVisible(false);

@@ -52,6 +52,13 @@ class LauncherPanel : public QWidget {
   // each returns "field: message" for every field that shows a refusal.
   void setExtraCheck(std::function<QStringList()> check) { m_extraCheck = std::move(check); }
   QTableWidget* table() const { return m_table; }
+
+ Q_SIGNALS:
+  // Launch or Queue was refused because of a field that shows a refusal: the window brings
+  // that field into view (its panel raised, the field focused).
+  void refusedAtField();
+
+ public:
   QString selectedId() const;
   void selectId(const QString& id);
 

@@ -254,6 +254,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_grades->setConfig(m_presetForm->config());
   pushCone();
   m_launcher->setExtraCheck([this] { return m_grades->invalidFields(); });
+  // Launch's refusal points at a field the user can see: its panel raised, the field focused.
+  connect(m_launcher, &LauncherPanel::refusedAtField, this, [this] {
+    QDockWidget* dock = nullptr;
+    QWidget* field = nullptr;
+    if (m_grades->firstInvalidField()) {
+      dock = m_docks["grades"];
+    } else if (const QStringList bad = m_presetForm->invalidFields(); !bad.isEmpty()) {
+      dock = m_docks["preset"];
+      field = m_presetForm->fieldEditor(bad.first().section(QStringLiteral(": "), 0, 0));
+    }
+    if (!dock) return;
+    dock->show();
+    dock->raise();
+    if (field)
+      revealField(field);
+    else
+      m_grades->revealInvalidField();
+  });
 
   // Runs → monitor, heatmaps, compare.
   connect(m_queue, &RunQueue::step, this, [this](const QString& id, const StepRecord& r) {

@@ -127,8 +127,11 @@ bool MonitorPanel::eventFilter(QObject* watched, QEvent* event) {
       }
       const QPointF scene = c->view->mapToScene(e->position().toPoint());
       const QPointF value = c->chart->mapToValue(c->chart->mapFromScene(scene));
-      if (c->chart->plotArea().contains(c->chart->mapFromScene(scene)))
-        m_readout->setText(readoutAt(c->metrics.first(), value.x()));
+      if (c->chart->plotArea().contains(c->chart->mapFromScene(scene))) {
+        const QString full = readoutAt(c->metrics.first(), value.x());
+        m_readout->setText(fitReadout(full, m_readout->fontMetrics(), m_readout->width()));
+        m_readout->setToolTip(full);
+      }
       break;
     }
     case QEvent::MouseButtonPress: {
@@ -188,11 +191,11 @@ QString MonitorPanel::readoutAt(const QString& metric, double x) const {
       }
       const std::vector<double> drawn = m_store.drawnValues(run, m);
       const double v = nearest < drawn.size() ? drawn[nearest] : pts[nearest].value;
-      values << QStringLiteral("%1%2 %3")
-                    .arg(run, chart->metrics.size() > 1 && m != chart->metrics.first()
-                                  ? QStringLiteral(" (%1)").arg(m)
-                                  : QString())
-                    .arg(formatNumber(v, 5));
+      // The value first: a long run name is what gets elided, never the number.
+      values << QStringLiteral("%1 %2%3").arg(
+          formatNumber(v, 5), run,
+          chart->metrics.size() > 1 && m != chart->metrics.first() ? QStringLiteral(" (%1)").arg(m)
+                                                                   : QString());
     }
   }
   if (values.isEmpty()) return {};

@@ -1,5 +1,5 @@
-// WheelGuard implementation: guarded widgets take focus only by click or Tab (StrongFocus), and a
-// wheel event over one without focus goes to the enclosing scroll area's scroll bar instead.
+// WheelGuard implementation: guarded widgets take focus only by click or Tab (StrongFocus); a
+// wheel event over a combo box, or over a spin box or slider without focus, scrolls the form.
 #include "widgets/wheel_guard.h"
 
 #include <QAbstractScrollArea>
@@ -39,8 +39,11 @@ bool WheelGuard::eventFilter(QObject* watched, QEvent* event) {
       guarded = p;
       break;
     }
-  if (!guarded || guarded->hasFocus() || guarded->isAncestorOf(QApplication::focusWidget()))
-    return false;
+  if (!guarded) return false;
+  // A combo box changes only by an explicit click and choice, focused or not; a focused spin box
+  // or slider still takes the wheel (the user clicked into it to turn it).
+  const bool focused = guarded->hasFocus() || guarded->isAncestorOf(QApplication::focusWidget());
+  if (focused && !qobject_cast<QComboBox*>(guarded)) return false;
   // Scroll the nearest scroll area around it instead, as if the widget were not there.
   for (QWidget* p = guarded->parentWidget(); p; p = p->parentWidget())
     if (auto* area = qobject_cast<QAbstractScrollArea*>(p)) {

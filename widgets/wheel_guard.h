@@ -1,5 +1,5 @@
-// WheelGuard: an application-wide event filter so the mouse wheel never changes a combo box, spin
-// box or slider the user has not clicked or tabbed into; the wheel scrolls the form instead.
+// WheelGuard: an application-wide event filter so the mouse wheel never changes a combo box, nor a
+// spin box or slider the user has not clicked or tabbed into; the wheel scrolls the form instead.
 #pragma once
 #include <QObject>
 

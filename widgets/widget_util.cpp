@@ -6,7 +6,9 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QTimer>
 #include <QValueAxis>
 #include <algorithm>
@@ -182,6 +184,39 @@ QString projectFolder(const QString& relative) {
   if (here.exists(QStringLiteral("presets/tiny-cpu.json")) && here.exists(relative))
     return QDir::cleanPath(here.absoluteFilePath(relative));
   return QDir::cleanPath(QDir(QStringLiteral(GLLM_SOURCE_DIR)).filePath(relative));
+}
+
+void revealField(QWidget* field) {
+  if (!field) return;
+  for (QWidget* p = field->parentWidget(); p; p = p->parentWidget())
+    if (auto* area = qobject_cast<QScrollArea*>(p)) area->ensureWidgetVisible(field, 20, 60);
+  field->setFocus(Qt::OtherFocusReason);
+}
+
+QString fitReadout(const QString& full, const QFontMetrics& fm, int width) {
+  if (fm.horizontalAdvance(full) <= width) return full;
+  // "step … · tokens … — V1 NAME1 · V2 NAME2": every value stays whole; the names share the
+  // room left and are elided in the middle, keeping both their start and their distinct end.
+  const QString dash = QStringLiteral(" — "), sep = QStringLiteral(" · ");
+  const int cut = full.indexOf(dash);
+  if (cut < 0) return full;
+  const QString head = full.left(cut + dash.size());
+  const QStringList entries = full.mid(cut + dash.size()).split(sep);
+  int room =
+      width - fm.horizontalAdvance(head) - int(entries.size() - 1) * fm.horizontalAdvance(sep);
+  QStringList values, names;
+  for (const QString& e : entries) {
+    const int space = e.indexOf(QLatin1Char(' '));
+    values << (space < 0 ? e : e.left(space));
+    names << (space < 0 ? QString() : e.mid(space + 1));
+    room -= fm.horizontalAdvance(values.last() + QLatin1Char(' '));
+  }
+  const int each = std::max(fm.horizontalAdvance(QStringLiteral("ab…yz")),
+                            room / std::max<int>(1, int(entries.size())));
+  QStringList out;
+  for (int i = 0; i < entries.size(); ++i)
+    out << values[i] + QLatin1Char(' ') + fm.elidedText(names[i], Qt::ElideMiddle, each);
+  return head + out.join(sep);
 }
 
 }  // namespace gllm::gui

@@ -13,6 +13,8 @@
 class QValueAxis;
 class QFileInfo;
 
+class QFontMetrics;
+
 namespace gllm::gui {
 
 inline QString qs(const std::string& s) {
@@ -68,6 +70,14 @@ QDateTime fileStamp(const QFileInfo& file);
 QStringList filesNewestFirst(const QString& dir, const QStringList& patterns);
 // The first of filesNewestFirst, "" when none matches.
 QString newestFile(const QString& dir, const QStringList& patterns);
+
+// A hover readout "step … · tokens … — VALUE NAME · VALUE NAME" fitted into `width` pixels:
+// every value whole, the names eliding in the middle to share the room left.
+QString fitReadout(const QString& full, const QFontMetrics& fm, int width);
+
+// Brings `field` into view inside every scroll area around it and gives it the focus (the field a
+// refusal points at).
+void revealField(QWidget* field);
 
 // A folder of the project (e.g. "bench/results"): under the current folder when it is a project
 // folder that has it, else in the source tree the workbench was built from.

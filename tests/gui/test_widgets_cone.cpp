@@ -25,6 +25,8 @@ class TestCone : public QObject {
   void gradeEditorRefusals() {
     GradeEditor ed;
     RunConfig c;
+    c.grading.mlge = true;       // level grades act through MLGE (with it off they are refused)
+    c.grading.attention = true;  // and head grades through graded attention
     ed.setConfig(c);
     const double qmax = std::log(2.0) / std::log(std::exp(1.0 / c.model.head_dim()));
     QVERIFY(std::fabs(ed.qMax() - qmax) < 1e-9);

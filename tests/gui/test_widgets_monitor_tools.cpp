@@ -50,8 +50,8 @@ class TestMonitorTools : public QObject {
     fill(m);
     m.redrawNow();
     const QString r = m.readoutAt("loss", 50.2);
-    QVERIFY2(r.contains("step 50") && r.contains("tokens 3200") && r.contains("a-s1 5.02") &&
-                 r.contains("b-s7 4.02"),
+    QVERIFY2(r.contains("step 50") && r.contains("tokens 3200") && r.contains("5.02 a-s1") &&
+                 r.contains("4.02 b-s7"),
              qPrintable(r));
     // A hidden run leaves the readout and the chart.
     const int shown = m.seriesCount("loss");

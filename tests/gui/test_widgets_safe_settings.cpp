@@ -67,7 +67,8 @@ class TestSafeSettings : public QObject {
       QCOMPARE(form.fieldText(path), before);
       QVERIFY(!combo->hasFocus());
     }
-    // Clicked (focused), the combo box takes the wheel as before: the guard is what held it.
+    // Clicked (focused), the combo box still ignores the wheel (issue 42, point 7): only an
+    // explicit click and choice changes it.
     auto* storage = qobject_cast<QComboBox*>(form.fieldEditor("model.storage"));
     form.activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(&form));
@@ -76,8 +77,14 @@ class TestSafeSettings : public QObject {
     const QString before = form.fieldText("model.storage");
     wheelOver(storage);
     wheelOver(storage);
+    QCOMPARE(form.fieldText("model.storage"), before);
+    // The guard is what holds it: without it the same two notches change the choice.
+    delete qApp->findChild<WheelGuard*>(QString(), Qt::FindDirectChildrenOnly);
+    wheelOver(storage);
+    wheelOver(storage);
     QVERIFY(form.fieldText("model.storage") != before);
     QCOMPARE(QString::fromStdString(form.config().model.storage), form.fieldText("model.storage"));
+    WheelGuard::install();
   }
 
   // Point 3: steps "-5" in red and Launch refuses, naming the field; so does a typed value not

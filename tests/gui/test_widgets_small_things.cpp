@@ -27,6 +27,7 @@ namespace {
 
 RunConfig fourLevels() {
   RunConfig c = RunConfig::load(resolve_preset_path("tiny-cpu"));
+  c.grading.mlge = true;  // level grades act through MLGE
   c.grading.levels = 4;
   c.grading.clip = 2.0;
   return c;
