@@ -104,11 +104,16 @@ LadderPanel::LadderPanel(QWidget* parent)
   auto* row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("Ladder runs:")));
   m_folder = new QLineEdit;
+  m_folder->setObjectName(QStringLiteral("ladderFolder"));
   m_folder->setPlaceholderText(
       tr("folder of `gllm train --sweep presets/sweeps/ladder-tiny.json`"));
   row->addWidget(m_folder, 1);
   auto* browse = new QPushButton(tr("Browse…"));
   row->addWidget(browse);
+  lay->addLayout(row);
+  // The path gets a row of its own: beside the target and the buttons it kept ≈ 40 px at 1280 ×
+  // 800.
+  row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("target val BPB:")));
   m_target = new QLineEdit;
   m_target->setPlaceholderText(tr("auto"));
@@ -122,6 +127,7 @@ LadderPanel::LadderPanel(QWidget* parent)
       tr("The task endpoint: a linear probe of the held-out POS tags on every checkpoint's "
          "hidden states (gllm probe), then the report again"));
   row->addWidget(m_probe);
+  row->addStretch(1);
   lay->addLayout(row);
 
   auto* split = new QSplitter(Qt::Vertical);

@@ -6,6 +6,7 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QtTest>
@@ -189,6 +190,18 @@ class TestRoundTwo : public QObject {
              qPrintable(fitted));                                  // distinct ends
     QVERIFY2(fitted.contains(QChar(0x2026)), qPrintable(fitted));  // elided
     QCOMPARE(fitReadout(full, fm, fm.horizontalAdvance(full) + 10), full);
+  }
+  // Point 7: the Ladder panel's folder field has room for a path at 1280 × 800.
+  void ladderPathFieldIsWide() {
+    MainWindow w;
+    w.resize(1280, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.showPanel("ladder"));
+    auto* folder = w.panel("ladder")->findChild<QLineEdit*>("ladderFolder");
+    QVERIFY(folder);
+    QTRY_VERIFY(folder->isVisible());
+    QVERIFY2(folder->width() >= 300, qPrintable(QString::number(folder->width())));
   }
 };
 
