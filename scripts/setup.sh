@@ -13,6 +13,7 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libsentencepiece-dev libcli11-dev libgloo-dev
   zlib1g-dev libzstd-dev sentencepiece
   xvfb xauth python3-torch ca-certificates
+  slurmctld slurmd slurm-client munge  # scripts/slurm-local.sh: the one-node SLURM the slow tests submit to
 )
 compile_checks=${GLLM_COMPILE_CHECKS:-0}
 if [ "${GLLM_DEV_TOOLS:-0}" = 1 ] || [ "$compile_checks" = 1 ]; then
