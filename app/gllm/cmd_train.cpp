@@ -14,10 +14,9 @@
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
 #include "engine/io/paths.h"
-#include "engine/stats/paired.h"
 #include "engine/train/fork.h"
-#include "engine/train/ladder_plan.h"
 #include "engine/train/run_store.h"
+#include "engine/train/sweep_plan.h"
 #include "engine/train/trainer.h"
 
 namespace {
@@ -42,14 +41,15 @@ struct TrainOpts {
   int nproc = 1;
 };
 
-void apply_overrides(gllm::RunConfig& c, const TrainOpts& o) {
-  if (o.steps > 0) c.train.steps = o.steps;
-  if (o.eval_every >= 0) c.train.eval_every = o.eval_every;
-  if (o.checkpoint_every >= 0) c.train.checkpoint_every = o.checkpoint_every;
-  if (o.seed >= 0) c.train.seed = o.seed;
-  if (o.threads >= 0) c.train.threads = o.threads;
-  if (!o.device.empty()) c.train.device = o.device;
-  c = gllm::RunConfig::from_json(c.to_json());  // re-validate
+gllm::RunOverrides overrides_of(const TrainOpts& o) {
+  gllm::RunOverrides r;
+  r.steps = o.steps;
+  r.eval_every = o.eval_every;
+  r.checkpoint_every = o.checkpoint_every;
+  r.seed = o.seed;
+  r.threads = o.threads;
+  r.device = o.device;
+  return r;
 }
 
 gllm::FinishedRecord train_one(const gllm::RunConfig& c, const std::string& dir, bool quiet,
@@ -61,146 +61,32 @@ gllm::FinishedRecord train_one(const gllm::RunConfig& c, const std::string& dir,
                               [&](gllm::RunObserver* obs) { trainer.start(c, dir, obs, options); });
 }
 
-// A sweep's fork spec for one seed: {seed} replaced, relative paths read beside the sweep file.
-std::string fork_for_seed(const std::string& spec, const std::string& sweep_dir, int seed) {
-  if (spec.empty()) return spec;
-  std::string s = spec;
-  for (auto p = s.find("{seed}"); p != std::string::npos; p = s.find("{seed}"))
-    s.replace(p, 6, std::to_string(seed));
-  if (!std::filesystem::path(s).is_absolute() && !sweep_dir.empty())
-    s = gllm::join_path(sweep_dir, s);
-  return s;
-}
-
 gllm::FinishedRecord resume_one(const std::string& dir, bool quiet) {
   gllm::Trainer trainer;
   return gllm::cli::drive_run(trainer, quiet,
                               [&](gllm::RunObserver* obs) { trainer.resume(dir, obs); });
 }
 
-// Sweep file (engine/config/sweep.h): arms × seeds, each run in <out>/<arm>-s<seed>.
-// A sweep arm's preset: by name from the presets folder, else beside the sweep file.
-gllm::RunConfig load_arm_preset(const gllm::SweepArm& a, const std::string& sweep_dir) {
-  std::string path;
-  try {
-    path = gllm::resolve_preset_path(a.preset);
-  } catch (const gllm::Error&) {
-    path = gllm::resolve_preset_path(gllm::join_path(sweep_dir, a.preset));
-  }
-  return gllm::RunConfig::load(path);
+gllm::SweepRequest sweep_request(const TrainOpts& o) {
+  gllm::SweepRequest r;
+  r.sweep_file = o.sweep;
+  r.out = o.out;
+  r.seeds = o.seeds;
+  r.pilot = o.pilot;
+  r.max_seeds = o.max_seeds;
+  r.overrides = overrides_of(o);
+  return r;
 }
 
-// The seeds a sweep runs: the file's, a list given with --seeds, or with --seeds auto the number
-// the ladder plan asks for (gllm ladder plan, from the pilot runs in --pilot): the file's seeds
-// first, then the following integers not yet used.
-std::vector<int> sweep_seeds(const TrainOpts& o, const gllm::SweepFile& sw,
-                             const std::string& sweep_dir) {
-  if (o.seeds.empty()) {
-    if (!o.pilot.empty()) throw gllm::Error("--pilot sizes a sweep with --seeds auto; add it");
-    return sw.seeds;
-  }
-  if (o.seeds != "auto") {
-    std::vector<int> out;
-    for (double v : gllm::stats::parse_number_list(o.seeds, "--seeds")) {
-      if (v < 0 || v > 2147483647 || v != std::floor(v))
-        throw gllm::Error("--seeds: " + gllm::brief_text(o.seeds, 80) +
-                          " holds a value that is not a seed (a whole number 0 … 2^31 − 1)");
-      if (std::find(out.begin(), out.end(), static_cast<int>(v)) != out.end())
-        throw gllm::Error("--seeds: seed " + std::to_string(static_cast<int>(v)) +
-                          " is given twice");
-      out.push_back(static_cast<int>(v));
-    }
-    return out;
-  }
-  if (o.pilot.empty())
-    throw gllm::Error(
-        "--seeds auto needs --pilot RUNS: the pilot runs (a uniform arm with ≥ 2 seeds) the "
-        "plan measures its slope and seed noise on");
-  std::string ladder_file;
-  for (const auto& a : sw.arms) {
-    gllm::RunConfig c = load_arm_preset(a, sweep_dir);
-    if (a.set.contains("grading.ladder_file") && a.set["grading.ladder_file"].is_string() &&
-        a.set["grading.ladder_file"].get<std::string>().find("{seed}") == std::string::npos)
-      c.grading.ladder_file =
-          gllm::find_run_file(a.set["grading.ladder_file"].get<std::string>(), sweep_dir);
-    if (c.grading.level_grades_source == "ladder") {
-      ladder_file = c.grading.ladder_file;
-      break;
-    }
-  }
-  if (ladder_file.empty())
-    throw gllm::Error(o.sweep +
-                      ": --seeds auto sizes ladder sweeps; no arm takes its grades from a ladder "
-                      "(grading.level_grades_source \"ladder\" with a ladder file without {seed})");
-  gllm::PlanOptions po;
-  po.max_seeds = o.max_seeds;
-  const auto plan = gllm::ladder_plan(ladder_file, o.pilot, po);
-  std::cerr << "plan: " << plan.seeds_recommended << " seeds (" << plan.recommendation << ")\n";
-  std::vector<int> out = sw.seeds;
-  if (static_cast<int>(out.size()) > plan.seeds_recommended)
-    out.resize(static_cast<size_t>(plan.seeds_recommended));
-  int next = out.empty() ? 41 : *std::max_element(out.begin(), out.end()) + 1;
-  while (static_cast<int>(out.size()) < plan.seeds_recommended) out.push_back(next++);
-  return out;
-}
-
+// Sweep file (engine/config/sweep.h): arms × seeds, each run in <out>/<arm>-s<seed>, one after
+// another in this process (`gllm submit` sends the same plan to SLURM).
 void run_sweep(const TrainOpts& o) {
-  const gllm::SweepFile sw = gllm::read_sweep_file(o.sweep);
-  std::string name = !sw.name.empty() ? sw.name : std::filesystem::path(o.sweep).stem().string();
-  std::string out = !o.out.empty()    ? o.out
-                    : !sw.out.empty() ? sw.out
-                                      : gllm::join_path(gllm::runs_dir(), name);
-  std::string sweep_dir = std::filesystem::path(o.sweep).parent_path().string();
-  const std::vector<int> seeds = sweep_seeds(o, sw, sweep_dir);
-  struct Job {
-    std::string arm, dir;
-    gllm::RunConfig config;
-    std::string fork;
-  };
-  std::vector<Job> jobs;
-  for (const auto& a : sw.arms) {
-    gllm::RunConfig base = load_arm_preset(a, sweep_dir);
-    for (auto it = a.set.begin(); it != a.set.end(); ++it) {
-      try {
-        gllm::set_config_value(base, it.key(), it.value());
-      } catch (const gllm::Error& e) {
-        throw gllm::Error(o.sweep + ": arm " + a.preset + ": " + e.what());
-      }
-    }
-    if (!a.name.empty()) base.name = a.name;
-    if (sw.steps > 0) base.train.steps = sw.steps;
-    for (int seed : seeds) {
-      gllm::RunConfig c = base;
-      // String values of "set" may name per-seed files ({seed}: route 2's per-trunk profiles).
-      for (auto it = a.set.begin(); it != a.set.end(); ++it)
-        if (it.value().is_string() &&
-            it.value().get<std::string>().find("{seed}") != std::string::npos) {
-          std::string v = fork_for_seed(it.value().get<std::string>(), sweep_dir, seed);
-          gllm::set_config_value(c, it.key(), v);
-        }
-      c.train.seed = seed;
-      apply_overrides(c, o);
-      c.train.seed = seed;
-      // Names are not paths: the folder comes from the one sanitiser (no separators, no "..").
-      jobs.push_back(
-          {c.name,
-           gllm::join_path(out, gllm::folder_name(c.name + "-s" + std::to_string(c.train.seed))), c,
-           fork_for_seed(sw.fork, sweep_dir, seed)});
-    }
-  }
-  // Seed by seed (every arm of a seed, then the next seed): a sweep stopped early leaves complete
-  // paired sets rather than some arms with every seed and others with none.
-  std::stable_sort(jobs.begin(), jobs.end(), [&](const Job& a, const Job& b) {
-    return std::find(seeds.begin(), seeds.end(), a.config.train.seed) <
-           std::find(seeds.begin(), seeds.end(), b.config.train.seed);
-  });
-  for (size_t i = 0; i < jobs.size(); ++i)
-    for (size_t k = 0; k < i; ++k)
-      if (jobs[i].dir == jobs[k].dir)
-        throw gllm::Error(o.sweep + ": arms \"" + jobs[k].arm + "\" and \"" + jobs[i].arm +
-                          "\" (seed " + std::to_string(jobs[i].config.train.seed) +
-                          ") would share the run folder " + jobs[i].dir +
-                          "; give the arms distinct \"name\"s");
+  const gllm::SweepPlan plan = gllm::plan_sweep(sweep_request(o));
+  if (!plan.seeds_note.empty()) std::cerr << "plan: " << plan.seeds_note << "\n";
+  const auto& jobs = plan.jobs;
+  const std::string& name = plan.name;
+  const std::string& out = plan.out;
+  const std::vector<int>& seeds = plan.seeds;
   if (o.dry_run) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& j : jobs) {
@@ -231,25 +117,7 @@ void run_sweep(const TrainOpts& o) {
               << j.config.train.seed << "\n";
     gllm::FinishedRecord f;
     if (gllm::file_exists(gllm::join_path(j.dir, "config.json"))) {
-      auto info = gllm::read_run(j.dir);
-      // A folder of the same name holds this arm's run only when its config is the arm's.
-      nlohmann::json theirs;
-      try {
-        theirs = gllm::RunConfig::from_json(info.config).to_json();
-      } catch (const gllm::Error& e) {
-        throw gllm::Error(j.dir + " (arm " + j.arm + "): its config.json does not read (" +
-                          e.what() + "); move the folder aside or give the sweep another --out");
-      }
-      const auto diff = gllm::config_differences(gllm::portable_config(theirs),
-                                                 gllm::portable_config(j.config.to_json()));
-      if (!diff.empty()) {
-        std::string list;
-        for (const auto& d : diff) list += (list.empty() ? "" : "; ") + d;
-        throw gllm::Error(j.dir + " already holds a " + info.status +
-                          " run whose config is not arm " + j.arm + "'s (folder → arm: " + list +
-                          "); the sweep does not take another run as its own. Move the folder "
-                          "aside or give the sweep another --out");
-      }
+      const auto info = gllm::existing_arm_run(j);
       if (info.status == "completed") {
         std::cerr << "  already completed; skipped\n";
         results.push_back({{"arm", j.arm},
@@ -345,7 +213,7 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
                         "; leave --nproc out (the launcher starts the processes)");
     if (launch.rank > 0) o->quiet = true;  // rank 0 reports progress
     gllm::RunConfig c = gllm::RunConfig::load(gllm::resolve_preset_path(o->preset));
-    apply_overrides(*&c, *o);
+    gllm::apply_overrides(c, overrides_of(*o));
     std::string dir = o->out.empty() ? gllm::new_run_dir(gllm::runs_dir(), c.name) : o->out;
     gllm::FinishedRecord f;
     // A fork continues its parent's seed (data order and RNG come from the checkpoint) unless the

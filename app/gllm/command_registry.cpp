@@ -23,6 +23,7 @@ const char* group_description(const std::string& group) {
       {"bench", "Benchmarks that print ratios measured side by side in one run"},
       {"data", "Corpora and datasets: fetch Brown, prepare a corpus into token shards, report"},
       {"stats", "Statistics over runs and seeds"},
+      {"cluster", "SLURM cluster profiles for gllm submit (partition, time limit, GPUs, …)"},
       {"check", "Self-checks of the engine on this machine (GPU paths)"},
   };
   auto it = d.find(group);

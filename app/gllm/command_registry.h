@@ -29,6 +29,13 @@ struct RegisterSubcommand {
 
 void install_all(CLI::App& root);
 
+// Thrown by a command that ends with a particular exit status and message (not an error): main()
+// prints the message on stderr and returns `code`.
+struct ExitStatus {
+  int code;
+  std::string message;
+};
+
 // Prints JSON (indented) to stdout; used by every --json flag.
 inline void print_json(const nlohmann::json& j) {
   // Invalid UTF-8 (a folder name with stray bytes) is replaced, never the end of the listing.

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
     // CLI11 prints the option's problem; --help and --version end here with 0, every bad
     // option or value with the same 2 as any other bad input.
     return app.exit(e) == 0 ? 0 : 2;
+  } catch (const gllm::cli::ExitStatus& e) {
+    if (!e.message.empty()) std::cerr << "gllm: " << e.message << std::endl;
+    return e.code;
   } catch (const gllm::Error& e) {
     std::cerr << "gllm: error: " << e.what() << std::endl;
     return 2;

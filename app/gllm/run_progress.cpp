@@ -1,4 +1,5 @@
-// Progress bar observer and the Ctrl-C → cancel bridge for `gllm train` / `gllm resume`.
+// Progress bar observer and the signal → cancel bridge for `gllm train` / `gllm resume`: Ctrl-C and
+// SIGTERM stop at the next step with a checkpoint, as does SLURM's warning signal (USR1/USR2).
 #include "app/gllm/run_progress.h"
 
 #include <atomic>
@@ -15,8 +16,12 @@ namespace gllm::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_stop_signal{0};  // SIGTERM, SIGUSR1 or SIGUSR2 once received
 extern "C" void on_sigint(int) {
   g_interrupted = true;
+}
+extern "C" void on_stop_signal(int sig) {
+  g_stop_signal = sig;
 }
 
 class ProgressPrinter : public RunObserver {
@@ -96,14 +101,25 @@ class ProgressPrinter : public RunObserver {
 }  // namespace
 
 FinishedRecord drive_run(Trainer& trainer, bool quiet,
-                         const std::function<void(RunObserver*)>& launch) {
+                         const std::function<void(RunObserver*)>& launch, int* stop_signal) {
   ProgressPrinter printer(quiet);
   g_interrupted = false;
+  g_stop_signal = 0;
+  if (stop_signal) *stop_signal = 0;
   auto previous = std::signal(SIGINT, on_sigint);
+  auto previous_term = std::signal(SIGTERM, on_stop_signal);
+  auto previous_usr1 = std::signal(SIGUSR1, on_stop_signal);
+  auto previous_usr2 = std::signal(SIGUSR2, on_stop_signal);
+  auto restore = [&] {
+    std::signal(SIGINT, previous);
+    std::signal(SIGTERM, previous_term);
+    std::signal(SIGUSR1, previous_usr1);
+    std::signal(SIGUSR2, previous_usr2);
+  };
   try {
     launch(&printer);
   } catch (...) {
-    std::signal(SIGINT, previous);
+    restore();
     throw;
   }
   bool cancel_sent = false;
@@ -117,10 +133,19 @@ FinishedRecord drive_run(Trainer& trainer, bool quiet,
       g_interrupted = false;
       std::signal(SIGINT, SIG_DFL);
     }
+    if (const int sig = g_stop_signal.load(); sig != 0 && !cancel_sent) {
+      std::fprintf(stderr, "\n%s: finishing this step and writing a checkpoint, then stopping\n",
+                   sig == SIGTERM ? "terminated (SIGTERM)"
+                                  : "the scheduler's warning signal arrived (the time limit or a "
+                                    "preemption is near)");
+      trainer.cancel();
+      cancel_sent = true;
+      if (stop_signal) *stop_signal = sig;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   trainer.wait();
-  std::signal(SIGINT, previous);
+  restore();
   return printer.result();
 }
 

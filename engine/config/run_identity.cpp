@@ -218,4 +218,21 @@ std::string effective_config_hash(const nlohmann::json& config) {
   return std::string(buf, 12);
 }
 
+std::string run_label_of(const nlohmann::json& run_config) {
+  if (!run_config.is_object() || !run_config.contains("name") || !run_config["name"].is_string())
+    return "run";
+  const std::string name = run_config["name"].get<std::string>();
+  nlohmann::json preset;
+  try {
+    preset = RunConfig::load(resolve_preset_path(name)).to_json();
+  } catch (const Error&) {
+    return name;  // an arm's own name, or a label the workbench gave the run when launching it
+  }
+  try {
+    return run_label(RunConfig::from_json(run_config).to_json(), preset);
+  } catch (const Error&) {
+    return name;
+  }
+}
+
 }  // namespace gllm

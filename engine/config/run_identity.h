@@ -35,6 +35,11 @@ std::string describe_changes(const std::vector<ConfigChange>& changes);
 std::string run_label(const nlohmann::json& config, const nlohmann::json& preset,
                       int max_parts = 4);
 
+// The label of a run read back from its folder: its config against the preset its "name" names
+// (found with resolve_preset_path); a name that is no preset (an arm, a label already) stays as
+// it is.
+std::string run_label_of(const nlohmann::json& run_config);
+
 // 12 hex digits over the keys that change a run's results: everything but the name, the
 // description, train.seed, and the checkpoint cadence, retention and thread count. Two runs
 // with the same hash are seeds of one configuration, whatever they are named.

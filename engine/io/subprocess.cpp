@@ -3,11 +3,15 @@
 #include "engine/io/subprocess.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -29,7 +33,8 @@ bool program_available(const std::string& program) {
   return false;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& workdir) {
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& workdir,
+                          double timeout_s) {
   ProcessResult result;
   if (argv.empty()) return result;
   int pipefd[2];
@@ -68,8 +73,28 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     return result;
   }
   char buf[4096];
-  ssize_t n;
-  while ((n = ::read(pipefd[0], buf, sizeof(buf))) > 0) result.output.append(buf, n);
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>((timeout_s > 0 ? timeout_s : 0) * 1000));
+  for (;;) {
+    if (timeout_s > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      pollfd pfd{pipefd[0], POLLIN, 0};
+      const int ready = left > 0 ? ::poll(&pfd, 1, static_cast<int>(left)) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        ::kill(pid, SIGKILL);
+        result.timed_out = true;
+        break;
+      }
+    }
+    const ssize_t n = ::read(pipefd[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    result.output.append(buf, static_cast<size_t>(n));
+  }
   ::close(pipefd[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
