@@ -1,0 +1,265 @@
+// gllm submit, runs, cancel and requeue against a real one-node SLURM (scripts/slurm-local.sh,
+// started by this test's CTest fixture): array throttling, equal losses, cancel, exact requeue.
+#include <QtTest>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "engine/io/atomic_file.h"
+#include "engine/train/run_store.h"
+#include "tests/support/test_configs.h"
+#include "tests/support/test_support.h"
+
+namespace {
+
+std::vector<double> step_losses(const std::string& dir) {
+  std::vector<double> out;
+  for (const auto& r : gllm::read_metrics(dir + "/metrics.jsonl").records)
+    if (r.contains("loss")) out.push_back(r["loss"].get<double>());
+  return out;
+}
+
+int64_t last_step(const std::string& dir) {
+  int64_t s = 0;
+  try {
+    for (const auto& r : gllm::read_metrics(dir + "/metrics.jsonl").records)
+      s = std::max<int64_t>(s, r["step"].get<int64_t>());
+  } catch (...) {
+  }
+  return s;
+}
+
+bool final_state(const std::string& s) {
+  return s == "completed" || s == "failed" || s == "cancelled" || s == "timeout" || s == "lost" ||
+         s == "never_submitted";
+}
+
+}  // namespace
+
+class TestCliSlurm : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  std::vector<std::string> env_;
+  std::string path(const std::string& n) const { return tmp_.path().toStdString() + "/" + n; }
+
+  // `gllm runs DIR --json`, keyed by run folder.
+  std::map<std::string, nlohmann::json> runs(const std::string& dir,
+                                             const std::vector<std::string>& env = {}) {
+    std::vector<std::string> e = env_;
+    e.insert(e.end(), env.begin(), env.end());
+    auto r = gllm::test::run_cli({"runs", dir, "--json"}, e, 120000);
+    if (r.exit_code != 0) qFatal("gllm runs failed: %s", (r.out + r.err).c_str());
+    std::map<std::string, nlohmann::json> out;
+    const auto listing = nlohmann::json::parse(r.out);
+    // A folder that does not read is a failure to show, never a run silently left out.
+    if (!listing["errors"].empty()) qFatal("gllm runs %s: %s", dir.c_str(), r.out.c_str());
+    for (const auto& run : listing["runs"]) out[run["dir"].get<std::string>()] = run;
+    return out;
+  }
+  static std::string state_of(const nlohmann::json& run) {
+    return run["scheduler"].is_object() ? run["scheduler"]["state"].get<std::string>() : "";
+  }
+  // Polls every 2 s (the bounded rate a user's `watch` would have) until every cluster run under
+  // `dir` is final; returns every state seen per run.
+  std::map<std::string, std::set<std::string>> wait_final(const std::string& dir,
+                                                          int timeout_s = 900) {
+    std::map<std::string, std::set<std::string>> seen;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    while (std::chrono::steady_clock::now() < end) {
+      bool all = true;
+      for (const auto& [d, run] : runs(dir)) {
+        seen[d].insert(state_of(run));
+        all = all && final_state(state_of(run));
+      }
+      if (all) return seen;
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    qFatal("cluster runs under %s did not finish within %d s", dir.c_str(), timeout_s);
+  }
+  std::string wait_state(const std::string& run_dir, const std::function<bool(const nlohmann::json&)>& ok,
+                         int timeout_s = 600) {
+    const std::string parent = std::filesystem::path(run_dir).parent_path().string();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    std::string last;
+    while (std::chrono::steady_clock::now() < end) {
+      auto all = runs(run_dir);
+      if (!all.count(run_dir)) {
+        auto r = gllm::test::run_cli({"runs", run_dir, "--json"}, env_, 120000);
+        qFatal("gllm runs %s does not list it: %s", run_dir.c_str(), (r.out + r.err).c_str());
+      }
+      if (ok(all[run_dir])) return state_of(all[run_dir]);
+      last = state_of(all[run_dir]);
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    (void)parent;
+    qFatal("%s did not reach the state waited for within %d s (last: %s, step %lld)",
+           run_dir.c_str(), timeout_s, last.c_str(), static_cast<long long>(last_step(run_dir)));
+  }
+  gllm::test::CommandResult cli(const std::vector<std::string>& args,
+                                const std::vector<std::string>& env = {}) {
+    std::vector<std::string> e = env_;
+    e.insert(e.end(), env.begin(), env.end());
+    return gllm::test::run_cli(args, e, 300000);
+  }
+  std::string write_preset(const std::string& name, int steps, int checkpoint_every) {
+    gllm::RunConfig c = gllm::test::tiny_text_run(steps);
+    c.name = name;
+    c.train.checkpoint_every = checkpoint_every;
+    const std::string p = path(name + ".json");
+    gllm::write_file_atomic(p, c.to_json().dump(2));
+    return p;
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    const char* conf = std::getenv("SLURM_CONF");
+    QVERIFY2(conf && gllm::file_exists(conf),
+             "SLURM_CONF names no slurm.conf: this test runs under CTest, whose fixture starts "
+             "the local cluster with scripts/slurm-local.sh start");
+    env_ = {"GLLM_DATA=" + path("cache"), "GLLM_CONFIG=" + path("config"),
+            "GLLM_RUNS=" + path("runs")};
+    auto r = cli({"cluster", "set", "local", "--partition", "debug", "--time-limit", "00:20:00",
+                  "--cpus-per-task", "1", "--mem-per-task", "1G", "--max-parallel", "2"});
+    QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+  }
+
+  // Three seeds, two at a time: the third waits with SLURM's JobArrayTaskLimit, all complete, and
+  // each equals the same run trained here step by step.
+  void arrayOfThreeMatchesLocalRuns() {
+    write_preset("slurm-tiny", 12, 0);
+    gllm::write_file_atomic(path("sweep.json"),
+                            R"({"name": "three", "arms": ["slurm-tiny.json"], "seeds": [41, 42, 43]})");
+    auto dry = cli({"submit", "--sweep", path("sweep.json"), "--cluster", "local", "--dry-run"});
+    QVERIFY2(dry.exit_code == 0, (dry.out + dry.err).c_str());
+    QVERIFY(dry.out.find("#SBATCH --array=0-2%2") != std::string::npos);
+    QVERIFY(!gllm::file_exists(path("runs/three")));  // a dry run makes nothing
+    auto sub = cli({"submit", "--sweep", path("sweep.json"), "--cluster", "local", "--json"});
+    QVERIFY2(sub.exit_code == 0, (sub.out + sub.err).c_str());
+    const auto j = nlohmann::json::parse(sub.out);
+    QCOMPARE(j["runs"].size(), size_t(3));
+    QVERIFY(gllm::file_exists(j["script_path"].get<std::string>()));
+    // Folders exist at once, config first, each naming its job and array index.
+    const auto first = runs(path("runs/three"));
+    QCOMPARE(first.size(), size_t(3));
+    int pending_limit = 0;
+    for (const auto& [d, run] : first) {
+      const auto& s = run["scheduler"];
+      QVERIFY2(s.is_object(), d.c_str());
+      QVERIFY(s["task_id"].get<std::string>().find(j["job_id"].get<std::string>() + "_") == 0);
+      if (state_of(run) == "pending" && s["reason"] == "JobArrayTaskLimit") ++pending_limit;
+    }
+    QVERIFY2(pending_limit >= 1, "with %2 one of three tasks waits for the array's task limit");
+    // A second submission of the same sweep is refused while it is on the cluster.
+    auto again = cli({"submit", "--sweep", path("sweep.json"), "--cluster", "local"});
+    QVERIFY(again.exit_code != 0);
+    QVERIFY2(again.err.find("not submitted twice") != std::string::npos, again.err.c_str());
+
+    const auto seen = wait_final(path("runs/three"));
+    for (const auto& [d, states] : seen) QVERIFY2(states.count("completed"), d.c_str());
+    for (int seed : {41, 42, 43}) {
+      const std::string local = path("local-s" + std::to_string(seed));
+      auto r = cli({"train", path("slurm-tiny.json"), "--seed", std::to_string(seed), "--out", local,
+                    "--quiet"});
+      QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+      const auto cluster = step_losses(path("runs/three/slurm-tiny-s" + std::to_string(seed)));
+      const auto here = step_losses(local);
+      QCOMPARE(cluster.size(), size_t(12));
+      QCOMPARE(cluster, here);  // same program, same threads: the same numbers
+    }
+  }
+
+  void cancelOne() {
+    write_preset("slurm-long", 100000, 0);
+    const std::string dir = path("runs/long");
+    auto sub = cli({"submit", path("slurm-long.json"), "--cluster", "local", "--out", dir});
+    QVERIFY2(sub.exit_code == 0, (sub.out + sub.err).c_str());
+    wait_state(dir, [&](const nlohmann::json& r) {
+      return state_of(r) == "running" && last_step(dir) >= 2;
+    }, 90);
+    auto c = cli({"cancel", dir});
+    QVERIFY2(c.exit_code == 0, (c.out + c.err).c_str());
+    QCOMPARE(wait_state(dir, [](const nlohmann::json& r) { return final_state(state_of(r)); }),
+             std::string("cancelled"));
+  }
+
+  // A task requeued mid-run (scontrol requeue) and one warned by SLURM's signal (USR1: the trainer
+  // checkpoints, exits 75 and the script requeues it) both resume exactly: the same per-step
+  // losses as the run trained in one go here.
+  void requeueResumesExactly() {
+    write_preset("slurm-requeue", 40, 5);
+    auto ref = cli({"train", path("slurm-requeue.json"), "--out", path("requeue-ref"), "--quiet"});
+    QVERIFY2(ref.exit_code == 0, (ref.out + ref.err).c_str());
+    const auto want = step_losses(path("requeue-ref"));
+    for (const std::string how : {"requeue", "signal"}) {
+      const std::string dir = path("runs/requeue-" + how);
+      auto sub =
+          cli({"submit", path("slurm-requeue.json"), "--cluster", "local", "--out", dir, "--json"});
+      QVERIFY2(sub.exit_code == 0, (sub.out + sub.err).c_str());
+      const std::string task = nlohmann::json::parse(sub.out)["job_id"].get<std::string>() + "_0";
+      wait_state(dir, [&](const nlohmann::json& r) {
+        return state_of(r) == "running" && last_step(dir) >= 7;
+      });
+      gllm::test::CommandResult r;
+      if (how == "requeue")
+        r = cli({"requeue", dir});
+      else
+        r = gllm::test::run_program("scancel", {"--signal=USR1", task}, env_);
+      QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+      std::set<std::string> seen;
+      int restarts = 0;
+      wait_state(dir, [&](const nlohmann::json& run) {
+        seen.insert(state_of(run));
+        restarts = std::max(restarts, run["scheduler"]["restarts"].get<int>());
+        return final_state(state_of(run));
+      });
+      QVERIFY2(seen.count("completed"), how.c_str());
+      QVERIFY2(restarts >= 1, ("the task ran again after " + how).c_str());
+      QCOMPARE(step_losses(dir), want);
+    }
+  }
+
+  void badInputAndFaults() {
+    // sbatch refuses: its words are passed on and no folder is left as if queued.
+    auto bad = cli({"cluster", "set", "nowhere", "--partition", "nope"});
+    QVERIFY2(bad.exit_code == 0, bad.err.c_str());
+    auto refused = cli({"submit", path("slurm-tiny.json"), "--cluster", "nowhere", "--out",
+                        path("runs/refused")});
+    QVERIFY(refused.exit_code != 0);
+    QVERIFY2(refused.err.find("Invalid partition") != std::string::npos, refused.err.c_str());
+    QVERIFY(!gllm::file_exists(path("runs/refused/config.json")));
+    // No sbatch on PATH: the package is named.
+    auto nopath = cli({"submit", path("slurm-tiny.json"), "--cluster", "local", "--out",
+                       path("runs/nopath")},
+                      {"PATH=/nonexistent"});
+    QVERIFY(nopath.exit_code != 0);
+    QVERIFY2(nopath.err.find("slurm-client") != std::string::npos, nopath.err.c_str());
+    // A job the scheduler never heard of, with no summary: lost by the scheduler.
+    const std::string lost = path("runs/lostrun");
+    std::filesystem::create_directories(lost + "/checkpoints");
+    std::filesystem::copy_file(path("runs/three/slurm-tiny-s41/config.json"), lost + "/config.json");
+    gllm::write_file_atomic(lost + "/scheduler.json",
+                            R"({"scheduler":"slurm","submission":"submitted","job_id":"999999",)"
+                            R"("array_task":0,"log":""})");
+    auto all = runs(lost);
+    QCOMPARE(state_of(all[lost]), std::string("lost"));
+    QVERIFY(all[lost]["scheduler"]["detail"].get<std::string>().find("lost by the scheduler") !=
+            std::string::npos);
+    // A controller that does not answer: unknown, with the reason, and nothing changed.
+    std::ifstream in(std::getenv("SLURM_CONF"));
+    std::string conf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    conf = std::regex_replace(conf, std::regex("SlurmctldPort=[0-9]+"), "SlurmctldPort=9");
+    gllm::write_file_atomic(path("dead.conf"), conf);
+    auto dead = runs(path("runs/three"), {"SLURM_CONF=" + path("dead.conf")});
+    for (const auto& [d, run] : dead) {
+      QCOMPARE(state_of(run), std::string("unknown"));
+      QVERIFY(!run["scheduler"]["detail"].get<std::string>().empty());
+      QCOMPARE(run["status"].get<std::string>(), std::string("completed"));  // its own: kept
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCliSlurm)
+#include "test_cli_slurm.moc"
