@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "engine/io/error.h"
+#include "engine/train/progress_text.h"
 
 namespace gllm::cli {
 namespace {
@@ -26,7 +27,7 @@ extern "C" void on_stop_signal(int sig) {
 
 class ProgressPrinter : public RunObserver {
  public:
-  explicit ProgressPrinter(bool quiet) : quiet_(quiet) {}
+  explicit ProgressPrinter(bool quiet) : quiet_(quiet), progress_(stream_is_terminal(2)) {}
   void on_start(const std::string& dir, int64_t start, int64_t total) override {
     std::lock_guard<std::mutex> lk(mu_);
     if (!quiet_)
@@ -35,48 +36,42 @@ class ProgressPrinter : public RunObserver {
   }
   void on_log(const std::string& line) override {
     std::lock_guard<std::mutex> lk(mu_);
-    if (!quiet_) std::fprintf(stderr, "%s%s\n", bar_shown_ ? "\n" : "", line.c_str());
-    bar_shown_ = false;
+    if (!quiet_) std::fprintf(stderr, "%s%s\n", newline_first(), line.c_str());
+    progress_.lineEnded();
   }
   void on_step(const StepRecord& r) override {
     std::lock_guard<std::mutex> lk(mu_);
     if (quiet_) return;
-    const int width = 30;
-    double frac = r.total_steps > 0 ? double(r.step) / r.total_steps : 0;
-    int fill = static_cast<int>(frac * width + 0.5);
-    std::string bar(fill, '#');
-    bar += std::string(width - fill, '.');
-    double eta =
-        r.tokens_per_s > 0 && r.step > 0 ? r.wall_s / r.step * (r.total_steps - r.step) : 0;
-    std::fprintf(stderr, "\r[%s] %lld/%lld loss %.4f  %.0f tok/s  peak %.0f MiB  eta %.0fs   ",
-                 bar.c_str(), (long long)r.step, (long long)r.total_steps, r.loss, r.tokens_per_s,
-                 r.peak_mem_mib, eta);
+    const std::string text = progress_.step(r);
+    if (text.empty()) return;
+    std::fputs(text.c_str(), stderr);
     std::fflush(stderr);
-    bar_shown_ = true;
   }
   void on_eval(const EvalRecord& e) override {
     std::lock_guard<std::mutex> lk(mu_);
     if (!quiet_)
-      std::fprintf(stderr, "%sstep %lld  %s BPB %.4f  (%lld tokens)\n", bar_shown_ ? "\n" : "",
+      std::fprintf(stderr, "%sstep %lld  %s BPB %.4f  (%lld tokens)\n", newline_first(),
                    (long long)e.step, e.split.c_str(), e.bpb, (long long)e.eval_tokens);
-    bar_shown_ = false;
+    progress_.lineEnded();
   }
   void on_checkpoint(const CheckpointRecord& c) override {
     std::lock_guard<std::mutex> lk(mu_);
-    if (!quiet_) std::fprintf(stderr, "%scheckpoint %s\n", bar_shown_ ? "\n" : "", c.path.c_str());
-    bar_shown_ = false;
+    if (!quiet_) std::fprintf(stderr, "%scheckpoint %s\n", newline_first(), c.path.c_str());
+    progress_.lineEnded();
   }
   void on_finished(const FinishedRecord& f) override {
     std::lock_guard<std::mutex> lk(mu_);
     finished_ = f;
     done_ = true;
-    if (bar_shown_) std::fprintf(stderr, "\n");
+    if (progress_.barShown()) std::fprintf(stderr, "\n");
+    progress_.lineEnded();
   }
   void on_error(const std::string& msg) override {
     std::lock_guard<std::mutex> lk(mu_);
     error_ = msg;
     failed_ = true;
-    if (bar_shown_) std::fprintf(stderr, "\n");
+    if (progress_.barShown()) std::fprintf(stderr, "\n");
+    progress_.lineEnded();
   }
   bool done() {
     std::lock_guard<std::mutex> lk(mu_);
@@ -92,7 +87,8 @@ class ProgressPrinter : public RunObserver {
  private:
   std::mutex mu_;
   bool quiet_;
-  bool bar_shown_ = false;
+  ProgressText progress_;  // a bar on a terminal, a line every 5 % in a log
+  const char* newline_first() const { return progress_.barShown() ? "\n" : ""; }
   bool done_ = false, failed_ = false;
   FinishedRecord finished_;
   std::string error_;
