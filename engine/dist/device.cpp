@@ -4,6 +4,9 @@
 
 #include <ATen/autocast_mode.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <torch/version.h>
 
 #include "engine/dist/process_group.h"
@@ -116,6 +119,17 @@ double measured_peak_mib(const torch::Device& device) {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+double resident_mib() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  if (n != 2) return 0;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
+         (1024.0 * 1024.0);
 }
 
 void reset_cuda_peak([[maybe_unused]] int device_index) {

@@ -56,6 +56,9 @@ CudaMemory cuda_memory(int device_index = 0);
 // Measured peak memory of this process in MiB: the CUDA caching-allocator peak of `device` when it
 // is a CUDA device, else the process peak resident set size (getrusage).
 double measured_peak_mib(const torch::Device& device);
+// This process's resident memory now in MiB (/proc/self/statm; 0 where it cannot be read): what
+// the libraries and the data hold before the training tensors exist, the base of the estimate.
+double resident_mib();
 // Resets the peak counters of one device (no-op without CUDA).
 void reset_cuda_peak(int device_index = 0);
 // Waits for queued kernels of the current CUDA device (no-op without CUDA).

@@ -24,7 +24,7 @@ std::vector<int64_t> layer_windows(const ModelConfig& m) {
   return w;
 }
 
-CostEstimate estimate_cost(const RunConfig& c, int64_t vocab) {
+CostEstimate estimate_cost(const RunConfig& c, int64_t vocab, bool fused_cpu_logits) {
   CostEstimate e;
   ParamCounts pc = count_params(c, vocab);
   const int d = c.model.width();
@@ -69,7 +69,7 @@ CostEstimate estimate_cost(const RunConfig& c, int64_t vocab) {
   e.optimizer_mib = optimizer / kMiB;
   // Activations kept for backward per token: about 20·d per layer (norms, q/k/v, attention
   // output, the 4d MLP hidden twice, residuals), attention probabilities H·w per layer, and the
-  // logits (softcap and softmax) 3·V; fp32.
+  // logits: 3·V (raw, capped, softmax), or 1·V in the fused CPU loss's workspace; fp32.
   double per_token = 0;
   for (int64_t window : windows) {
     // A short window sees itself and w keys before it; a full one, the whole sequence.
@@ -77,7 +77,8 @@ CostEstimate estimate_cost(const RunConfig& c, int64_t vocab) {
         window < T ? static_cast<double>(std::min<int64_t>(window + 1, T)) : static_cast<double>(T);
     per_token += (12.0 + 2.0 * c.model.mlp_ratio) * d + c.model.heads() * w * 2.0;
   }
-  per_token += 3.0 * static_cast<double>(vocab > 0 ? vocab : c.data.vocab_size);
+  per_token +=
+      (fused_cpu_logits ? 1.0 : 3.0) * static_cast<double>(vocab > 0 ? vocab : c.data.vocab_size);
   e.activations_mib = per_token * 4.0 * static_cast<double>(c.train.device_batch) * T / kMiB;
   e.total_mib = e.weights_mib + e.grads_mib + e.optimizer_mib + e.activations_mib;
   return e;

@@ -23,7 +23,11 @@ struct CostEstimate {
   double total_mib = 0;  // the analytic peak estimate reported beside the measured one
 };
 
-CostEstimate estimate_cost(const RunConfig& config, int64_t vocab_size);
+// `fused_cpu_logits`: the output layer runs the fused CPU loss, whose one (N, V) workspace holds
+// the logits and then, in place, their gradient (else the logits, capped logits and softmax are
+// kept: three (N, V) copies).
+CostEstimate estimate_cost(const RunConfig& config, int64_t vocab_size,
+                           bool fused_cpu_logits = false);
 nlohmann::json to_json(const CostEstimate& c);
 
 // ----- seed 001 Table 1b: parameters, persistent memory deltas and FLOPs per step per component

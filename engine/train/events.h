@@ -18,6 +18,8 @@ struct StepRecord {
   double wall_s = 0;        // seconds since the run (or resume) started, plus earlier segments
   double peak_mem_mib = 0;  // measured peak: CUDA allocator on GPU, process peak RSS on CPU
   double flops = 0;         // analytic training FLOPs so far
+  // The peak predicted for this run (FinishedRecord::estimate_mem_mib), drawn beside the measured.
+  double estimate_mem_mib = 0;
 };
 
 // After a validation ("val") or held-out ("heldout") evaluation.
@@ -58,7 +60,12 @@ struct FinishedRecord {
   double heldout_bpb = -1;  // held-out BPB at the end (-1 when not evaluated)
   double tokens_per_s = 0;
   double peak_mem_mib = 0;
-  double analytic_mem_mib = 0;
+  // The estimate of peak_mem_mib: what the process held when the run started (libraries, data;
+  // measured once, on CPU) plus the training tensors (weights, grads, optimizer state,
+  // activations; analytic). On CUDA the allocator counts tensors only, so the base is 0.
+  double analytic_mem_mib = 0;    // the training tensors, analytic
+  double resident_start_mib = 0;  // measured at start
+  double estimate_mem_mib = 0;    // their sum
   double wall_s = 0;
   std::string message;  // human-readable line (e.g. why it diverged)
 };

@@ -22,6 +22,7 @@ nlohmann::json to_json(const StepRecord& r) {
           {"lr_scale", r.lr_scale},
           {"tokens_per_s", r.tokens_per_s},
           {"peak_mem_mib", r.peak_mem_mib},
+          {"estimate_mem_mib", r.estimate_mem_mib},
           {"wall_s", r.wall_s},
           {"flops", r.flops}};
 }
@@ -45,6 +46,8 @@ nlohmann::json to_json(const FinishedRecord& r) {
                       {"tokens_per_s", r.tokens_per_s},
                       {"peak_mem_mib", r.peak_mem_mib},
                       {"analytic_mem_mib", r.analytic_mem_mib},
+                      {"resident_start_mib", r.resident_start_mib},
+                      {"estimate_mem_mib", r.estimate_mem_mib},
                       {"wall_s", r.wall_s},
                       {"message", r.message}};
   if (!r.run_dir.empty()) j["run_dir"] = r.run_dir;

@@ -21,6 +21,7 @@
 #include "engine/io/paths.h"
 #include "engine/io/safetensors.h"
 #include "engine/model/checkpoint_tensors.h"
+#include "engine/ops/pointwise.h"
 #include "engine/runtime/runtime.h"
 #include "engine/train/events_json.h"
 
@@ -116,6 +117,15 @@ void RunSegment::setup() {
   if (writer()) dist->barrier();
   int64_t vocab = data->tokenizer.vocab_size();
   torch::manual_seed(config.train.seed);
+  // The estimate's base: libraries and data as resident now, before any training tensor exists
+  // (the CUDA allocator's peak counts tensors only).
+  if (!cuda) {
+    // One small product on the run's threads first: the BLAS maps its per-thread buffers and the
+    // kernels' pages at its first GEMM, and they are the library's share, not the training's.
+    auto a = torch::ones({256, 256});
+    (void)torch::mm(a, a).sum().item<float>();
+    resident_start_mib = dist::resident_mib();
+  }
   model = build_model(config, vocab, config.train.seed, data->tokenizer.hash());
   model->to(device);
   if (dist->distributed()) {
@@ -141,7 +151,7 @@ void RunSegment::setup() {
   train_loader = std::make_unique<PackingLoader>(
       data->loader("train", config.train.device_batch, config.model.sequence_len,
                    PackingLoader::Mode::Train, static_cast<uint64_t>(config.train.seed)));
-  cost = estimate_cost(config, vocab);
+  cost = estimate_cost(config, vocab, !cuda && ops::fused_ops_enabled());
   unigram = unigram_bpb(*data);
   char line[160];
   std::snprintf(
@@ -354,6 +364,7 @@ bool RunSegment::train_step(int64_t inject_nan) {
   r.wall_s = wall();
   r.peak_mem_mib = dist::measured_peak_mib(device);
   r.flops = cost.flops_per_token * static_cast<double>(tokens);
+  r.estimate_mem_mib = estimate_mem_mib();
   nlohmann::json rec = to_json(r);
   if (total_sum / local_micro != last_loss) rec["loss_total"] = total_sum / local_micro;
   if (writer()) store.append_metric(rec);
@@ -374,6 +385,8 @@ FinishedRecord RunSegment::finish(const std::string& status, const std::string& 
   f.tokens_per_s = tokens_per_s();
   f.peak_mem_mib = dist::measured_peak_mib(device);
   f.analytic_mem_mib = cost.total_mib;
+  f.resident_start_mib = resident_start_mib;
+  f.estimate_mem_mib = estimate_mem_mib();
   f.wall_s = wall();
   f.message = message;
   if (!writer() || !write) return f;

@@ -72,6 +72,8 @@ struct RunSegment {
   std::vector<torch::Tensor> grad_params;
   dist::VisitCounts visits;
   CostEstimate cost;
+  double resident_start_mib = 0;  // measured in setup(), before the model is built
+  double estimate_mem_mib() const { return resident_start_mib + cost.total_mib; }
   double unigram = NAN;
 
   int64_t step = 0;            // optimizer steps done

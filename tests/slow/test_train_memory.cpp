@@ -86,6 +86,35 @@ class TestTrainMemory : public QObject {
         std::abs(measured - table1b) <= 0.10 * table1b,
         qPrintable(QString("measured %1 MiB against %2 MiB analytic").arg(measured).arg(table1b)));
   }
+
+  // The summary's estimate is what the process really holds: the resident memory at start
+  // (libraries, data; measured) plus the training tensors (analytic), within 10 % of the measured
+  // peak for the default preset and a dense and an OE seed-001 tiny preset.
+  void estimateWithinTenPercentOfThePeak() {
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    for (const char* preset :
+         {"tiny-cpu", "seed001-tiny-00-dense-native", "seed001-tiny-12-oe-joint"}) {
+      const std::string out = tmp.path().toStdString() + "/" + preset;
+      auto r = test::run_cli(
+          {"train", preset, "--steps", "6", "--eval-every", "0", "--out", out, "--quiet"});
+      QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+      const auto s = read_json(out + "/summary.json");
+      const double peak = s["peak_mem_mib"].get<double>();
+      const double start = s["resident_start_mib"].get<double>();
+      const double tensors = s["analytic_mem_mib"].get<double>();
+      const double estimate = s["estimate_mem_mib"].get<double>();
+      qInfo(
+          "%s: peak %.0f MiB, estimate %.0f MiB (%.0f resident at start + %.0f tensors), %+.1f %%",
+          preset, peak, estimate, start, tensors, 100.0 * (estimate - peak) / peak);
+      QVERIFY(start > 0);
+      QCOMPARE(estimate, start + tensors);
+      QVERIFY2(
+          std::abs(estimate - peak) <= 0.10 * peak,
+          qPrintable(
+              QString("%1: estimate %2 MiB, peak %3 MiB").arg(preset).arg(estimate).arg(peak)));
+    }
+  }
 };
 
 QTEST_APPLESS_MAIN(TestTrainMemory)

@@ -23,8 +23,9 @@ class TestTrainEventsJson : public QObject {
     r.wall_s = 12.75;
     r.peak_mem_mib = 580.25;
     r.flops = 1.5e12;
+    r.estimate_mem_mib = 560.5;
     const nlohmann::json j = to_json(r);
-    QCOMPARE(j.size(), size_t(8));
+    QCOMPARE(j.size(), size_t(9));
     QCOMPARE(j["step"].get<int64_t>(), r.step);
     QCOMPARE(j["tokens"].get<int64_t>(), r.tokens);
     QCOMPARE(j["loss"].get<double>(), r.loss);
@@ -33,6 +34,7 @@ class TestTrainEventsJson : public QObject {
     QCOMPARE(j["wall_s"].get<double>(), r.wall_s);
     QCOMPARE(j["peak_mem_mib"].get<double>(), r.peak_mem_mib);
     QCOMPARE(j["flops"].get<double>(), r.flops);
+    QCOMPARE(j["estimate_mem_mib"].get<double>(), r.estimate_mem_mib);
   }
 
   void evalLineNamesItsSplit() {
@@ -69,6 +71,8 @@ class TestTrainEventsJson : public QObject {
     f.tokens_per_s = 100;
     f.peak_mem_mib = 200;
     f.analytic_mem_mib = 190;
+    f.resident_start_mib = 280;
+    f.estimate_mem_mib = 470;
     f.wall_s = 4;
     f.message = "cancelled by the user";
     const nlohmann::json j = to_json(f);
@@ -82,6 +86,8 @@ class TestTrainEventsJson : public QObject {
     QCOMPARE(j["tokens_per_s"].get<double>(), f.tokens_per_s);
     QCOMPARE(j["peak_mem_mib"].get<double>(), f.peak_mem_mib);
     QCOMPARE(j["analytic_mem_mib"].get<double>(), f.analytic_mem_mib);
+    QCOMPARE(j["resident_start_mib"].get<double>(), f.resident_start_mib);
+    QCOMPARE(j["estimate_mem_mib"].get<double>(), f.estimate_mem_mib);
     QCOMPARE(j["wall_s"].get<double>(), f.wall_s);
     QCOMPARE(j["message"].get<std::string>(), f.message);
     // A negative final loss is a loss, not "unset"; only BPBs use −1 for none.
