@@ -226,23 +226,22 @@ QString LauncherPanel::refusal() const {
   return m_refusal->isHidden() ? QString() : m_refusal->text();
 }
 
-QString LauncherPanel::launch(bool start, const QString& forkFrom) {
+QString LauncherPanel::plannedRuns(const QString& action, RunConfig* config, QList<int>* seeds,
+                                   nlohmann::json* preset) {
   // Nothing starts from settings other than those shown: a field in red refuses the launch.
   QStringList bad = m_form->invalidFields();
   if (m_extraCheck) bad += m_extraCheck();
   if (!bad.isEmpty()) {
-    const QString why =
-        tr("%1 refused: fix the field shown in red first — %2")
-            .arg(start ? tr("Launch") : tr("Queue"), bad.join(QStringLiteral("; ")));
+    const QString why = tr("%1 refused: fix the field shown in red first — %2")
+                            .arg(action, bad.join(QStringLiteral("; ")));
     m_refusal->setText(why);
     m_refusal->setVisible(true);
     Q_EMIT refusedAtField();
     return why;
   }
   m_refusal->setVisible(false);
-  QList<int> seeds;
   QString why;
-  if (!parseSeeds(&seeds, &why)) {
+  if (!parseSeeds(seeds, &why)) {
     m_seedError->setText(why);
     m_seedError->setVisible(true);
     m_seeds->setProperty("invalid", true);
@@ -251,10 +250,24 @@ QString LauncherPanel::launch(bool start, const QString& forkFrom) {
   m_seedError->setVisible(false);
   m_seeds->setProperty("invalid", false);
   try {
-    RunConfig config = m_form->config();
-    const nlohmann::json preset = currentPreset();
-    if (preset.is_object() && preset.value("name", std::string()) == config.name)
-      config.name = run_label(config.to_json(), preset);
+    *config = m_form->config();
+    *preset = currentPreset();
+    if (preset->is_object() && preset->value("name", std::string()) == config->name)
+      config->name = run_label(config->to_json(), *preset);
+    return {};
+  } catch (const Error& e) {
+    m_status->setText(qs(e.what()));
+    return qs(e.what());
+  }
+}
+
+QString LauncherPanel::launch(bool start, const QString& forkFrom) {
+  RunConfig config;
+  QList<int> seeds;
+  nlohmann::json preset;
+  const QString why = plannedRuns(start ? tr("Launch") : tr("Queue"), &config, &seeds, &preset);
+  if (!why.isEmpty()) return why;
+  try {
     const QStringList ids = m_queue->enqueue(config, seeds, preset, forkFrom);
     m_status->setText(forkFrom.isEmpty()
                           ? tr("Queued %1 run(s) of %2").arg(ids.size()).arg(qs(config.name))

@@ -11,6 +11,10 @@ class QLabel;
 class QTableWidget;
 class QPushButton;
 
+namespace gllm {
+struct RunConfig;
+}
+
 namespace gllm::gui {
 
 class PresetForm;
@@ -33,6 +37,11 @@ class LauncherPanel : public QWidget {
   // `forkFrom` (a run folder, RUN@STEP or a checkpoint file): the runs start from that
   // checkpoint with the form's grades (route 2 of the certificate); "" = from initialisation.
   QString launch(bool start = true, const QString& forkFrom = QString());
+  // The runs Launch would add, for another launcher (the Cluster panel's Submit): the form's
+  // config named as Launch names it, the seeds and the preset it is compared with. Refuses as
+  // Launch does (a red field, bad seeds), `action` naming the button; returns "" or the refusal.
+  QString plannedRuns(const QString& action, RunConfig* config, QList<int>* seeds,
+                      nlohmann::json* preset);
   // The preset the form's settings are compared with (the one last chosen, else the preset named
   // like the settings; null when there is none). A launched run is named after it and what
   // differs ("tiny-cpu+mlge.pos") unless the settings were given a name of their own.

@@ -31,6 +31,7 @@
 #include "engine/train/run_store.h"
 #include "widgets/attention_cost_panel.h"
 #include "widgets/checkpoint_timeline.h"
+#include "widgets/cluster_panel.h"
 #include "widgets/compare_panel.h"
 #include "widgets/cone_panel.h"
 #include "widgets/grade_editor.h"
@@ -184,6 +185,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_monitor = new MonitorPanel(this);
   m_heatmaps = new HeatmapPanel(this);
   m_launcher = new LauncherPanel(m_queue, m_presetForm, this);
+  m_cluster = new ClusterPanel(m_launcher, this);
   m_inspector = new InspectorPanel(this);
   m_compare = new ComparePanel(this);
   m_attention = new AttentionCostPanel(this);
@@ -201,6 +203,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
            Qt::LeftDockWidgetArea);
   addPanel(QStringLiteral("queue"), tr("Runs"), QStringLiteral("queue"), m_launcher,
            Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("cluster"), tr("Cluster"), QStringLiteral("cluster"), m_cluster,
+           Qt::RightDockWidgetArea);
   addPanel(QStringLiteral("heatmaps"), tr("Heatmaps"), QStringLiteral("heatmap"), m_heatmaps,
            Qt::RightDockWidgetArea);
   addPanel(QStringLiteral("inspector"), tr("Checkpoint inspector"), QStringLiteral("inspect"),
@@ -213,6 +217,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
            Qt::RightDockWidgetArea);
   // Grade editor, cone and run settings are placed by arrangeDocks (side by side or stacked).
   splitDockWidget(m_docks["monitor"], m_docks["queue"], Qt::Vertical);
+  tabifyDockWidget(m_docks["queue"], m_docks["cluster"]);
   tabifyDockWidget(m_docks["queue"], m_docks["heatmaps"]);
   tabifyDockWidget(m_docks["queue"], m_docks["inspector"]);
   tabifyDockWidget(m_docks["queue"], m_docks["compare"]);
@@ -223,8 +228,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // The panel raised in the tabs under the monitor gets the height it needs (the run queue a third
   // of the column, the charts and tables of the others about two thirds).
   for (const QString& name :
-       {QStringLiteral("queue"), QStringLiteral("heatmaps"), QStringLiteral("inspector"),
-        QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("ladder")}) {
+       {QStringLiteral("queue"), QStringLiteral("cluster"), QStringLiteral("heatmaps"),
+        QStringLiteral("inspector"), QStringLiteral("compare"), QStringLiteral("attention"),
+        QStringLiteral("ladder")}) {
     connect(m_docks[name], &QDockWidget::visibilityChanged, this, [this, name](bool visible) {
       if (visible) QTimer::singleShot(0, this, [this, name] { fitRaisedPanel(name); });
     });
@@ -282,6 +288,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     addLivePoint(run, QStringLiteral("tokens_per_s"), p);
     p.value = r.peak_mem_mib;
     addLivePoint(run, QStringLiteral("peak_mem_mib"), p);
+    if (r.estimate_mem_mib > 0) {
+      p.value = r.estimate_mem_mib;
+      addLivePoint(run, QStringLiteral("estimate_mem_mib"), p);
+    }
     statusBar()->showMessage(tr("%1: step %2/%3, loss %4, %5 tok/s")
                                  .arg(run)
                                  .arg(r.step)
@@ -316,6 +326,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(m_queue, &RunQueue::runFinished, this,
           [this] { m_compare->setRunsFolder(QDir(qs(runs_dir())).absolutePath()); });
+  // Cluster runs are drawn from their metrics on the shared filesystem, like any run folder; the
+  // legend says where each stands with the scheduler.
+  connect(m_cluster, &ClusterPanel::runMetricsChanged, this,
+          [this](const QString& dir, const QString& note) {
+            m_monitor->setRunNote(runKey(dir), tr("cluster: %1").arg(note));
+            if (m_metricReads.value(runKey(dir)) == 0) loadRunMetrics(dir);
+          });
+  connect(m_cluster, &ClusterPanel::runNoteChanged, this,
+          [this](const QString& dir, const QString& note) {
+            m_monitor->setRunNote(runKey(dir), tr("cluster: %1").arg(note));
+          });
+  connect(m_cluster, &ClusterPanel::openRequested, this, [this](const QString& dir) {
+    openRun(dir);
+    showPanel(QStringLiteral("monitor"));
+  });
   connect(m_inspector, &InspectorPanel::opened, this, [this](const QString& path) {
     // openRun() reads a run's grades itself (every run opened becomes a heatmap source).
     if (!m_heatmaps->sourceNames().contains(checkpointSourceName(path))) loadCheckpointGrades(path);
@@ -508,7 +533,7 @@ bool MainWindow::waitForIdle(int ms) {
       [this] {
         return m_pendingReads == 0 && !m_inspector->busy() && !m_compare->busy() &&
                !m_heatmaps->timeline()->busy() && !m_cone->busy() && !m_ladder->busy() &&
-               !m_queue->starting();
+               !m_queue->starting() && !m_cluster->busy() && m_cluster->pollCount() > 0;
       },
       ms);
 }

@@ -20,6 +20,7 @@ class ConePanel;
 class MonitorPanel;
 class HeatmapPanel;
 class LauncherPanel;
+class ClusterPanel;
 class InspectorPanel;
 class ComparePanel;
 class AttentionCostPanel;
@@ -121,6 +122,7 @@ class MainWindow : public QMainWindow {
   MonitorPanel* m_monitor = nullptr;
   HeatmapPanel* m_heatmaps = nullptr;
   LauncherPanel* m_launcher = nullptr;
+  ClusterPanel* m_cluster = nullptr;
   InspectorPanel* m_inspector = nullptr;
   ComparePanel* m_compare = nullptr;
   AttentionCostPanel* m_attention = nullptr;

@@ -67,6 +67,7 @@ int MainWindow::monitorFloor() const {
 
 double MainWindow::heightShare(const QString& panel) {
   if (panel == QLatin1String("queue")) return 0.38;
+  if (panel == QLatin1String("cluster")) return 0.45;
   if (panel == QLatin1String("inspector")) return 0.66;
   return 0.6;
 }

@@ -50,7 +50,8 @@ void MonitorPanel::buildInteraction(QLayout* layout) {
 void MonitorPanel::fillRunsMenu() {
   m_runsMenu->clear();
   for (const QString& run : m_store.runs()) {
-    QAction* a = m_runsMenu->addAction(run);
+    const QString note = m_notes.value(run);
+    QAction* a = m_runsMenu->addAction(note.isEmpty() ? run : run + QStringLiteral("  — ") + note);
     a->setCheckable(true);
     a->setChecked(runVisible(run));
     const QString folder = m_folders.value(run);

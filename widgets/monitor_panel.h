@@ -100,6 +100,11 @@ class MonitorPanel : public QWidget {
   QString runFolder(const QString& run) const { return m_folders.value(run); }
   int runSeed(const QString& run) const { return m_seeds.value(run, -1); }
 
+  // A few words on where a run stands beyond its curves ("cluster: running: on node7"): shown
+  // after its name in the shared legend and the Runs menu; "" removes it.
+  void setRunNote(const QString& run, const QString& note);
+  QString runNote(const QString& run) const { return m_notes.value(run); }
+
   // Per-run show/hide (the Runs menu). A seed group is drawn while any of its runs is shown.
   void setRunVisible(const QString& run, bool on);
   bool runVisible(const QString& run) const { return !m_hiddenRuns.contains(run); }
@@ -189,6 +194,7 @@ class MonitorPanel : public QWidget {
   QWidget* m_chartArea = nullptr;
   QLabel* m_legend = nullptr;  // the four charts' one legend
   QStringList m_legendNames;
+  QMap<QString, QString> m_notes;  // run → setRunNote's words
   QTimer* m_timer = nullptr;
   QComboBox* m_xCombo = nullptr;
   QCheckBox* m_logY = nullptr;

@@ -35,24 +35,43 @@ void MonitorPanel::updateSharedLegend() {
   QStringList entries, names;
   QSet<QString> named;
   for (const Chart& c : m_charts)
-    for (const Curve& cv : c.curves) {
+    for (auto it = c.curves.cbegin(); it != c.curves.cend(); ++it) {
+      const Curve& cv = it.value();
       if (!cv.main || !cv.named || !cv.main->isVisible() || cv.main->count() == 0) continue;
       const QString name = cv.main->name();
+      // A run's curve is keyed run + '\n' + metric; a seed group's "group\n…" carries no note.
+      const QString run = it.key().section(QLatin1Char('\n'), 0, 0);
+      const QString note =
+          it.key().startsWith(QLatin1String("group\n")) ? QString() : m_notes.value(run);
       if (named.contains(name)) continue;
       named.insert(name);
       names << name;
       const QPen pen = cv.main->pen();
       const QString mark =
           pen.style() == Qt::DashLine ? QStringLiteral("╌╌") : QStringLiteral("━━");
-      entries << QStringLiteral("<span style=\"color:%1\">%2</span>&nbsp;%3")
-                     .arg(pen.color().name(), mark,
-                          name.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+      QString entry =
+          QStringLiteral("<span style=\"color:%1\">%2</span>&nbsp;%3")
+              .arg(pen.color().name(), mark,
+                   name.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+      if (!note.isEmpty())
+        entry += QStringLiteral("&nbsp;<span style=\"color:#5b6b7d\">(%1)</span>")
+                     .arg(note.toHtmlEscaped());
+      entries << entry;
     }
   m_legendNames = names;
   m_legend->setText(entries.isEmpty()
                         ? tr("No runs yet: launch one under Runs, or open a run folder (File ▸ "
                              "Open).")
                         : entries.join(QStringLiteral(" &nbsp; ")));
+}
+
+void MonitorPanel::setRunNote(const QString& run, const QString& note) {
+  if (m_notes.value(run) == note) return;
+  if (note.isEmpty())
+    m_notes.remove(run);
+  else
+    m_notes[run] = note;
+  updateSharedLegend();
 }
 
 QColor MonitorPanel::runColor(const QString& run) const {

@@ -53,10 +53,9 @@ void submit(const SubmitOpts& o) {
       throw gllm::Error("--seeds and --pilot size a sweep; give --sweep FILE");
     gllm::RunConfig c = gllm::RunConfig::load(gllm::resolve_preset_path(o.preset));
     gllm::apply_overrides(c, o.overrides);
-    const std::string dir = o.out.empty() ? gllm::new_run_dir(root, c.name) : o.out;
-    rq.name = c.name;
-    rq.sweep_dir = dir;  // a single run keeps its script and log in its own folder
-    rq.jobs.push_back({c.name, dir, c, ""});
+    rq = gllm::plan_seed_submission(c, {c.train.seed}, profile, root, o.out);
+    rq.throttle = o.throttle;
+    rq.dry_run = o.dry_run;
   }
   const gllm::SubmitOutcome r = gllm::submit_to_slurm(rq);
   if (o.json) {

@@ -83,6 +83,11 @@ std::string batch_script(const BatchScriptRequest& r) {
        "}\n";
   s << "record start\n";
   for (const auto& line : p.setup) s << line << "\n";
+  if (p.ranks() > 1)
+    s << "# Data parallel over " << p.ranks()
+      << " ranks: they meet on the first node, at a port of this job's own (tasks of the array "
+         "may share a node)\n"
+      << "export MASTER_PORT=\"${MASTER_PORT:-$((10000 + SLURM_JOB_ID % 20000))}\"\n";
   s << "srun --kill-on-bad-exit=1 --ntasks=" << p.ranks() << " \"$gllm\" resume \"$run_dir\" "
     << "--if-unfinished\n";
   s << "rc=$?\n";

@@ -15,10 +15,12 @@
 #include "engine/cluster/scheduler_record.h"
 #include "engine/cluster/slurm_client.h"
 #include "engine/config/run_paths.h"
+#include "engine/dist/batch_plan.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
 #include "engine/train/run_store.h"
+#include "engine/train/trainer.h"
 
 namespace gllm {
 
@@ -88,6 +90,16 @@ std::string this_program_path() {
   return ec ? std::string() : p.string();
 }
 
+std::string gllm_program_path() {
+  const std::filesystem::path self = this_program_path();
+  if (self.filename() == "gllm") return self.string();
+  // The workbench (or a test) beside the CLI it was built with.
+  const std::filesystem::path beside = self.parent_path() / "gllm";
+  if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+  throw Error("the batch script runs the gllm program, and there is none beside " + self.string() +
+              ": give the cluster profile its path (gllm cluster set NAME --gllm /path/to/gllm)");
+}
+
 std::vector<std::string> run_folders_of(const std::string& path) {
   if (file_exists(join_path(path, "config.json"))) return {path};
   std::vector<std::string> out;
@@ -101,14 +113,39 @@ std::vector<std::string> run_folders_of(const std::string& path) {
   return out;
 }
 
+SubmitRequest plan_seed_submission(const RunConfig& config, const std::vector<int>& seeds,
+                                   const ClusterProfile& profile, const std::string& root,
+                                   const std::string& out) {
+  if (seeds.empty()) throw Error("give at least one seed to submit");
+  SubmitRequest rq;
+  rq.profile = profile;
+  rq.name = config.name;
+  rq.sweep_dir = out.empty() ? new_run_dir(root, config.name) : out;
+  for (int seed : seeds) {
+    RunConfig c = config;
+    set_config_value(c, "train.seed", seed);  // validates: ConfigError with the range
+    // One seed: the run is the folder (it keeps its script and log); several: one folder each.
+    const std::string dir =
+        seeds.size() == 1
+            ? rq.sweep_dir
+            : join_path(rq.sweep_dir, folder_name(config.name + "-s" + std::to_string(seed)));
+    rq.jobs.push_back({config.name, dir, c, ""});
+  }
+  return rq;
+}
+
 SubmitOutcome submit_to_slurm(const SubmitRequest& rq) {
   if (rq.jobs.empty()) throw Error("nothing to submit: the plan holds no run");
   const ClusterProfile& p = rq.profile;
+  // Every run must split over the task's ranks (a refusal here, not in the queue hours later).
   if (p.ranks() > 1)
-    throw Error("cluster profile '" + p.name + "' asks for " + std::to_string(p.ranks()) +
-                " ranks per task (nodes × tasks_per_node); a requeued task resumes in one "
-                "process, so submitted runs use one rank each (set nodes and tasks_per_node to "
-                "1, and give the GPU count per run with gpus_per_node)");
+    for (const auto& j : rq.jobs) try {
+        dist::plan_batch(j.config.train.device_batch, j.config.train.grad_accum, p.ranks(), 0);
+      } catch (const Error& e) {
+        throw Error("run " + j.arm + " cannot run on the " + std::to_string(p.ranks()) +
+                    " ranks of cluster profile '" + p.name +
+                    "' (nodes × tasks_per_node): " + e.what());
+      }
   for (const auto& j : rq.jobs)
     if (!j.fork.empty())
       throw Error("run " + j.arm + " forks from " + j.fork +
@@ -161,7 +198,7 @@ SubmitOutcome submit_to_slurm(const SubmitRequest& rq) {
   b.log_dir = log_dir;
   b.profile = p;
   b.throttle = rq.throttle >= 0 ? rq.throttle : p.max_parallel;
-  b.gllm = !rq.gllm.empty() ? rq.gllm : !p.gllm.empty() ? p.gllm : this_program_path();
+  b.gllm = !rq.gllm.empty() ? rq.gllm : !p.gllm.empty() ? p.gllm : gllm_program_path();
   b.written_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   out.script = batch_script(b);
   out.run_dirs = b.run_dirs;

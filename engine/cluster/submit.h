@@ -28,6 +28,14 @@ struct SubmitOutcome {
   std::vector<std::string> completed;  // folders already completed, not submitted
 };
 
+// One config trained once per seed (the CLI's `gllm submit PRESET`, the Cluster panel's Submit):
+// one seed is one run folder new under `root` (its script and log inside it); several are a
+// sweep folder new under `root` holding NAME-sSEED for each. `out` (optional) replaces the new
+// folder. Throws gllm::Error for a seed out of range.
+SubmitRequest plan_seed_submission(const RunConfig& config, const std::vector<int>& seeds,
+                                   const ClusterProfile& profile, const std::string& root,
+                                   const std::string& out = "");
+
 // Submits (or with dry_run only writes out) the array. Throws gllm::Error: no sbatch (names the
 // package), sbatch's refusal in its own words (folders it made are removed, earlier ones marked
 // never submitted), a folder holding another run, a run already queued or running on the cluster
@@ -46,5 +54,8 @@ std::vector<std::string> run_folders_of(const std::string& path);
 
 // This program's absolute path (/proc/self/exe).
 std::string this_program_path();
+// The gllm the batch script runs when the profile names none: this program when it is gllm,
+// else the gllm beside it (the workbench's build folder). Throws gllm::Error naming the fix.
+std::string gllm_program_path();
 
 }  // namespace gllm

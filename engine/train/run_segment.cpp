@@ -5,11 +5,13 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "engine/data/bpb.h"
 #include "engine/dataset/prepared_data.h"
@@ -448,9 +450,13 @@ void RunSegment::run(bool resuming) {
   if (obs) obs->on_start(store.dir(), step, config.train.steps);
   int64_t inject_nan =
       options.inject_nan_step > 0 ? options.inject_nan_step : env_int("GLLM_TEST_INJECT_NAN_STEP");
+  // Tests that steer a run mid-way (cancel, requeue, a warning signal) slow its steps down so
+  // that "mid-way" exists on a fast machine too; the numbers are untouched.
+  const int64_t step_delay_ms = env_int("GLLM_TEST_STEP_DELAY_MS");
   const auto& tc = config.train;
   model->train();
   while (step < tc.steps) {
+    if (step_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(step_delay_ms));
     if (dist->any(cancel->load())) {  // all ranks stop at the same step
       if (list_checkpoints(store.dir()).empty() ||
           list_checkpoints(store.dir()).back().step != step)

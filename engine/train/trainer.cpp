@@ -120,18 +120,26 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
     throw Error(run_dir +
                 " is not a run folder (no config.json); give the folder `gllm train` wrote");
   SegmentStart seg;
-  RunOwner previous;
-  seg.lock = RunLock::acquire(run_dir, "resume", &previous);
-  if (previous.pid > 0)
-    seg.notes.push_back("took over the run folder from " + previous.describe() +
-                        ", which is no longer running");
+  // Rank 0 alone owns and writes the run folder; the other ranks of a data-parallel resume (srun
+  // --ntasks N gllm resume) read the same checkpoint and write nothing.
+  const bool writer = !dist::launched_child();
+  if (writer) {
+    RunOwner previous;
+    seg.lock = RunLock::acquire(run_dir, "resume", &previous);
+    if (previous.pid > 0)
+      seg.notes.push_back("took over the run folder from " + previous.describe() +
+                          ", which is no longer running");
+  }
   // A lost store (a link to an unmounted disk, a file copied over it) is never taken for an
   // empty one: that would restart the run from step 0 over whatever it held.
   check_checkpoint_store(run_dir);
-  const auto removed = store.remove_temporaries();
-  if (removed.files > 0)
-    seg.notes.push_back("removed " + std::to_string(removed.files) + " temporary file(s) (" +
-                        std::to_string(removed.bytes >> 20) + " MiB) left by an interrupted write");
+  if (writer) {
+    const auto removed = store.remove_temporaries();
+    if (removed.files > 0)
+      seg.notes.push_back("removed " + std::to_string(removed.files) + " temporary file(s) (" +
+                          std::to_string(removed.bytes >> 20) +
+                          " MiB) left by an interrupted write");
+  }
   const JsonLimits limits{4ull << 20, 16};
   const std::string config_text = read_file_limited(
       store.config_path(), limits.max_bytes, "the run folder is damaged; restore config.json");
@@ -178,10 +186,11 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
           store.metrics_path() + " and the files in " + store.checkpoints_dir() + ", then resume");
     if (extend) {
       c.train.steps = options.steps_override;
-      write_file_atomic(store.config_path(), portable_config(c.to_json()).dump(2) + "\n");
+      if (writer)
+        write_file_atomic(store.config_path(), portable_config(c.to_json()).dump(2) + "\n");
     }
     check_memory(c);
-    store.reset_for_restart();
+    if (writer) store.reset_for_restart();
     seg.notes.push_back(
         "no checkpoint was written before the run stopped: starting it again from step 0 in " +
         run_dir);
@@ -226,7 +235,7 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
         ": " + list_changes(seg.config_changes) +
         ". These change the run's results; undo the edit, or resume with --allow-config-change "
         "to accept it (recorded in metrics.jsonl)");
-  seg.restore_on_failure = true;
+  seg.restore_on_failure = writer;
   seg.start_step = ck.step;
   seg.prior_summary = summary_text;
   seg.extends_completed = status == "completed" && !summary_text.empty();
@@ -234,7 +243,7 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
     // Extending a run changes its schedule from here on; record the new length.
     seg.prior_config = config_text;
     c.train.steps = options.steps_override;
-    write_file_atomic(store.config_path(), portable_config(c.to_json()).dump(2) + "\n");
+    if (writer) write_file_atomic(store.config_path(), portable_config(c.to_json()).dump(2) + "\n");
   }
   check_memory(c);
   auto s = std::make_unique<RunSegment>(run_dir);

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/cluster/scheduler_record.h"
 #include "engine/io/atomic_file.h"
 #include "engine/train/run_store.h"
 #include "tests/support/test_configs.h"
@@ -79,7 +80,8 @@ class TestCliSlurm : public QObject {
     }
     qFatal("cluster runs under %s did not finish within %d s", dir.c_str(), timeout_s);
   }
-  std::string wait_state(const std::string& run_dir, const std::function<bool(const nlohmann::json&)>& ok,
+  std::string wait_state(const std::string& run_dir,
+                         const std::function<bool(const nlohmann::json&)>& ok,
                          int timeout_s = 600) {
     const std::string parent = std::filesystem::path(run_dir).parent_path().string();
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
@@ -119,8 +121,10 @@ class TestCliSlurm : public QObject {
     QVERIFY2(conf && gllm::file_exists(conf),
              "SLURM_CONF names no slurm.conf: this test runs under CTest, whose fixture starts "
              "the local cluster with scripts/slurm-local.sh start");
+    // Each step takes at least 100 ms (sbatch passes the variable on to the tasks): a tiny run
+    // takes 40 steps in about a second here, too fast to requeue or watch mid-way.
     env_ = {"GLLM_DATA=" + path("cache"), "GLLM_CONFIG=" + path("config"),
-            "GLLM_RUNS=" + path("runs")};
+            "GLLM_RUNS=" + path("runs"), "GLLM_TEST_STEP_DELAY_MS=100"};
     auto r = cli({"cluster", "set", "local", "--partition", "debug", "--time-limit", "00:20:00",
                   "--cpus-per-task", "1", "--mem-per-task", "1G", "--max-parallel", "2"});
     QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
@@ -130,8 +134,9 @@ class TestCliSlurm : public QObject {
   // each equals the same run trained here step by step.
   void arrayOfThreeMatchesLocalRuns() {
     write_preset("slurm-tiny", 12, 0);
-    gllm::write_file_atomic(path("sweep.json"),
-                            R"({"name": "three", "arms": ["slurm-tiny.json"], "seeds": [41, 42, 43]})");
+    gllm::write_file_atomic(
+        path("sweep.json"),
+        R"({"name": "three", "arms": ["slurm-tiny.json"], "seeds": [41, 42, 43]})");
     auto dry = cli({"submit", "--sweep", path("sweep.json"), "--cluster", "local", "--dry-run"});
     QVERIFY2(dry.exit_code == 0, (dry.out + dry.err).c_str());
     QVERIFY(dry.out.find("#SBATCH --array=0-2%2") != std::string::npos);
@@ -161,8 +166,8 @@ class TestCliSlurm : public QObject {
     for (const auto& [d, states] : seen) QVERIFY2(states.count("completed"), d.c_str());
     for (int seed : {41, 42, 43}) {
       const std::string local = path("local-s" + std::to_string(seed));
-      auto r = cli({"train", path("slurm-tiny.json"), "--seed", std::to_string(seed), "--out", local,
-                    "--quiet"});
+      auto r = cli({"train", path("slurm-tiny.json"), "--seed", std::to_string(seed), "--out",
+                    local, "--quiet"});
       QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
       const auto cluster = step_losses(path("runs/three/slurm-tiny-s" + std::to_string(seed)));
       const auto here = step_losses(local);
@@ -176,9 +181,10 @@ class TestCliSlurm : public QObject {
     const std::string dir = path("runs/long");
     auto sub = cli({"submit", path("slurm-long.json"), "--cluster", "local", "--out", dir});
     QVERIFY2(sub.exit_code == 0, (sub.out + sub.err).c_str());
-    wait_state(dir, [&](const nlohmann::json& r) {
-      return state_of(r) == "running" && last_step(dir) >= 2;
-    }, 90);
+    wait_state(
+        dir,
+        [&](const nlohmann::json& r) { return state_of(r) == "running" && last_step(dir) >= 2; },
+        90);
     auto c = cli({"cancel", dir});
     QVERIFY2(c.exit_code == 0, (c.out + c.err).c_str());
     QCOMPARE(wait_state(dir, [](const nlohmann::json& r) { return final_state(state_of(r)); }),
@@ -221,25 +227,86 @@ class TestCliSlurm : public QObject {
     }
   }
 
+  // One task of two ranks (srun --ntasks 2, data parallel, micro-steps split): its losses equal
+  // the one-process run's to 1e-5; requeued mid-run, both ranks resume from the checkpoint and the
+  // losses still equal. A run whose batch does not split over two ranks is refused before sbatch.
+  void twoRankTaskEqualsOneProcess() {
+    auto set = cli({"cluster", "set", "pair", "--partition", "debug", "--time-limit", "00:20:00",
+                    "--tasks-per-node", "2", "--cpus-per-task", "1", "--mem-per-task", "1G"});
+    QVERIFY2(set.exit_code == 0, (set.out + set.err).c_str());
+    write_preset("slurm-pair", 30, 5);  // 4 rows × 2 micro-steps: one micro-step per rank
+    auto ref = cli({"train", path("slurm-pair.json"), "--out", path("pair-ref"), "--quiet"});
+    QVERIFY2(ref.exit_code == 0, (ref.out + ref.err).c_str());
+    const auto want = step_losses(path("pair-ref"));
+    QCOMPARE(want.size(), size_t(30));
+    auto close = [&](const std::vector<double>& got) {
+      if (got.size() != want.size()) return false;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (std::abs(got[i] - want[i]) > 1e-5 * std::max(1.0, std::abs(want[i]))) return false;
+      return true;
+    };
+    for (const bool requeue : {false, true}) {
+      const std::string dir = path(requeue ? "runs/pair-requeued" : "runs/pair");
+      auto sub = cli({"submit", path("slurm-pair.json"), "--cluster", "pair", "--out", dir});
+      QVERIFY2(sub.exit_code == 0, (sub.out + sub.err).c_str());
+      if (requeue) {
+        wait_state(dir, [&](const nlohmann::json& r) {
+          return state_of(r) == "running" && last_step(dir) >= 7;
+        });
+        auto r = cli({"requeue", dir});
+        QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+      }
+      int restarts = 0;
+      const std::string end = wait_state(dir, [&](const nlohmann::json& run) {
+        restarts = std::max(restarts, run["scheduler"]["restarts"].get<int>());
+        return final_state(state_of(run));
+      });
+      QCOMPARE(end, std::string("completed"));
+      if (requeue) QVERIFY2(restarts >= 1, "the two-rank task ran again after the requeue");
+      const std::string log = gllm::read_file(gllm::read_scheduler_record(dir).log);
+      QVERIFY2(log.find("data parallel: rank 0 of 2") != std::string::npos, log.c_str());
+      const auto got = step_losses(dir);
+      double worst = 0;
+      for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+        worst = std::max(worst, std::abs(got[i] - want[i]));
+      qInfo("two ranks%s: %zu step losses, max |Δ| against one process %.3g",
+            requeue ? ", requeued" : "", got.size(), worst);
+      QVERIFY2(close(got), ("two ranks" + std::string(requeue ? ", requeued," : "") +
+                            " part from one process by more than 1e-5")
+                               .c_str());
+    }
+    // 3 rows in one micro-step cannot be split over two ranks: refused, nothing made.
+    gllm::RunConfig odd = gllm::test::tiny_text_run(4, 3, 1);
+    odd.name = "slurm-odd";
+    gllm::write_file_atomic(path("slurm-odd.json"), odd.to_json().dump(2));
+    auto refused =
+        cli({"submit", path("slurm-odd.json"), "--cluster", "pair", "--out", path("runs/odd")});
+    QVERIFY(refused.exit_code != 0);
+    QVERIFY2(refused.err.find("cannot run on the 2 ranks") != std::string::npos,
+             refused.err.c_str());
+    QVERIFY(!gllm::file_exists(path("runs/odd/config.json")));
+  }
+
   void badInputAndFaults() {
     // sbatch refuses: its words are passed on and no folder is left as if queued.
     auto bad = cli({"cluster", "set", "nowhere", "--partition", "nope"});
     QVERIFY2(bad.exit_code == 0, bad.err.c_str());
-    auto refused = cli({"submit", path("slurm-tiny.json"), "--cluster", "nowhere", "--out",
-                        path("runs/refused")});
+    auto refused = cli(
+        {"submit", path("slurm-tiny.json"), "--cluster", "nowhere", "--out", path("runs/refused")});
     QVERIFY(refused.exit_code != 0);
     QVERIFY2(refused.err.find("Invalid partition") != std::string::npos, refused.err.c_str());
     QVERIFY(!gllm::file_exists(path("runs/refused/config.json")));
     // No sbatch on PATH: the package is named.
-    auto nopath = cli({"submit", path("slurm-tiny.json"), "--cluster", "local", "--out",
-                       path("runs/nopath")},
-                      {"PATH=/nonexistent"});
+    auto nopath =
+        cli({"submit", path("slurm-tiny.json"), "--cluster", "local", "--out", path("runs/nopath")},
+            {"PATH=/nonexistent"});
     QVERIFY(nopath.exit_code != 0);
     QVERIFY2(nopath.err.find("slurm-client") != std::string::npos, nopath.err.c_str());
     // A job the scheduler never heard of, with no summary: lost by the scheduler.
     const std::string lost = path("runs/lostrun");
     std::filesystem::create_directories(lost + "/checkpoints");
-    std::filesystem::copy_file(path("runs/three/slurm-tiny-s41/config.json"), lost + "/config.json");
+    std::filesystem::copy_file(path("runs/three/slurm-tiny-s41/config.json"),
+                               lost + "/config.json");
     gllm::write_file_atomic(lost + "/scheduler.json",
                             R"({"scheduler":"slurm","submission":"submitted","job_id":"999999",)"
                             R"("array_task":0,"log":""})");

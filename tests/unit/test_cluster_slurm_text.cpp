@@ -71,22 +71,32 @@ class TestClusterSlurmText : public QObject {
     r.name = "../sweep name";  // a name, never a path
     r.run_dirs = {"/runs/a-s41", "/runs/it's-s42"};
     r.log_dir = "/runs/logs";
-    r.profile = gllm::ClusterProfile::from_json(
-        {{"partition", "gpu"}, {"account", "lab"}, {"gpus_per_node", 1},
-         {"extra_sbatch", {"--exclusive"}}, {"setup", {"module load cuda"}}},
-        "gpu");
+    r.profile = gllm::ClusterProfile::from_json({{"partition", "gpu"},
+                                                 {"account", "lab"},
+                                                 {"gpus_per_node", 1},
+                                                 {"extra_sbatch", {"--exclusive"}},
+                                                 {"setup", {"module load cuda"}}},
+                                                "gpu");
     r.throttle = 3;
     r.gllm = "/opt/gllm";
     const std::string s = gllm::batch_script(r);
-    for (const char* want : {"#SBATCH --array=0-1%3\n", "#SBATCH --partition=gpu\n",
-                             "#SBATCH --account=lab\n", "#SBATCH --gpus-per-node=1\n",
-                             "#SBATCH --signal=USR1@120\n", "#SBATCH --requeue\n",
-                             "#SBATCH --exclusive\n", "#SBATCH --output=/runs/logs/%A_%a.log\n",
-                             "module load cuda\n", "'/runs/it'\\''s-s42'", "resume \"$run_dir\"",
-                             "-eq 75 ]"})
+    for (const char* want :
+         {"#SBATCH --array=0-1%3\n", "#SBATCH --partition=gpu\n", "#SBATCH --account=lab\n",
+          "#SBATCH --gpus-per-node=1\n", "#SBATCH --signal=USR1@120\n", "#SBATCH --requeue\n",
+          "#SBATCH --exclusive\n", "#SBATCH --output=/runs/logs/%A_%a.log\n", "module load cuda\n",
+          "'/runs/it'\\''s-s42'", "resume \"$run_dir\"", "-eq 75 ]"})
       QVERIFY2(s.find(want) != std::string::npos, want);
     QVERIFY(s.find("job-name=gllm-.._sweep_name") == std::string::npos);
     QVERIFY(s.find("#SBATCH --job-name=gllm-_._sweep_name\n") != std::string::npos);
+    QVERIFY(s.find("MASTER_PORT") == std::string::npos);  // one rank: no rendezvous
+    // Two ranks per task: srun starts both, and they meet at a port of the job's own.
+    r.profile =
+        gllm::ClusterProfile::from_json({{"partition", "gpu"}, {"tasks_per_node", 2}}, "dp");
+    const std::string two = gllm::batch_script(r);
+    QVERIFY(two.find("#SBATCH --ntasks-per-node=2\n") != std::string::npos);
+    QVERIFY(two.find("srun --kill-on-bad-exit=1 --ntasks=2 ") != std::string::npos);
+    QVERIFY(two.find("export MASTER_PORT=\"${MASTER_PORT:-$((10000 + SLURM_JOB_ID % 20000))}\"") !=
+            std::string::npos);
   }
 };
 
