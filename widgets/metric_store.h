@@ -57,9 +57,9 @@ struct LoadedRun {
 class MetricStore {
  public:
   static QStringList metricKeys() {
-    return {QStringLiteral("loss"), QStringLiteral("val_bpb"), QStringLiteral("heldout_bpb"),
-            QStringLiteral("tokens_per_s"), QStringLiteral("peak_mem_mib"),
-            QStringLiteral("estimate_mem_mib")};
+    return {QStringLiteral("loss"),         QStringLiteral("val_bpb"),
+            QStringLiteral("heldout_bpb"),  QStringLiteral("tokens_per_s"),
+            QStringLiteral("peak_mem_mib"), QStringLiteral("estimate_mem_mib")};
   }
   // Evaluations (val / held-out BPB) are sparse exact measurements: never smoothed.
   static bool isEvaluation(const QString& metric) {

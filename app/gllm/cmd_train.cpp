@@ -252,8 +252,8 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
       if (f.heldout_bpb >= 0) std::cout << ", held-out BPB " << f.heldout_bpb;
       std::cout << "\n  " << static_cast<int64_t>(f.tokens_per_s) << " tokens/s, peak "
                 << static_cast<int64_t>(f.peak_mem_mib) << " MiB (estimate "
-                << static_cast<int64_t>(f.estimate_mem_mib) << " MiB: "
-                << static_cast<int64_t>(f.resident_start_mib) << " resident at start + "
+                << static_cast<int64_t>(f.estimate_mem_mib)
+                << " MiB: " << static_cast<int64_t>(f.resident_start_mib) << " resident at start + "
                 << static_cast<int64_t>(f.analytic_mem_mib) << " training tensors), " << f.wall_s
                 << " s\n";
       if (f.status == "diverged") std::cout << "  " << f.message << "\n";

@@ -4,10 +4,10 @@
 
 #include <ATen/autocast_mode.h>
 #include <sys/resource.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <torch/version.h>
 
 #include "engine/dist/process_group.h"
 #include "engine/dist/scale_info.h"
