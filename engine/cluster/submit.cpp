@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <map>
 
 #include "engine/cluster/batch_script.h"
 #include "engine/cluster/cluster_state.h"
@@ -19,6 +20,7 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
+#include "engine/train/fork.h"
 #include "engine/train/run_store.h"
 #include "engine/train/trainer.h"
 
@@ -146,11 +148,20 @@ SubmitOutcome submit_to_slurm(const SubmitRequest& rq) {
                     " ranks of cluster profile '" + p.name +
                     "' (nodes × tasks_per_node): " + e.what());
       }
-  for (const auto& j : rq.jobs)
-    if (!j.fork.empty())
-      throw Error("run " + j.arm + " forks from " + j.fork +
-                  "; submitted runs start from initialisation (train the fork with gllm train "
-                  "--fork on the node, or drop \"fork\" from the sweep)");
+  // A forked arm starts from its parent's checkpoint, which must exist now (on the shared
+  // filesystem, where the task's node reads it): checked and recorded here as parent.json, which
+  // the task's `gllm resume` of a folder without checkpoints forks from.
+  std::map<std::string, nlohmann::json> fork_records;  // by the job's folder
+  for (const auto& j : rq.jobs) {
+    if (j.fork.empty()) continue;
+    try {
+      fork_records[j.dir] = resolve_fork(j.fork, j.config).record;
+    } catch (const Error& e) {
+      throw Error("run " + j.arm + " forks from " + j.fork + ", which cannot be used: " + e.what() +
+                  ". Train (or wait for) the parent run first; its checkpoint must lie where the "
+                  "cluster's nodes read it");
+    }
+  }
   if (!rq.dry_run) require_slurm_program("sbatch");
   const std::string sweep_dir = absolute(rq.sweep_dir);
   const std::string log_dir = join_path(sweep_dir, "logs");
@@ -218,6 +229,10 @@ SubmitOutcome submit_to_slurm(const SubmitRequest& rq) {
         make_directories(dir);
         RunStore(dir).create(portable_config(todo[i]->config.to_json()));
         created.push_back(dir);
+        const auto fork = fork_records.find(todo[i]->dir);
+        if (fork != fork_records.end())
+          write_file_atomic(join_path(dir, "parent.json"),
+                            portable_fork_record(fork->second, dir).dump(2) + "\n");
       }
     }
     out.script_path = join_path(sweep_dir, "submit-" + utc_now("%Y%m%d-%H%M%S") + ".sbatch");

@@ -190,10 +190,15 @@ void Trainer::resume(const std::string& run_dir, RunObserver* observer,
         write_file_atomic(store.config_path(), portable_config(c.to_json()).dump(2) + "\n");
     }
     check_memory(c);
+    // A folder made for a run that never started (a submitted cluster task) holds no metrics yet.
+    std::error_code size_ec;
+    const bool ever_started = file_exists(store.metrics_path()) &&
+                              std::filesystem::file_size(store.metrics_path(), size_ec) > 0;
     if (writer) store.reset_for_restart();
-    seg.notes.push_back(
-        "no checkpoint was written before the run stopped: starting it again from step 0 in " +
-        run_dir);
+    seg.notes.push_back(ever_started ? "no checkpoint was written before the run stopped: "
+                                       "starting it again from step 0 in " +
+                                           run_dir
+                                     : "no step trained yet: starting the run in " + run_dir);
     auto s = std::make_unique<RunSegment>(run_dir);
     s->config = c;
     s->obs = observer;

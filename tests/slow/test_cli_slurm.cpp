@@ -10,6 +10,7 @@
 
 #include "engine/cluster/scheduler_record.h"
 #include "engine/io/atomic_file.h"
+#include "engine/train/fork.h"
 #include "engine/train/run_store.h"
 #include "tests/support/test_configs.h"
 #include "tests/support/test_support.h"
@@ -174,6 +175,56 @@ class TestCliSlurm : public QObject {
       QCOMPARE(cluster.size(), size_t(12));
       QCOMPARE(cluster, here);  // same program, same threads: the same numbers
     }
+  }
+
+  // A sweep whose arms fork from a parent's checkpoint: each task forks on its node (parent.json
+  // made before sbatch) and trains the same steps, to the same losses, as the sweep trained here.
+  void forkedArmsMatchTheLocalSweep() {
+    write_preset("slurm-fork", 12, 6);
+    gllm::RunConfig graded = gllm::test::tiny_text_run(12);
+    graded.name = "slurm-fork-random";
+    graded.train.checkpoint_every = 6;
+    graded.grading.head_grades = "random";
+    graded.grading.random_seed = 9;
+    gllm::write_file_atomic(path("slurm-fork-random.json"),
+                            gllm::RunConfig::from_json(graded.to_json()).to_json().dump(2));
+    auto parent = cli({"train", path("slurm-fork.json"), "--seed", "41", "--out",
+                       path("fork-parent-s41"), "--quiet"});
+    QVERIFY2(parent.exit_code == 0, (parent.out + parent.err).c_str());
+    const nlohmann::json sweep = {{"name", "forked"},
+                                  {"fork", path("fork-parent-s{seed}") + "@6"},
+                                  {"arms", {"slurm-fork.json", "slurm-fork-random.json"}},
+                                  {"seeds", {41}}};
+    gllm::write_file_atomic(path("forked.json"), sweep.dump(2));
+    auto sub = cli({"submit", "--sweep", path("forked.json"), "--cluster", "local"});
+    QVERIFY2(sub.exit_code == 0, (sub.out + sub.err).c_str());
+    for (const auto& [d, states] : wait_final(path("runs/forked")))
+      QVERIFY2(states.count("completed"), d.c_str());
+    auto local =
+        cli({"train", "--sweep", path("forked.json"), "--out", path("forked-here"), "--quiet"});
+    QVERIFY2(local.exit_code == 0, (local.out + local.err).c_str());
+    for (const std::string arm : {"slurm-fork-s41", "slurm-fork-random-s41"}) {
+      const std::string there = path("runs/forked/" + arm);
+      QCOMPARE(gllm::read_parent_record(there)["step"].get<int64_t>(), int64_t(6));
+      const auto got = step_losses(there);
+      QCOMPARE(got.size(), size_t(6));  // steps 7..12: a fork trains after its fork step only
+      QCOMPARE(got, step_losses(path("forked-here/" + arm)));
+    }
+    // The parent's own continuation equals the fork with its config, bit for bit.
+    const auto whole = step_losses(path("fork-parent-s41"));
+    QCOMPARE(step_losses(path("runs/forked/slurm-fork-s41")),
+             std::vector<double>(whole.begin() + 6, whole.end()));
+    // A parent that is not there (yet) is refused before anything is made.
+    const nlohmann::json orphan = {{"name", "orphan"},
+                                   {"fork", path("no-such-parent-s{seed}") + "@6"},
+                                   {"arms", {"slurm-fork.json"}},
+                                   {"seeds", {41}}};
+    gllm::write_file_atomic(path("orphan.json"), orphan.dump(2));
+    auto refused = cli({"submit", "--sweep", path("orphan.json"), "--cluster", "local"});
+    QVERIFY(refused.exit_code != 0);
+    QVERIFY2(refused.err.find("Train (or wait for) the parent run first") != std::string::npos,
+             refused.err.c_str());
+    QVERIFY(!gllm::file_exists(path("runs/orphan")));
   }
 
   void cancelOne() {
