@@ -37,19 +37,6 @@ namespace {
 
 enum Column { kRun, kSeed, kState, kDetail, kOwn, kStep, kValBpb, kColumns };
 
-QColor stateColor(const QString& s) {
-  if (s == QLatin1String("running")) return {0x2f, 0x6f, 0xb2};
-  if (s == QLatin1String("completed")) return {0x2e, 0x9d, 0x57};
-  if (s == QLatin1String("failed") || s == QLatin1String("lost") ||
-      s == QLatin1String("never_submitted"))
-    return {0xc9, 0x30, 0x2c};
-  if (s == QLatin1String("cancelled") || s == QLatin1String("timeout") ||
-      s == QLatin1String("preempted") || s == QLatin1String("requeued"))
-    return {0xb9, 0x7a, 0x1c};
-  if (s == QLatin1String("unknown")) return {0x7a, 0x5c, 0xa8};
-  return {0x33, 0x47, 0x5b};  // pending, submitting
-}
-
 struct PollResult {
   std::shared_ptr<ClusterSnapshot> snapshot;
   QStringList profiles, profileRoots;
@@ -312,7 +299,7 @@ void ClusterPanel::applySnapshot(const std::shared_ptr<ClusterSnapshot>& snap,
     m_table->setItem(i, kRun, name);
     m_table->setItem(i, kSeed, new QTableWidgetItem(QString::number(r.seed)));
     auto* st = new QTableWidgetItem(qs(r.cluster.state));
-    st->setForeground(stateColor(st->text()));
+    st->setForeground(clusterStateColor(st->text()));
     QFont f = st->font();
     f.setBold(true);
     st->setFont(f);
@@ -347,6 +334,7 @@ void ClusterPanel::applySnapshot(const std::shared_ptr<ClusterSnapshot>& snap,
   }
   if (!selected.isEmpty()) selectRun(selected);
   updateButtons();
+  Q_EMIT runsListed();
 }
 
 QString ClusterPanel::submit(bool dryRun) {
@@ -478,6 +466,38 @@ QString ClusterPanel::cancelSelected() {
   return {};
 }
 
+QString ClusterPanel::cancelRun(const QString& dir) {
+  if (!selectRun(dir)) return tr("%1 is not a cluster run listed in the Cluster tab").arg(dir);
+  const QString why = cancelSelected();
+  return why.isEmpty() ? tr("Cancelling the task of %1 …").arg(QDir(dir).dirName()) : why;
+}
+
+QStringList ClusterPanel::profiles() const {
+  QStringList out;
+  for (int i = 0; i < m_profile->count(); ++i)
+    if (!m_profile->itemData(i).toString().isEmpty()) out << m_profile->itemData(i).toString();
+  return out;
+}
+
+QVector<ClusterRunView> ClusterPanel::runViews() const {
+  QVector<ClusterRunView> out;
+  if (!m_snapshot) return out;
+  for (const auto& r : m_snapshot->runs) {
+    ClusterRunView v;
+    v.dir = qs(r.dir);
+    v.label = qs(r.label);
+    v.state = qs(r.cluster.state);
+    v.detail = qs(r.cluster.detail);
+    v.seed = r.seed;
+    v.step = r.step;
+    v.totalSteps = r.total_steps;
+    v.valBpb = r.val_bpb;
+    v.heldoutBpb = r.heldout_bpb;
+    out.push_back(v);
+  }
+  return out;
+}
+
 QString ClusterPanel::cancelSelectedSweep() {
   const QString dir = selectedRun();
   if (dir.isEmpty() || !m_snapshot) return tr("select a run of the sweep to cancel");
@@ -524,6 +544,7 @@ void ClusterPanel::setStatus(const QString& text, bool error) {
   m_status->style()->unpolish(m_status);
   m_status->style()->polish(m_status);
   m_status->setText(text);
+  Q_EMIT statusChanged(text, error);
 }
 
 void ClusterPanel::updateButtons() {

@@ -4,6 +4,7 @@
 #pragma once
 #include <QMap>
 #include <QStringList>
+#include <QVector>
 #include <QWidget>
 #include <functional>
 #include <memory>
@@ -24,6 +25,7 @@ struct ClusterSnapshot;
 namespace gllm::gui {
 
 class LauncherPanel;
+struct ClusterRunView;
 
 class ClusterPanel : public QWidget {
   Q_OBJECT
@@ -52,6 +54,8 @@ class ClusterPanel : public QWidget {
 
   // Cancels / requeues the selected run's task, or every task of the selected run's sweep.
   QString cancelSelected();
+  // Cancels the task of the cluster run in `dir` (the Runs table's Cancel on a cluster row).
+  QString cancelRun(const QString& dir);
   QString cancelSelectedSweep();
   QString requeueSelected();
   bool selectRun(const QString& dir);
@@ -64,6 +68,9 @@ class ClusterPanel : public QWidget {
   int pollCount() const { return m_polls; }
   QString statusText() const;
   QTableWidget* table() const { return m_table; }
+  // The profiles offered (as of the last poll) and the runs listed, for the Runs table.
+  QStringList profiles() const;
+  QVector<ClusterRunView> runViews() const;
   // The state and detail the table shows for a run folder ("" when it is not listed).
   QString stateOf(const QString& dir) const;
   QString detailOf(const QString& dir) const;
@@ -77,6 +84,10 @@ class ClusterPanel : public QWidget {
   void runNoteChanged(const QString& dir, const QString& note);
   // The Open button: show this run folder in the Monitor, the inspector and the heatmaps.
   void openRequested(const QString& dir);
+  // A poll listed the runs and profiles anew (runViews(), profiles()).
+  void runsListed();
+  // The status line changed (an action started, ended or was refused).
+  void statusChanged(const QString& text, bool error);
 
  private:
   void poll();

@@ -15,6 +15,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "engine/cluster/cluster_state.h"
 #include "engine/config/run_config.h"
 #include "engine/config/run_identity.h"
 #include "widgets/preset_form.h"
@@ -50,7 +51,7 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   m_resume->setToolTip(
       tr("Continue the selected cancelled or interrupted run from its last checkpoint."));
   m_remove = new QPushButton(tr("Remove"), this);
-  auto* fork = new QPushButton(tr("Fork…"), this);
+  auto* fork = m_fork = new QPushButton(tr("Fork…"), this);
   fork->setObjectName(QStringLiteral("forkButton"));
   fork->setToolTip(
       tr("Start the form's runs from a checkpoint of another run: its weights, optimizer state "
@@ -65,6 +66,14 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   row->addWidget(m_preset, 3);
   row->addWidget(new QLabel(tr("Seeds"), this));
   row->addWidget(m_seeds, 2);
+  m_target = new QComboBox(this);
+  m_target->setObjectName(QStringLiteral("runTarget"));
+  m_target->addItem(tr("this machine"), QString());
+  m_target->setToolTip(
+      tr("Where Launch sends the runs: this machine's queue, or a cluster profile (one SLURM job "
+         "array; make profiles with gllm cluster set NAME --partition P)."));
+  row->addWidget(new QLabel(tr("Run on"), this));
+  row->addWidget(m_target, 1);
   layout->addLayout(row);
   auto* actions = new QHBoxLayout;
   actions->addWidget(m_launch);
@@ -123,7 +132,14 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
   connect(m_preset, &QComboBox::activated, this, [this] { choosePreset(m_preset->currentText()); });
   connect(m_launch, &QPushButton::clicked, this, [this] { launch(true); });
   connect(m_enqueue, &QPushButton::clicked, this, [this] { launch(false); });
-  connect(m_cancel, &QPushButton::clicked, this, [this] { m_queue->cancel(selectedId()); });
+  connect(m_cancel, &QPushButton::clicked, this, [this] {
+    const QString dir = selectedClusterRun();
+    if (dir.isEmpty())
+      m_queue->cancel(selectedId());
+    else if (m_clusterCancel)
+      m_status->setText(m_clusterCancel(dir));
+  });
+  connect(m_target, &QComboBox::currentIndexChanged, this, &LauncherPanel::updateButtons);
   connect(m_resume, &QPushButton::clicked, this, [this] { resumeSelected(); });
   connect(m_remove, &QPushButton::clicked, this, [this] { m_queue->remove(selectedId()); });
   connect(fork, &QPushButton::clicked, this, [this] {
@@ -262,6 +278,15 @@ QString LauncherPanel::plannedRuns(const QString& action, RunConfig* config, QLi
 }
 
 QString LauncherPanel::launch(bool start, const QString& forkFrom) {
+  if (!runTarget().isEmpty() && forkFrom.isEmpty() && start) return submitToCluster(runTarget());
+  if (!runTarget().isEmpty()) {
+    const QString why =
+        tr("%1 runs on this machine only: choose \"this machine\" in Run on (a forked sweep goes "
+           "to a cluster with gllm submit --sweep FILE, its \"fork\" naming the parent)")
+            .arg(forkFrom.isEmpty() ? tr("Queue") : tr("Fork…"));
+    m_status->setText(why);
+    return why;
+  }
   RunConfig config;
   QList<int> seeds;
   nlohmann::json preset;
@@ -335,8 +360,9 @@ void LauncherPanel::selectId(const QString& id) {
 
 void LauncherPanel::refreshTable() {
   const QString selected = selectedId();
+  const QString selectedCluster = selectedClusterRun();
   const auto& entries = m_queue->entries();
-  m_table->setRowCount(entries.size());
+  m_table->setRowCount(entries.size() + m_clusterRuns.size());
   for (int i = 0; i < entries.size(); ++i) {
     const QueueEntry& e = entries[i];
     auto* name = new QTableWidgetItem(
@@ -390,15 +416,31 @@ void LauncherPanel::refreshTable() {
                     (e.message.isEmpty() ? QString() : QStringLiteral("\n") + e.message));
     m_table->setItem(i, 6, msg);
   }
+  fillClusterRows(int(entries.size()));
   if (!selected.isEmpty()) selectId(selected);
+  if (!selectedCluster.isEmpty()) selectClusterRun(selectedCluster);
   if (!m_queue->lastError().isEmpty()) m_status->setText(m_queue->lastError());
   updateButtons();
 }
 
 void LauncherPanel::updateButtons() {
   const QueueEntry* e = m_queue->entry(selectedId());
-  m_cancel->setEnabled(
-      e && (e->status == QLatin1String("running") || e->status == QLatin1String("queued")));
+  const bool local = runTarget().isEmpty();
+  m_launch->setText(local ? tr("Launch") : tr("Submit to cluster"));
+  m_launch->setToolTip(local ? tr("Add one run per seed and start the queue: runs start one after "
+                                  "another.")
+                             : tr("Submit one run per seed to cluster profile %1 as one SLURM job "
+                                  "array; the runs appear below with the scheduler's state.")
+                                   .arg(runTarget()));
+  m_enqueue->setEnabled(local);
+  m_fork->setEnabled(local);
+  QString clusterState;
+  const QString clusterDir = selectedClusterRun();
+  for (const auto& r : m_clusterRuns)
+    if (r.dir == clusterDir) clusterState = r.state;
+  const bool clusterLive = !clusterDir.isEmpty() && !cluster_state_final(ss(clusterState));
+  m_cancel->setEnabled(clusterLive || (e && (e->status == QLatin1String("running") ||
+                                             e->status == QLatin1String("queued"))));
   m_resume->setEnabled(e && e->resumable());
   m_remove->setEnabled(e && e->status != QLatin1String("running"));
   m_annotate->setEnabled(e != nullptr);

@@ -1,6 +1,9 @@
 // LauncherPanel: choose a preset, edit it in the generated form, pick seeds, and launch, queue,
-// cancel, resume or remove runs in the persistent queue; shows each entry's progress and results.
+// cancel, resume or remove runs in the persistent queue (or submit them to a cluster profile);
+// shows each entry's progress and results, and the cluster's runs below the queue's.
 #pragma once
+#include <QColor>
+#include <QVector>
 #include <QWidget>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -16,6 +19,18 @@ struct RunConfig;
 }
 
 namespace gllm::gui {
+
+// A cluster run as the Runs table lists it, below the queue's own runs (the Cluster panel reads
+// them from the scheduler and the run folders).
+struct ClusterRunView {
+  QString dir, label, state, detail;
+  int seed = 0;
+  qint64 step = 0, totalSteps = 0;
+  double valBpb = -1, heldoutBpb = -1;
+};
+
+// The colour a scheduler state is shown in (Runs and Cluster tables alike).
+QColor clusterStateColor(const QString& state);
 
 class PresetForm;
 class RunQueue;
@@ -62,6 +77,26 @@ class LauncherPanel : public QWidget {
   void setExtraCheck(std::function<QStringList()> check) { m_extraCheck = std::move(check); }
   QTableWidget* table() const { return m_table; }
 
+  // "Run on": where Launch sends the runs. "" = this machine (the queue), else a cluster profile
+  // (Launch becomes "Submit to cluster": one job array, through `submit`, which returns "" or the
+  // refusal). The names offered are the Cluster panel's profiles.
+  void setClusterProfiles(const QStringList& names);
+  void setClusterSubmit(std::function<QString(const QString& profile)> submit) {
+    m_clusterSubmit = std::move(submit);
+  }
+  QString runTarget() const;
+  bool setRunTarget(const QString& profile);
+  // The cluster runs watched: listed under the queue's, with the scheduler's state. Cancel on one
+  // calls `cancel` with its folder (scancel, through the Cluster panel).
+  void setClusterRuns(const QVector<ClusterRunView>& runs);
+  void setClusterCancel(std::function<QString(const QString& dir)> cancel) {
+    m_clusterCancel = std::move(cancel);
+  }
+  QString selectedClusterRun() const;
+  bool selectClusterRun(const QString& dir);
+  // A cluster action's outcome (submitted, refused by sbatch) on the status line.
+  void showClusterStatus(const QString& text);
+
  Q_SIGNALS:
   // Launch or Queue was refused because of a field that shows a refusal: the window brings
   // that field into view (its panel raised, the field focused).
@@ -73,7 +108,9 @@ class LauncherPanel : public QWidget {
 
  private:
   void refreshTable();
+  void fillClusterRows(int firstRow);
   void updateButtons();
+  QString submitToCluster(const QString& profile);
 
   RunQueue* m_queue;
   PresetForm* m_form;
@@ -90,7 +127,11 @@ class LauncherPanel : public QWidget {
   QPushButton* m_resume = nullptr;
   QPushButton* m_remove = nullptr;
   QPushButton* m_annotate = nullptr;
-  nlohmann::json m_presetJson;  // the preset last chosen, resolved
+  QPushButton* m_fork = nullptr;
+  QComboBox* m_target = nullptr;  // "Run on": this machine or a cluster profile
+  nlohmann::json m_presetJson;    // the preset last chosen, resolved
+  QVector<ClusterRunView> m_clusterRuns;
+  std::function<QString(const QString&)> m_clusterSubmit, m_clusterCancel;
 };
 
 }  // namespace gllm::gui

@@ -337,6 +337,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
           [this](const QString& dir, const QString& note) {
             m_monitor->setRunNote(runKey(dir), tr("cluster: %1").arg(note));
           });
+  // The Runs table lists the cluster's runs under the queue's; its Launch submits when "Run on"
+  // names a cluster profile.
+  connect(m_cluster, &ClusterPanel::runsListed, this, [this] {
+    m_launcher->setClusterProfiles(m_cluster->profiles());
+    m_launcher->setClusterRuns(m_cluster->runViews());
+  });
+  connect(m_cluster, &ClusterPanel::statusChanged, m_launcher, &LauncherPanel::showClusterStatus);
+  m_launcher->setClusterSubmit([this](const QString& profile) {
+    if (!m_cluster->setProfile(profile))
+      return tr("cluster profile %1 is gone; choose another in Run on").arg(profile);
+    return m_cluster->submit(false);
+  });
+  m_launcher->setClusterCancel([this](const QString& dir) { return m_cluster->cancelRun(dir); });
   connect(m_cluster, &ClusterPanel::openRequested, this, [this](const QString& dir) {
     openRun(dir);
     showPanel(QStringLiteral("monitor"));

@@ -1,8 +1,9 @@
 // The Cluster panel against the real one-node SLURM of this test's CTest fixture: Submit sends the
 // Runs panel's settings × seeds as one array, the table follows each task to completed (the same
-// states `gllm runs --json` reads), the Monitor draws the runs from their folders, Cancel cancels,
-// and sbatch's refusal is shown with nothing left as if queued.
+// states `gllm runs --json` reads, and the Runs table lists them too), the Monitor draws the runs
+// from their folders; the Runs panel submits and cancels; sbatch's refusal leaves nothing queued.
 #include <QDir>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QtTest>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "widgets/launcher_panel.h"
 #include "widgets/main_window.h"
 #include "widgets/monitor_panel.h"
+#include "widgets/run_queue.h"
 #include "widgets/widget_util.h"
 
 using namespace gllm;
@@ -53,6 +55,13 @@ class TestWidgetsCluster : public QObject {
     for (int i = 0; i < p->table()->rowCount(); ++i)
       out << p->table()->item(i, 0)->data(Qt::UserRole).toString();
     return out;
+  }
+  // The Runs table's Status cell of a cluster run ("" when it is not listed there).
+  static QString runsTableState(LauncherPanel* l, const QString& dir) {
+    for (int i = 0; i < l->table()->rowCount(); ++i)
+      if (l->table()->item(i, 0) && l->table()->item(i, 0)->data(Qt::UserRole + 2) == dir)
+        return l->table()->item(i, 2)->text();
+    return {};
   }
   static bool idle(ClusterPanel* p, int ms = 120000) {
     return runEventsUntil([p] { return !p->busy(); }, ms);
@@ -130,7 +139,10 @@ class TestWidgetsCluster : public QObject {
     QVERIFY2(cli.size() == 2,
              qPrintable(QString::fromStdString(
                  sweep + ": " + test::run_cli({"runs", sweep, "--json"}, env_).out)));
-    for (const auto& [d, state] : cli) QCOMPARE(cluster->stateOf(d), state);
+    for (const auto& [d, state] : cli) {
+      QCOMPARE(cluster->stateOf(d), state);
+      QCOMPARE(runsTableState(launcher, d), "cluster: " + state);  // the Runs table lists it too
+    }
     // The Monitor: each run's 12 steps from its metrics.jsonl, and the scheduler's word.
     QVERIFY(runEventsUntil(
         [&] {
@@ -144,33 +156,52 @@ class TestWidgetsCluster : public QObject {
         60000));
   }
 
-  // Cancel from the panel; then a profile whose partition does not exist: sbatch's own words,
-  // shown red, and no folder left behind as if queued.
-  void cancelAndRefusal() {
+  // From the Runs panel: Run on "cluster: local", Launch (now "Submit to cluster") submits, the
+  // run shows in the Runs table with the scheduler's state, and Cancel there cancels its task.
+  // Then a profile whose partition does not exist: sbatch's own words, shown red, and no folder
+  // left behind as if queued.
+  void runsPanelSubmitCancelAndRefusal() {
     MainWindow w;
     auto* launcher = qobject_cast<LauncherPanel*>(w.panel("queue"));
     auto* cluster = qobject_cast<ClusterPanel*>(w.panel("cluster"));
     QVERIFY(runEventsUntil([cluster] { return cluster->pollCount() >= 1; }, 60000));
-    QVERIFY(cluster->setProfile("local"));
+    QVERIFY2(launcher->setRunTarget("local"), "Run on offers the config folder's profiles");
+    QPushButton* launch = nullptr;
+    for (auto* b : launcher->findChildren<QPushButton*>())
+      if (b->text() == "Submit to cluster") launch = b;
+    QVERIFY2(launch, "Launch reads Submit to cluster when Run on names a profile");
     QVERIFY(
         launcher->choosePreset(QString::fromStdString(writePreset("gui-long", 100000))).isEmpty());
     launcher->setSeedsText("7");
     const QStringList before = folders(cluster);
-    QVERIFY(cluster->submit(false).isEmpty());
+    const int queued = launcher->queue()->entries().size();
+    launch->click();
     QVERIFY(idle(cluster));
+    QCOMPARE(launcher->queue()->entries().size(), queued);  // nothing in the local queue
+    QVERIFY2(launcher->statusText().startsWith("Submitted job"),
+             qPrintable(launcher->statusText()));
     QString run;
     QVERIFY(runEventsUntil(
         [&] {
           for (const QString& d : folders(cluster))
             if (!before.contains(d)) run = d;
-          return !run.isEmpty() && cluster->stateOf(run) == "running";
+          return !run.isEmpty() && runsTableState(launcher, run) == "cluster: running";
         },
         120000));
-    QVERIFY(cluster->selectRun(run));
-    QVERIFY(cluster->cancelSelected().isEmpty());
+    QVERIFY(launcher->selectClusterRun(run));
+    QPushButton* cancel = nullptr;
+    for (auto* b : launcher->findChildren<QPushButton*>())
+      if (b->text() == "Cancel") cancel = b;
+    QVERIFY(cancel && cancel->isEnabled());
+    cancel->click();
     QVERIFY(idle(cluster));
-    QVERIFY2(cluster->statusText().startsWith("Cancelled task"), qPrintable(cluster->statusText()));
-    QVERIFY(runEventsUntil([&] { return cluster->stateOf(run) == "cancelled"; }, 120000));
+    QVERIFY2(launcher->statusText().startsWith("Cancelled task"),
+             qPrintable(launcher->statusText()));
+    QVERIFY(runEventsUntil([&] { return runsTableState(launcher, run) == "cluster: cancelled"; },
+                           120000));
+    QCOMPARE(cluster->stateOf(run), QString("cancelled"));
+    QVERIFY(launcher->selectClusterRun(run));
+    QVERIFY(!cancel->isEnabled());  // an ended task has nothing to cancel
 
     QVERIFY(cluster->setProfile("nowhere"));
     const QStringList listed = folders(cluster);
