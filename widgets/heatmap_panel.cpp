@@ -82,6 +82,18 @@ void HeatmapPanel::removeSource(const QString& name) {
   refresh();
 }
 
+void HeatmapPanel::renameSource(const QString& from, const QString& to) {
+  if (from == to || !m_sources.contains(from)) return;
+  const bool wasA = m_a->currentText() == from, wasB = m_b->currentData().toString() == from;
+  m_sources[to] = m_sources.take(from);
+  refillCombos();
+  m_updating = true;
+  if (wasA) setSourceA(to);
+  if (wasB) setSourceB(to);
+  m_updating = false;
+  refresh();
+}
+
 void HeatmapPanel::refillCombos() {
   m_updating = true;
   const QString a = m_a->currentText(), b = m_b->currentData().toString();

@@ -25,6 +25,9 @@ class HeatmapPanel : public QWidget {
   void setSource(const QString& name, const GradeGrid& grades, const GradeGrid& queryScale,
                  const std::vector<double>& levelGrades = {});
   void removeSource(const QString& name);
+  // Renames a source (a live run's, once it ends, to its last checkpoint's name), keeping the A
+  // and B choices on it; replaces a source already called `to`.
+  void renameSource(const QString& from, const QString& to);
   QStringList sourceNames() const { return m_sources.keys(); }
 
   // View selection as a user makes it; head −1 = average over heads; b empty = no difference.

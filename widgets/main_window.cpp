@@ -313,13 +313,29 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             std::vector<double> levels(r.level_grades.values.begin(), r.level_grades.values.end());
             m_heatmaps->setSource(source, gridOf(r.attn_grades.shape, r.attn_grades.values, false),
                                   gridOf(r.q_tau.shape, r.q_tau.values, true), levels);
+            if (!e) return;
+            const QString weights = QDir(e->runDir).absoluteFilePath(qs(r.path));
+            m_liveHeatmapSources[id] = {source, weights};
+            followRunCheckpoints(e->runDir, source, r.step);
           });
+  // A run that ends: its live heatmap source takes its last checkpoint's name (no "live:" left on
+  // a run that is over), and the step slider lists its final checkpoints.
+  connect(m_queue, &RunQueue::runFinished, this, [this](const QString& id, const QString&) {
+    const QueueEntry* e = m_queue->entry(id);
+    const auto live = m_liveHeatmapSources.take(id);
+    if (!live.first.isEmpty())
+      m_heatmaps->renameSource(live.first, checkpointSourceName(live.second));
+    if (e && sameFolder(m_followedRun, e->runDir)) m_heatmaps->timeline()->setRun(e->runDir);
+  });
   // Live runs join their seed group in the monitor (runs whose configs differ only in the seed).
   connect(m_queue, &RunQueue::runStarted, this, [this](const QString& id, const QString& dir) {
     const QueueEntry* e = m_queue->entry(id);
     if (!e) return;
     m_monitor->setRunConfig(liveKey(id), e->config);
     m_monitor->setRunFolder(liveKey(id), QDir(dir).absolutePath());
+    // The step slider follows a run that starts (a resumed one lists its checkpoints at once)
+    // unless it shows another run's.
+    followRunCheckpoints(dir, QString(), -1);
     // A resumed run: its history from the folder first, the live steps after it.
     if (QFileInfo(QDir(dir).filePath(QStringLiteral("metrics.jsonl"))).size() > 0)
       loadRunMetrics(dir);
@@ -443,6 +459,7 @@ QString MainWindow::openRun(const QString& dir) {
   loadRunMetrics(dir);
   loadCheckpointGrades(dir);  // every run opened is a heatmap source (A − B compares two)
   m_heatmaps->timeline()->setRun(dir);
+  m_followedRun.clear();  // a run opened by hand is what the heatmaps show now
   m_inspector->open(dir);
   statusBar()->showMessage(tr("Opening %1 …").arg(dir));
   return {};
@@ -549,6 +566,19 @@ bool MainWindow::waitForIdle(int ms) {
                !m_queue->starting() && !m_cluster->busy() && m_cluster->pollCount() > 0;
       },
       ms);
+}
+
+bool MainWindow::sameFolder(const QString& a, const QString& b) {
+  return !a.isEmpty() && !b.isEmpty() && QDir(a).canonicalPath() == QDir(b).canonicalPath();
+}
+
+void MainWindow::followRunCheckpoints(const QString& runDir, const QString& liveSource,
+                                      qint64 step) {
+  // The heatmaps follow the run started last, until a run is opened by hand.
+  if (liveSource.isEmpty()) m_followedRun = runDir;
+  if (!sameFolder(m_followedRun, runDir)) return;
+  if (!liveSource.isEmpty()) m_heatmaps->setSourceA(liveSource);
+  m_heatmaps->timeline()->setRun(runDir, step);
 }
 
 QString MainWindow::checkpointSourceName(const QString& weightsPath) {

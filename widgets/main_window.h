@@ -102,7 +102,14 @@ class MainWindow : public QMainWindow {
   // `show`: make it source A once read (the heatmaps' checkpoint slider).
   void loadCheckpointGrades(const QString& runOrCheckpoint, bool show = false);
   static QString checkpointSourceName(const QString& weightsPath);
+  static bool sameFolder(const QString& a, const QString& b);
+  // A run started (`liveSource` empty) or wrote a checkpoint at `step`: the heatmaps' step slider
+  // and source A follow it when it is the run they follow.
+  void followRunCheckpoints(const QString& runDir, const QString& liveSource, qint64 step);
   QMap<QString, int> m_gradeRequests;  // path → generation of its newest request
+  // Queue id → the heatmap source of its live run ("live: NAME sSEED") and its newest checkpoint.
+  QMap<QString, QPair<QString, QString>> m_liveHeatmapSources;
+  QString m_followedRun;  // the run folder the heatmaps follow (the run started last)
   // The monitor keys a run by its folder's name: a live run, the same folder opened, and the
   // history of a resumed run are one run; two folders of one name and seed are two.
   static QString runKey(const QString& runDir) { return QDir(runDir).dirName(); }
