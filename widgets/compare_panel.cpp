@@ -115,9 +115,10 @@ CompareResult compute(const CompareJob& job) {
 
 void splitArmsByConfig(std::vector<RunInfo>& runs) {
   std::map<std::string, std::set<std::string>> hashes;  // name → effective-config hashes
-  for (const auto& r : runs) hashes[r.name].insert(effective_config_hash(r.config));
+  // One arm across seeds (its per-seed files included) is one arm, not one per seed.
+  for (const auto& r : runs) hashes[r.name].insert(arm_config_hash(r.config));
   for (auto& r : runs)
-    if (hashes[r.name].size() > 1) r.name += "#" + effective_config_hash(r.config).substr(0, 6);
+    if (hashes[r.name].size() > 1) r.name += "#" + arm_config_hash(r.config).substr(0, 6);
 }
 
 QMap<QString, QString> armDiffs(const std::vector<RunInfo>& runs) {
@@ -399,17 +400,23 @@ void ComparePanel::applyResult(const CompareResult& r) {
       if (vs.is_object()) {
         m_delta->setItem(row, 3, cell(QString::asprintf("%+.5f", vs.value("mean", 0.0)), true));
         m_delta->setItem(row, 4, cell(num(vs, "sd", 5), true));
+        // One pair (or none) gives no interval: say so instead of drawing a zero-width one.
+        const bool hasInterval = vs.value("n", 0) >= 2 && vs.contains("ci_low") &&
+                                 vs["ci_low"].is_number() && vs.contains("ci_high") &&
+                                 vs["ci_high"].is_number();
         m_delta->setItem(row, 5,
-                         cell(QStringLiteral("[%1, %2]")
-                                  .arg(vs.value("ci_low", 0.0), 0, 'f', 5)
-                                  .arg(vs.value("ci_high", 0.0), 0, 'f', 5),
-                              true));
+                         hasInterval ? cell(QStringLiteral("[%1, %2]")
+                                                .arg(vs["ci_low"].get<double>(), 0, 'f', 5)
+                                                .arg(vs["ci_high"].get<double>(), 0, 'f', 5),
+                                            true)
+                                     : cell(tr("— (n = %1: no interval)").arg(vs.value("n", 0))));
         m_delta->setItem(
             row, 6,
             cell(QStringLiteral("%1/%2").arg(vs.value("n_improved", 0)).arg(vs.value("n", 0)),
                  true));
         m_delta->setItem(row, 7, cell(qs(vs.value("seeds", nlohmann::json::array()).dump())));
-        const bool significant = vs.value("ci_high", 0.0) < 0 || vs.value("ci_low", 0.0) > 0;
+        const bool significant =
+            hasInterval && (vs["ci_high"].get<double>() < 0 || vs["ci_low"].get<double>() > 0);
         if (significant)
           for (int c = 3; c < 6; ++c) {
             QFont f = m_delta->item(row, c)->font();

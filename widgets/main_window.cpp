@@ -454,8 +454,23 @@ void MainWindow::buildMenus() {
 }
 
 QString MainWindow::openRun(const QString& dir) {
-  if (!QFileInfo(dir).isDir())
-    return tr("%1 is not a folder; give a run folder (it holds metrics.jsonl)").arg(dir);
+  if (!QFileInfo(dir).isDir()) {
+    const QString why =
+        tr("%1 is not a folder; give a run folder (it holds metrics.jsonl)").arg(dir);
+    statusBar()->showMessage(why);
+    return why;
+  }
+  const QDir d(dir);
+  if (!d.exists(QStringLiteral("metrics.jsonl")) && !d.exists(QStringLiteral("config.json"))) {
+    // A folder of runs (a sweep, committed results): every run in the Monitor, the folder in
+    // Compare and Ladder.
+    const QString abs = d.absolutePath();
+    loadRunsFolder(abs, true);
+    m_compare->setRunsFolder(abs);
+    m_ladder->setRunsFolder(abs);
+    statusBar()->showMessage(tr("Opening the runs in %1 …").arg(abs));
+    return {};
+  }
   loadRunMetrics(dir);
   loadCheckpointGrades(dir);  // every run opened is a heatmap source (A − B compares two)
   m_heatmaps->timeline()->setRun(dir);
@@ -507,13 +522,25 @@ void MainWindow::loadRunMetrics(const QString& dir) {
       QtConcurrent::run(&MetricStore::readMetricsFile, dir + QStringLiteral("/metrics.jsonl")));
 }
 
-void MainWindow::loadRunsFolder(const QString& runs) {
+void MainWindow::loadRunsFolder(const QString& runs, bool opened) {
   ++m_pendingReads;
   auto* watcher = new QFutureWatcher<QStringList>(this);
-  connect(watcher, &QFutureWatcher<QStringList>::finished, this, [this, watcher] {
+  connect(watcher, &QFutureWatcher<QStringList>::finished, this, [this, watcher, runs, opened] {
     --m_pendingReads;
     const QStringList dirs = watcher->result();
     watcher->deleteLater();
+    if (opened) {
+      const QString message =
+          dirs.isEmpty()
+              ? tr("%1 holds no run folder (none of it or its subfolders has metrics.jsonl); "
+                   "open a run folder or a folder of runs")
+                    .arg(runs)
+              : tr("Opened %1 run(s) from %2 (Monitor, Compare, Ladder)")
+                    .arg(dirs.size())
+                    .arg(runs);
+      statusBar()->showMessage(message);
+      if (dirs.isEmpty()) Q_EMIT runOpenFailed(runs, message);
+    }
     for (const QString& d : dirs)
       if (!m_monitor->runs().contains(runKey(d))) loadRunMetrics(d);
   });

@@ -119,7 +119,8 @@ class MainWindow : public QMainWindow {
   void loadRunMetrics(const QString& dir);
   void addLivePoint(const QString& key, const QString& metric, const MetricPoint& p);
   // Every run folder under the runs folder (listed on a worker) joins the monitor at startup.
-  void loadRunsFolder(const QString& runs);
+  // `opened`: the user opened the folder (the status bar says what it held).
+  void loadRunsFolder(const QString& runs, bool opened = false);
   QMap<QString, int> m_metricReads;  // run key → reads in flight
   QMap<QString, QVector<QPair<QString, MetricPoint>>> m_liveDuringRead;
   int m_pendingReads = 0;  // metrics and grade reads in flight

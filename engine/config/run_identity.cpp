@@ -218,6 +218,43 @@ std::string effective_config_hash(const nlohmann::json& config) {
   return std::string(buf, 12);
 }
 
+namespace {
+
+// Every occurrence of `seed` in `s` that is a whole number (no digit either side) → "{seed}".
+std::string template_seed(const std::string& s, const std::string& seed) {
+  std::string out;
+  size_t from = 0;
+  for (size_t at = s.find(seed); at != std::string::npos; at = s.find(seed, at + 1)) {
+    const bool before = at > 0 && std::isdigit(static_cast<unsigned char>(s[at - 1]));
+    const size_t end = at + seed.size();
+    const bool after = end < s.size() && std::isdigit(static_cast<unsigned char>(s[end]));
+    if (before || after) continue;
+    out += s.substr(from, at - from) + "{seed}";
+    from = end;
+  }
+  return out + s.substr(from);
+}
+
+void template_seed_in(nlohmann::json& j, const std::string& seed) {
+  if (j.is_string())
+    j = template_seed(j.get<std::string>(), seed);
+  else if (j.is_structured())
+    for (auto& v : j) template_seed_in(v, seed);
+}
+
+}  // namespace
+
+std::string arm_config_hash(const nlohmann::json& config) {
+  if (!config.is_object() || !config.contains("train") || !config["train"].contains("seed") ||
+      !config["train"]["seed"].is_number_integer())
+    return effective_config_hash(config);
+  nlohmann::json j = config;
+  const std::string seed = std::to_string(config["train"]["seed"].get<int64_t>());
+  for (const char* section : {"grading", "data", "model"})
+    if (j.contains(section)) template_seed_in(j[section], seed);
+  return effective_config_hash(j);
+}
+
 std::string run_label_of(const nlohmann::json& run_config) {
   if (!run_config.is_object() || !run_config.contains("name") || !run_config["name"].is_string())
     return "run";

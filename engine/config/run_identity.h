@@ -45,4 +45,9 @@ std::string run_label_of(const nlohmann::json& run_config);
 // with the same hash are seeds of one configuration, whatever they are named.
 std::string effective_config_hash(const nlohmann::json& config);
 
+// The hash of the arm a run belongs to: effective_config_hash with the run's seed written as
+// "{seed}" in its string settings, so the runs of one arm across seeds, whose per-seed files
+// (a sweep's "trunk-s{seed}-ladder.json") differ only by the seed, share it.
+std::string arm_config_hash(const nlohmann::json& config);
+
 }  // namespace gllm

@@ -1,15 +1,22 @@
 // A researcher's day, round two (issue 42), points 3, 4 and 6: the heatmaps follow a run's
 // checkpoints as they are written, committed results open and pair, the layout stays.
 #include <QDir>
+#include <QStatusBar>
+#include <QTableWidget>
 #include <QtTest>
+#include <filesystem>
 
 #include "engine/config/run_config.h"
 #include "engine/io/atomic_file.h"
 #include "tests/support/test_configs.h"
+#include "tests/support/test_support.h"
 #include "widgets/checkpoint_timeline.h"
+#include "widgets/compare_panel.h"
 #include "widgets/heatmap_panel.h"
+#include "widgets/ladder_panel.h"
 #include "widgets/launcher_panel.h"
 #include "widgets/main_window.h"
+#include "widgets/monitor_panel.h"
 #include "widgets/run_queue.h"
 #include "widgets/widget_util.h"
 
@@ -18,7 +25,7 @@ using namespace gllm::gui;
 
 namespace {
 
-const int kTimeoutMs = 120000;
+const int kTimeoutMs = 60000;
 
 bool anyLiveSource(HeatmapPanel* h) {
   for (const QString& n : h->sourceNames())
@@ -125,6 +132,56 @@ class TestRoundThree : public QObject {
     QVERIFY(onRun(heat, runDir));
     QVERIFY2(!anyLiveSource(heat), qPrintable(heat->sourceNames().join(", ")));
     QCOMPARE(heat->sourceA(), stepSource(runDir, 30));
+  }
+
+  // Point 4: the committed route-2 results open from the command line's way in (openRun of a
+  // folder of runs): Monitor, Compare and Ladder on it; its 30 runs pair as 6 arms over 5 seeds
+  // (forks with per-seed ladder files included); one seed per arm gives no interval, not a
+  // zero-width bold one; a folder holding no run says so in the window.
+  void committedResultsOpenAndPair() {
+    const QString results = QDir::cleanPath(
+        QString::fromStdString(test::source_file("bench/results/ladder-route2-20261202")));
+    QVERIFY2(QDir(results).exists(), qPrintable(results));
+    MainWindow w;
+    auto* compare = qobject_cast<ComparePanel*>(w.panel(QStringLiteral("compare")));
+    auto* ladder = qobject_cast<LadderPanel*>(w.panel(QStringLiteral("ladder")));
+    auto* monitor = qobject_cast<MonitorPanel*>(w.panel(QStringLiteral("monitor")));
+    QVERIFY(compare && ladder && monitor);
+    QVERIFY(w.openRun(results).isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !compare->busy() && compare->runsFolder() == results && !compare->arms().isEmpty(),
+        kTimeoutMs);
+    QCOMPARE(ladder->runsFolder(), results);
+    QCOMPARE(compare->arms().size(), 6);
+    for (const QString& a : compare->arms()) QVERIFY2(!a.contains('#'), qPrintable(a));
+    QTRY_VERIFY_WITH_TIMEOUT(monitor->runs().size() >= 30, kTimeoutMs);
+    QTableWidget* delta = compare->deltaTable();
+    for (int r = 0; r < delta->rowCount(); ++r)
+      if (delta->item(r, 6)) QCOMPARE(delta->item(r, 6)->text().section('/', 1), QString("5"));
+
+    // One seed of two arms: n = 1, no interval drawn, nothing bold.
+    const std::string one = tmp_.filePath("one-seed").toStdString();
+    std::filesystem::create_directories(one);
+    for (const char* run : {"ladder-uniform-s41", "ladder-educated-s41"})
+      std::filesystem::copy(test::source_file("bench/results/ladder-route2-20261202/") + run,
+                            one + "/" + run, std::filesystem::copy_options::recursive);
+    compare->setRunsFolder(QString::fromStdString(one));
+    QTRY_VERIFY_WITH_TIMEOUT(!compare->busy() && compare->arms().size() == 2, kTimeoutMs);
+    bool sawOne = false;
+    for (int r = 0; r < delta->rowCount(); ++r) {
+      if (!delta->item(r, 5)) continue;
+      sawOne = true;
+      QVERIFY2(delta->item(r, 5)->text().contains("no interval"),
+               qPrintable(delta->item(r, 5)->text()));
+      QVERIFY(!delta->item(r, 3)->font().bold());
+    }
+    QVERIFY(sawOne);
+
+    // A folder with no run in it: the window says so.
+    QDir(tmp_.path()).mkdir(QStringLiteral("empty"));
+    QVERIFY(w.openRun(tmp_.filePath("empty")).isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().contains("holds no run folder"),
+                             kTimeoutMs);
   }
 };
 
