@@ -2,7 +2,6 @@
 // cluster runs listed below the queue's own runs with the scheduler's state beside their progress.
 #include <QComboBox>
 #include <QLabel>
-#include <QProgressBar>
 #include <QPushButton>
 #include <QTableWidget>
 
@@ -100,28 +99,8 @@ void LauncherPanel::fillClusterRows(int firstRow) {
     m_table->setItem(i, 1, new QTableWidgetItem(QString::number(r.seed)));
     auto* st = new QTableWidgetItem(tr("cluster: %1").arg(r.state));
     st->setForeground(clusterStateColor(r.state));
-    QFont f = st->font();
-    f.setBold(true);
-    st->setFont(f);
     st->setToolTip(r.detail);
-    m_table->setItem(i, 2, st);
-    auto* bar = qobject_cast<QProgressBar*>(m_table->cellWidget(i, 3));
-    if (!bar) {
-      bar = new QProgressBar(m_table);
-      m_table->setCellWidget(i, 3, bar);
-    }
-    bar->setMaximum(int(std::max<qint64>(1, r.totalSteps)));
-    bar->setValue(int(std::min(r.step, r.totalSteps)));
-    bar->setFormat(QStringLiteral("%1 / %2").arg(r.step).arg(r.totalSteps));
-    m_table->setItem(i, 4,
-                     new QTableWidgetItem(r.valBpb >= 0 ? QString::number(r.valBpb, 'f', 4)
-                                                        : QStringLiteral("—")));
-    m_table->setItem(i, 5,
-                     new QTableWidgetItem(r.heldoutBpb >= 0 ? QString::number(r.heldoutBpb, 'f', 4)
-                                                            : QStringLiteral("—")));
-    auto* msg = new QTableWidgetItem(r.detail.isEmpty() ? r.dir : r.detail);
-    msg->setToolTip(r.dir + (r.detail.isEmpty() ? QString() : QStringLiteral("\n") + r.detail));
-    m_table->setItem(i, 6, msg);
+    setRunCells(i, st, r.step, r.totalSteps, r.valBpb, r.heldoutBpb, r.dir, r.detail);
   }
 }
 

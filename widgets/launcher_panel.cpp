@@ -393,34 +393,39 @@ void LauncherPanel::refreshTable() {
     else if (e.status == QLatin1String("interrupted") || e.status == QLatin1String("cancelled"))
       c = QColor(0xb9, 0x7a, 0x1c);
     st->setForeground(c);
-    QFont f = st->font();
-    f.setBold(true);
-    st->setFont(f);
-    m_table->setItem(i, 2, st);
-    auto* bar = qobject_cast<QProgressBar*>(m_table->cellWidget(i, 3));
-    if (!bar) {
-      bar = new QProgressBar(m_table);
-      m_table->setCellWidget(i, 3, bar);
-    }
-    bar->setMaximum(int(std::max<qint64>(1, e.totalSteps)));
-    bar->setValue(int(std::min(e.step, e.totalSteps)));
-    bar->setFormat(QStringLiteral("%1 / %2").arg(e.step).arg(e.totalSteps));
-    m_table->setItem(i, 4,
-                     new QTableWidgetItem(e.valBpb >= 0 ? QString::number(e.valBpb, 'f', 4)
-                                                        : QStringLiteral("—")));
-    m_table->setItem(i, 5,
-                     new QTableWidgetItem(e.heldoutBpb >= 0 ? QString::number(e.heldoutBpb, 'f', 4)
-                                                            : QStringLiteral("—")));
-    auto* msg = new QTableWidgetItem(e.message.isEmpty() ? e.runDir : e.message);
-    msg->setToolTip(e.runDir +
-                    (e.message.isEmpty() ? QString() : QStringLiteral("\n") + e.message));
-    m_table->setItem(i, 6, msg);
+    setRunCells(i, st, e.step, e.totalSteps, e.valBpb, e.heldoutBpb, e.runDir, e.message);
   }
   fillClusterRows(int(entries.size()));
   if (!selected.isEmpty()) selectId(selected);
   if (!selectedCluster.isEmpty()) selectClusterRun(selectedCluster);
   if (!m_queue->lastError().isEmpty()) m_status->setText(m_queue->lastError());
   updateButtons();
+}
+
+void LauncherPanel::setRunCells(int row, QTableWidgetItem* status, qint64 step, qint64 totalSteps,
+                                double valBpb, double heldoutBpb, const QString& dir,
+                                const QString& message) {
+  QFont f = status->font();
+  f.setBold(true);
+  status->setFont(f);
+  m_table->setItem(row, 2, status);
+  auto* bar = qobject_cast<QProgressBar*>(m_table->cellWidget(row, 3));
+  if (!bar) {
+    bar = new QProgressBar(m_table);
+    m_table->setCellWidget(row, 3, bar);
+  }
+  bar->setMaximum(int(std::max<qint64>(1, totalSteps)));
+  bar->setValue(int(std::min(step, totalSteps)));
+  bar->setFormat(QStringLiteral("%1 / %2").arg(step).arg(totalSteps));
+  m_table->setItem(
+      row, 4,
+      new QTableWidgetItem(valBpb >= 0 ? QString::number(valBpb, 'f', 4) : QStringLiteral("—")));
+  m_table->setItem(row, 5,
+                   new QTableWidgetItem(heldoutBpb >= 0 ? QString::number(heldoutBpb, 'f', 4)
+                                                        : QStringLiteral("—")));
+  auto* msg = new QTableWidgetItem(message.isEmpty() ? dir : message);
+  msg->setToolTip(dir + (message.isEmpty() ? QString() : QStringLiteral("\n") + message));
+  m_table->setItem(row, 6, msg);
 }
 
 void LauncherPanel::updateButtons() {

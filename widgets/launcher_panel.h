@@ -12,6 +12,7 @@ class QComboBox;
 class QLineEdit;
 class QLabel;
 class QTableWidget;
+class QTableWidgetItem;
 class QPushButton;
 
 namespace gllm {
@@ -109,6 +110,9 @@ class LauncherPanel : public QWidget {
  private:
   void refreshTable();
   void fillClusterRows(int firstRow);
+  // Columns Status (bold `status`), Progress, val BPB, held-out BPB and Folder / message of a row.
+  void setRunCells(int row, QTableWidgetItem* status, qint64 step, qint64 totalSteps, double valBpb,
+                   double heldoutBpb, const QString& dir, const QString& message);
   void updateButtons();
   QString submitToCluster(const QString& profile);
 
