@@ -3,6 +3,7 @@
 #include "widgets/launcher_panel.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -13,6 +14,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "engine/cluster/cluster_state.h"
@@ -101,17 +103,23 @@ LauncherPanel::LauncherPanel(RunQueue* queue, PresetForm* form, QWidget* parent)
 
   m_table = new QTableWidget(0, 7, this);
   m_table->setHorizontalHeaderLabels({tr("Run"), tr("Seed"), tr("Status"), tr("Progress"),
-                                      tr("val BPB"), tr("held-out BPB"), tr("Folder / message")});
-  // Headers and numbers at their width, the progress bar fixed; the run's name gets the room left
-  // (it is what tells runs apart) and the folder a fixed share, both elided in the middle so a
-  // name keeps its preset at the start and its distinguishing settings at the end.
+                                      tr("val BPB"), tr("held-out"), tr("Folder / message")});
+  m_table->horizontalHeaderItem(5)->setToolTip(
+      tr("held-out BPB: bits per byte on the held-out split"));
+  // Headers and numbers at their width, the progress bar fixed; the run's name gets the width it
+  // needs (it is what tells runs apart: fitNameColumn) and the folder or message the rest, both
+  // elided in the middle so a name keeps its preset at the start and its distinguishing settings
+  // at the end.
   m_table->horizontalHeader()->setStretchLastSection(false);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
   m_table->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Fixed);
-  m_table->horizontalHeader()->setSectionResizeMode(6, QHeaderView::Interactive);
-  m_table->setColumnWidth(3, 110);
-  m_table->setColumnWidth(6, 160);
+  m_table->horizontalHeader()->setSectionResizeMode(6, QHeaderView::Stretch);
+  m_table->setColumnWidth(3, 100);
+  m_table->viewport()->installEventFilter(this);
+  connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int column) {
+    if (column != 0 && column != 6) fitNameColumn();
+  });
   m_table->setTextElideMode(Qt::ElideMiddle);
   m_table->setWordWrap(false);
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -400,6 +408,35 @@ void LauncherPanel::refreshTable() {
   if (!selectedCluster.isEmpty()) selectClusterRun(selectedCluster);
   if (!m_queue->lastError().isEmpty()) m_status->setText(m_queue->lastError());
   updateButtons();
+  fitNameColumn();
+}
+
+bool LauncherPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_table->viewport() && event->type() == QEvent::Resize) fitNameColumn();
+  return QWidget::eventFilter(watched, event);
+}
+
+void LauncherPanel::fitNameColumn() {
+  // Once per turn of the event loop, after the header has sized the other columns.
+  if (m_fitQueued) return;
+  m_fitQueued = true;
+  QTimer::singleShot(0, this, [this] {
+    m_fitQueued = false;
+    QHeaderView* header = m_table->horizontalHeader();
+    int others = 0;
+    for (int c = 1; c < 6; ++c) others += header->sectionSize(c);
+    const int free = m_table->viewport()->width() - others;
+    const QFontMetrics fm(m_table->font());
+    QFont bold = header->font();
+    bold.setBold(true);
+    int need = QFontMetrics(bold).horizontalAdvance(tr("Run")) + 16;
+    for (int r = 0; r < m_table->rowCount(); ++r)
+      if (const QTableWidgetItem* it = m_table->item(r, 0))
+        need = std::max(need, fm.horizontalAdvance(it->text()) + 16);
+    const int folderLeast = 90;  // its full text is in the tool tip
+    const int width = need <= free - folderLeast ? need : std::max(free - folderLeast, free / 2);
+    m_table->setColumnWidth(0, std::max(60, width));
+  });
 }
 
 void LauncherPanel::setRunCells(int row, QTableWidgetItem* status, qint64 step, qint64 totalSteps,

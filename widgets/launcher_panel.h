@@ -114,6 +114,10 @@ class LauncherPanel : public QWidget {
   void setRunCells(int row, QTableWidgetItem* status, qint64 step, qint64 totalSteps, double valBpb,
                    double heldoutBpb, const QString& dir, const QString& message);
   void updateButtons();
+  // Column Run gets the width its names need, unless that leaves Folder / message under 90 px;
+  // then the two share what the other columns leave, the names at least half.
+  void fitNameColumn();
+  bool eventFilter(QObject* watched, QEvent* event) override;
   QString submitToCluster(const QString& profile);
 
   RunQueue* m_queue;
@@ -135,6 +139,7 @@ class LauncherPanel : public QWidget {
   QComboBox* m_target = nullptr;  // "Run on": this machine or a cluster profile
   nlohmann::json m_presetJson;    // the preset last chosen, resolved
   QVector<ClusterRunView> m_clusterRuns;
+  bool m_fitQueued = false;
   std::function<QString(const QString&)> m_clusterSubmit, m_clusterCancel;
 };
 

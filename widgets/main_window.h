@@ -2,6 +2,7 @@
 // ("grades", "cone", "monitor", ...) so `--panel NAME` and tests can raise it.
 #pragma once
 #include <QDir>
+#include <QHash>
 #include <QMainWindow>
 #include <QMap>
 #include <QPair>
@@ -11,6 +12,8 @@
 #include "widgets/metric_store.h"
 
 class QDockWidget;
+
+class QTabBar;
 
 namespace gllm::gui {
 
@@ -31,6 +34,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
 
   QStringList panelNames() const { return m_order; }
   // Makes the named panel visible and raises it over tabbed neighbours; false for unknown names.
@@ -81,8 +85,20 @@ class MainWindow : public QMainWindow {
   // both stay in view and every panel keeps its minimum width; the run settings share the
   // editor's tabs. Once, and not when a saved layout was restored.
   void arrangeDocks(QSize size);
-  // Gives a panel raised in the tabs under the monitor its share of the column's height.
+  // Gives a panel raised in the tabs under the monitor the height the user last dragged it to (it
+  // stays across tab switches and restarts), else its share of the column's height.
   void fitRaisedPanel(const QString& name);
+  // Notes the height of the panel in view in the tabs under the monitor: after the user drags a
+  // separator (a mouse release on the window), and on closing.
+  void rememberPanelHeights();
+  bool event(QEvent* event) override;
+  // `d` is docked in the tabs right under the monitor (in the layout the workbench made).
+  bool isUnderMonitor(QDockWidget* d) const;
+  // The tab bar under a tabified dock (nullptr when it has none), its height (0 then), and whether
+  // the dock is its current tab (else: whether it is in view).
+  QTabBar* tabBarOf(QDockWidget* d) const;
+  int tabBarHeight(QDockWidget* d) const;
+  bool isCurrentTab(QDockWidget* d) const;
   static double heightShare(const QString& panel);
   // The Monitor dock's least height: its charts at their readable minimum.
   int monitorFloor() const;
@@ -137,7 +153,8 @@ class MainWindow : public QMainWindow {
   LadderPanel* m_ladder = nullptr;
   RunQueue* m_queue = nullptr;
   bool m_syncing = false;
-  bool m_arranged = false;  // arrangeDocks() ran or a saved layout was restored
+  bool m_arranged = false;             // arrangeDocks() ran or a saved layout was restored
+  QHash<QString, int> m_panelHeights;  // px of each panel under the monitor when last raised
   bool m_restoredGeometry = false;
   std::function<bool(const QString&)> m_askQuit;
   static constexpr int kThreeColumnWidth = 1800;

@@ -6,12 +6,15 @@
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QLayout>
 #include <QMessageBox>
 #include <QScreen>
 #include <QSettings>
 #include <QShowEvent>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTimer>
+#include <algorithm>
 #include <cmath>
 
 #include "engine/config/run_config.h"
@@ -62,7 +65,13 @@ int MainWindow::monitorFloor() const {
   // title bar.
   QDockWidget* d = m_docks.value(QStringLiteral("monitor"), nullptr);
   const int title = d && d->widget() ? std::max(24, d->height() - d->widget()->height()) : 24;
-  return m_monitor->minimumSizeHint().height() + title;
+  // A wrapped legend of many runs is taller than the two lines the minimum counts, and runs read
+  // after the fit (the runs folder at startup) add the seeds toggles and the legend's marks: 12 px
+  // more at 1280 × 800, kept in reserve so the charts never need scrolling.
+  int panel = m_monitor->minimumSizeHint().height();
+  if (QLayout* l = m_monitor->layout(); l && l->hasHeightForWidth() && m_monitor->width() > 0)
+    panel = std::max(panel, l->minimumHeightForWidth(m_monitor->width()));
+  return panel + title + 12;
 }
 
 double MainWindow::heightShare(const QString& panel) {
@@ -72,24 +81,78 @@ double MainWindow::heightShare(const QString& panel) {
   return 0.6;
 }
 
+MainWindow::~MainWindow() {
+  // The docks are deleted after this object's members: their last signals (hidden, resized) must
+  // not reach handlers that read those members.
+  for (QDockWidget* d : std::as_const(m_docks)) d->disconnect(this);
+}
+
+bool MainWindow::isUnderMonitor(QDockWidget* d) const {
+  QDockWidget* monitor = m_docks.value(QStringLiteral("monitor"), nullptr);
+  if (!m_arranged || !d || !monitor || d->isFloating() || monitor->isFloating() ||
+      !monitor->isVisible())
+    return false;
+  // Only in the layout the workbench made: the panel in the tabs right under the monitor.
+  return dockWidgetArea(d) == dockWidgetArea(monitor) &&
+         d->geometry().top() > monitor->geometry().bottom() &&
+         d->geometry().left() < monitor->geometry().right() &&
+         monitor->geometry().left() < d->geometry().right();
+}
+
+QTabBar* MainWindow::tabBarOf(QDockWidget* d) const {
+  for (QTabBar* bar : findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly)) {
+    if (!bar->isVisible()) continue;
+    for (int i = 0; i < bar->count(); ++i)
+      if (bar->tabText(i) == d->windowTitle()) return bar;
+  }
+  return nullptr;
+}
+
+int MainWindow::tabBarHeight(QDockWidget* d) const {
+  QTabBar* bar = tabBarOf(d);
+  return bar ? bar->height() : 0;
+}
+
+bool MainWindow::isCurrentTab(QDockWidget* d) const {
+  QTabBar* bar = tabBarOf(d);
+  return bar ? bar->tabText(bar->currentIndex()) == d->windowTitle()
+             : !d->visibleRegion().isEmpty();
+}
+
+void MainWindow::rememberPanelHeights() {
+  // The current tab of the tabs under the monitor.
+  for (auto it = m_docks.constBegin(); it != m_docks.constEnd(); ++it) {
+    QDockWidget* d = it.value();
+    if (it.key() == QLatin1String("monitor") || !tabBarOf(d) || !isCurrentTab(d) ||
+        !isUnderMonitor(d) || d->height() < 80)
+      continue;
+    m_panelHeights[it.key()] = d->height();
+  }
+}
+
+bool MainWindow::event(QEvent* event) {
+  const bool handled = QMainWindow::event(event);
+  // A drag of a separator between docks ends here (QMainWindow moves them on its own events).
+  if (event->type() == QEvent::MouseButtonRelease && isVisible()) rememberPanelHeights();
+  return handled;
+}
+
 void MainWindow::fitRaisedPanel(const QString& name) {
   QDockWidget* d = m_docks.value(name, nullptr);
   QDockWidget* monitor = m_docks.value(QStringLiteral("monitor"), nullptr);
-  if (!m_arranged || !d || !monitor || d->isFloating() || monitor->isFloating() ||
-      !d->isVisible() || !monitor->isVisible())
-    return;
-  // Only in the layout the workbench made: the panel in the tabs right under the monitor.
-  const bool underMonitor = dockWidgetArea(d) == dockWidgetArea(monitor) &&
-                            d->geometry().top() > monitor->geometry().bottom() &&
-                            d->geometry().left() < monitor->geometry().right() &&
-                            monitor->geometry().left() < d->geometry().right();
-  if (!underMonitor) return;
+  if (!d || !d->isVisible() || !isUnderMonitor(d)) return;
   const int column = monitor->height() + d->height();
-  // Never below the height the Monitor's charts need to stay readable.
+  // The height it had when last raised; the first time its share, never below the height the
+  // Monitor's charts need to stay readable.
+  const auto kept = m_panelHeights.constFind(name);
   const int bottom =
-      std::min(int(std::lround(column * heightShare(name))), column - monitorFloor());
-  if (bottom < 80 || std::abs(d->height() - bottom) < 8) return;  // not laid out yet
-  resizeDocks({monitor, d}, {column - bottom, bottom}, Qt::Vertical);
+      kept != m_panelHeights.constEnd()
+          ? std::clamp(*kept, 80, column - 80)
+          : std::min(int(std::lround(column * heightShare(name))), column - monitorFloor());
+  if (bottom < 80 || std::abs(d->height() - bottom) < 4) return;  // not laid out yet, or there
+  // resizeDocks sizes the tab group, its tab bar included.
+  const int tabs = tabBarHeight(d);
+  resizeDocks({monitor, d}, {column - bottom, bottom + tabs}, Qt::Vertical);
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
@@ -103,6 +166,10 @@ void MainWindow::restoreLayout() {
   m_restoredGeometry =
       restoreGeometry(settings->value(QStringLiteral("window/geometry")).toByteArray());
   m_arranged = restoreState(settings->value(QStringLiteral("window/state")).toByteArray());
+  const QVariantMap heights = settings->value(QStringLiteral("window/panelHeights")).toMap();
+  for (auto it = heights.begin(); it != heights.end(); ++it)
+    if (m_docks.contains(it.key()) && it.value().toInt() >= 80)
+      m_panelHeights[it.key()] = it.value().toInt();
 }
 
 void MainWindow::saveLayout() {
@@ -110,6 +177,11 @@ void MainWindow::saveLayout() {
   if (!settings) return;
   settings->setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings->setValue(QStringLiteral("window/state"), saveState());
+  rememberPanelHeights();
+  QVariantMap heights;
+  for (auto it = m_panelHeights.begin(); it != m_panelHeights.end(); ++it)
+    heights[it.key()] = it.value();
+  settings->setValue(QStringLiteral("window/panelHeights"), heights);
 }
 
 bool MainWindow::runInProgress() const {

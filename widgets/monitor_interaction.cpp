@@ -162,6 +162,9 @@ bool MonitorPanel::eventFilter(QObject* watched, QEvent* event) {
     case QEvent::Leave:
       m_readout->clear();
       break;
+    case QEvent::Resize:
+      fitAxisTitles(*c);
+      break;
     default:
       break;
   }

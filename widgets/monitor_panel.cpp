@@ -131,7 +131,7 @@ MonitorPanel::MonitorPanel(QWidget* parent) : QWidget(parent) {
     c.chart->setTitleFont(tf);
     c.view = new QChartView(c.chart, m_chartArea);
     c.view->setRenderHint(QPainter::Antialiasing);
-    c.view->setMinimumSize(240, kAxisTitleMinHeight);
+    c.view->setMinimumSize(240, kChartMinHeight);
     c.view->setRubberBand(QChartView::RectangleRubberBand);  // drag a rectangle to zoom
     c.view->viewport()->setMouseTracking(true);              // the hover readout
     c.view->viewport()->installEventFilter(this);
@@ -554,10 +554,14 @@ void MonitorPanel::updateChart(Chart& c) {
     a->setRange(ymin, ymax);
   } else if (auto* v = qobject_cast<QValueAxis*>(c.ay)) {
     const double pad = (ymax - ymin) * 0.04;
-    applyNiceTicks(v, ymin - pad, ymax + pad, ticksThatFit(c.chart->plotArea().height(), 28));
+    applyNiceTicks(v, ymin - pad, ymax + pad, ticksThatFit(c.chart->plotArea().height(), 20));
   }
   m_settingRange = false;
   if (c.ax->titleText() != m_xCombo->currentText()) c.ax->setTitleText(m_xCombo->currentText());
+  fitAxisTitles(c);
+}
+
+void MonitorPanel::fitAxisTitles(Chart& c) {
   // A short chart (a 1280 × 800 window with a panel raised under the monitor) keeps its plot and
   // drops the axis titles, which Qt would elide to "…": the x axis is named in the bar above.
   const bool titles = c.view->height() >= kAxisTitleMinHeight;

@@ -187,6 +187,8 @@ class MonitorPanel : public QWidget {
   void fillRunsMenu();
   void watchAxis(Chart& c, QAbstractAxis* axis);
   Chart* chartOfView(QObject* viewport);
+  // Axis titles shown only on a chart tall enough for them (kAxisTitleMinHeight); on each resize.
+  void fitAxisTitles(Chart& c);
 
   MetricStore m_store;
   quint64 m_viewGeneration = 0;  // view settings (axes, toggles) changed
@@ -213,8 +215,11 @@ class MonitorPanel : public QWidget {
   QLabel* m_readout = nullptr;
   QPoint m_panFrom;
   bool m_panning = false;
-  // px of chart that keep the axis titles; the window never squeezes a chart below it.
-  static constexpr int kAxisTitleMinHeight = 190;
+  // px of chart that keep the axis titles whole (below it they are dropped rather than elided, the
+  // x axis named in the bar above), and the least a chart gets: plot, tick labels and axis titles
+  // whole, so a 1280 × 800 window leaves the Runs table under the Monitor three rows in view.
+  static constexpr int kAxisTitleMinHeight = 150;
+  static constexpr int kChartMinHeight = 160;
 };
 
 }  // namespace gllm::gui

@@ -1,6 +1,13 @@
 // A researcher's day, round two (issue 42), points 3, 4 and 6: the heatmaps follow a run's
 // checkpoints as they are written, committed results open and pair, the layout stays.
 #include <QDir>
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMouseEvent>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QtTest>
@@ -40,6 +47,29 @@ bool onRun(HeatmapPanel* h, const QString& runDir) {
 
 QString stepSource(const QString& runDir, qint64 step) {
   return QDir(runDir).dirName() + QStringLiteral("/step_%1").arg(step, 6, 10, QLatin1Char('0'));
+}
+
+// The part of `w` its dock's scroll area shows, in w's coordinates.
+QRect shownPart(QWidget* w) {
+  QWidget* p = w;
+  while (p && !qobject_cast<QScrollArea*>(p)) p = p->parentWidget();
+  auto* area = qobject_cast<QScrollArea*>(p);
+  if (!area) return w->rect();
+  const QRect viewport(w->mapFrom(area->viewport(), QPoint(0, 0)), area->viewport()->size());
+  return w->rect().intersected(viewport);
+}
+
+// Rows of the Runs table in view (header excluded): what the user sees of it without scrolling.
+double rowsInView(QTableWidget* t) {
+  const int shown = shownPart(t).height() - t->horizontalHeader()->height() - 2 * t->frameWidth();
+  return double(shown) / double(t->verticalHeader()->defaultSectionSize());
+}
+
+void settle() {
+  for (int i = 0; i < 6; ++i) {
+    QApplication::processEvents(QEventLoop::AllEvents, 30);
+    QTest::qWait(20);
+  }
 }
 
 }  // namespace
@@ -132,6 +162,128 @@ class TestRoundThree : public QObject {
     QVERIFY(onRun(heat, runDir));
     QVERIFY2(!anyLiveSource(heat), qPrintable(heat->sourceNames().join(", ")));
     QCOMPARE(heat->sourceA(), stepSource(runDir, 30));
+  }
+
+  // Point 6: at 1280 × 800 the Runs table shows rows, not just its header; each panel under the
+  // Monitor keeps the height it was given across tab switches, and the layout (heights, the raised
+  // tab) comes back after a restart; a long status message does not widen the panel.
+  void layoutStays() {
+    QTemporaryDir dir;
+    qputenv("GLLM_WORKBENCH_SETTINGS", dir.filePath("settings.conf").toUtf8());
+    qunsetenv("GLLM_WORKBENCH_NO_SETTINGS");
+    const QSize size(1280, 800);
+    int chosen = 0;
+    {
+      MainWindow w;
+      auto* launcher = qobject_cast<LauncherPanel*>(w.panel(QStringLiteral("queue")));
+      // Three cluster runs listed (names as long as the ladder's).
+      QVector<ClusterRunView> views;
+      for (int seed : {41, 42, 47}) {
+        ClusterRunView v;
+        v.dir = tmp_.filePath(QString("ladder-educated-s%1").arg(seed));
+        v.label = QStringLiteral("ladder-educated+steps=30");
+        v.state = QStringLiteral("unknown");
+        v.detail = QStringLiteral("the scheduler is not reachable: unknown host");
+        v.seed = seed;
+        v.step = v.totalSteps = 30;
+        v.valBpb = 2.29;
+        v.heldoutBpb = 2.25;
+        views << v;
+      }
+      QVERIFY(w.saveScreenshot(dir.filePath("runs.png"), QStringLiteral("queue"), size).isEmpty());
+      launcher->setClusterRuns(views);
+      settle();
+      QTableWidget* table = launcher->table();
+      QVERIFY(table->rowCount() >= 3);  // with the runs of the queue before
+      // The names read whole where the columns leave the room (they do at 1280 px).
+      const int nameNeeds = table->fontMetrics().horizontalAdvance(views[0].label);
+      QVERIFY2(table->columnWidth(0) >= nameNeeds,
+               qPrintable(QString("Run column %1 px for %2 px of name")
+                              .arg(table->columnWidth(0))
+                              .arg(nameNeeds)));
+      QVERIFY2(rowsInView(table) >= 3.0,
+               qPrintable(QString("%1 rows in view; Runs dock %2 px, Monitor dock %3 px")
+                              .arg(rowsInView(table))
+                              .arg(w.dock("queue")->height())
+                              .arg(w.dock("monitor")->height())));
+      // ... beside the Monitor's charts at their readable height: the Monitor needs no scrolling.
+      auto* monitorArea =
+          qobject_cast<QScrollArea*>(w.panel("monitor")->parentWidget()->parentWidget());
+      QVERIFY(monitorArea);
+      QVERIFY2(!monitorArea->verticalScrollBar()->isVisible(),
+               qPrintable(QString("Monitor dock %1 px, its panel needs %2")
+                              .arg(w.dock("monitor")->height())
+                              .arg(w.panel("monitor")->minimumSizeHint().height())));
+      const int first = w.dock(QStringLiteral("queue"))->height();
+      // Away to Heatmaps and back: the Runs panel has the height it had.
+      QVERIFY(w.showPanel(QStringLiteral("heatmaps")));
+      settle();
+      QVERIFY(w.showPanel(QStringLiteral("queue")));
+      settle();
+      QVERIFY2(std::abs(w.dock(QStringLiteral("queue"))->height() - first) <= 4,
+               qPrintable(QString("%1 px, was %2").arg(w.dock("queue")->height()).arg(first)));
+      QVERIFY(rowsInView(table) >= 3.0);
+      // The user drags the separator between Monitor and Runs 90 px up: Runs taller. It stays so
+      // across tab switches.
+      const QRect m = w.dock("monitor")->geometry(), q = w.dock("queue")->geometry();
+      const QPoint grip(m.center().x(), (m.bottom() + q.top()) / 2);
+      auto mouse = [&w](QEvent::Type type, QPoint at, Qt::MouseButtons buttons) {
+        QMouseEvent e(type, QPointF(at), QPointF(w.mapToGlobal(at)),
+                      type == QEvent::MouseMove ? Qt::NoButton : Qt::LeftButton, buttons, {});
+        QApplication::sendEvent(&w, &e);
+      };
+      mouse(QEvent::MouseButtonPress, grip, Qt::LeftButton);
+      for (int dy = 10; dy <= 90; dy += 10) {
+        mouse(QEvent::MouseMove, grip - QPoint(0, dy), Qt::LeftButton);
+        QApplication::processEvents();  // the window moves the separator on a zero timer
+      }
+      mouse(QEvent::MouseButtonRelease, grip - QPoint(0, 90), Qt::NoButton);
+      settle();
+      chosen = w.dock(QStringLiteral("queue"))->height();
+      QVERIFY2(chosen > first + 40, qPrintable(QString("%1 px, was %2").arg(chosen).arg(first)));
+      for (const QString& other : {QStringLiteral("compare"), QStringLiteral("inspector")}) {
+        QVERIFY(w.showPanel(other));
+        settle();
+        QVERIFY(w.showPanel(QStringLiteral("queue")));
+        settle();
+        QVERIFY2(std::abs(w.dock(QStringLiteral("queue"))->height() - chosen) <= 4,
+                 qPrintable(QString("after %1: %2 px, chosen %3")
+                                .arg(other)
+                                .arg(w.dock("queue")->height())
+                                .arg(chosen)));
+      }
+      // A long message wraps under the table: the panel is no wider, Seeds stays in view.
+      const int wide = w.panel(QStringLiteral("queue"))->minimumSizeHint().width();
+      launcher->showClusterStatus(QString("sbatch refused the job array: ").repeated(20));
+      settle();
+      QVERIFY(w.panel(QStringLiteral("queue"))->minimumSizeHint().width() <= wide);
+      auto* seeds = launcher->findChild<QLineEdit*>(QStringLiteral("seeds"));
+      QVERIFY(seeds);
+      QVERIFY2(shownPart(seeds).width() == seeds->width(),
+               qPrintable(QString("Seeds %1 px wide, %2 shown")
+                              .arg(seeds->width())
+                              .arg(shownPart(seeds).width())));
+      QVERIFY(w.showPanel(QStringLiteral("compare")));  // the tab raised when quitting
+      settle();
+      QVERIFY(w.close());
+    }
+    {
+      MainWindow w;
+      w.show();
+      settle();
+      // Compare raised as it was, and the Runs panel at the height the user gave it.
+      // (a tab behind another is moved off-screen: nothing of it is in view).
+      QVERIFY(!w.dock(QStringLiteral("compare"))->visibleRegion().isEmpty());
+      QVERIFY(w.dock(QStringLiteral("queue"))->visibleRegion().isEmpty());
+      QVERIFY(w.showPanel(QStringLiteral("queue")));
+      settle();
+      QVERIFY2(std::abs(w.dock(QStringLiteral("queue"))->height() - chosen) <= 4,
+               qPrintable(QString("after a restart: %1 px, chosen %2")
+                              .arg(w.dock("queue")->height())
+                              .arg(chosen)));
+      QVERIFY(w.close());
+    }
+    qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
   }
 
   // Point 4: the committed route-2 results open from the command line's way in (openRun of a
