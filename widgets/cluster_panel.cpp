@@ -492,6 +492,7 @@ QVector<ClusterRunView> ClusterPanel::runViews() const {
     v.step = r.step;
     v.totalSteps = r.total_steps;
     v.valBpb = r.val_bpb;
+    v.valStep = r.val_bpb_step;
     v.heldoutBpb = r.heldout_bpb;
     out.push_back(v);
   }

@@ -100,7 +100,7 @@ void LauncherPanel::fillClusterRows(int firstRow) {
     auto* st = new QTableWidgetItem(tr("cluster: %1").arg(r.state));
     st->setForeground(clusterStateColor(r.state));
     st->setToolTip(r.detail);
-    setRunCells(i, st, r.step, r.totalSteps, r.valBpb, r.heldoutBpb, r.dir, r.detail);
+    setRunCells(i, st, r.step, r.totalSteps, r.valBpb, r.valStep, r.heldoutBpb, r.dir, r.detail);
   }
 }
 

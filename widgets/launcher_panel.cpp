@@ -401,7 +401,8 @@ void LauncherPanel::refreshTable() {
     else if (e.status == QLatin1String("interrupted") || e.status == QLatin1String("cancelled"))
       c = QColor(0xb9, 0x7a, 0x1c);
     st->setForeground(c);
-    setRunCells(i, st, e.step, e.totalSteps, e.valBpb, e.heldoutBpb, e.runDir, e.message);
+    setRunCells(i, st, e.step, e.totalSteps, e.valBpb, e.valStep, e.heldoutBpb, e.runDir,
+                e.message);
   }
   fillClusterRows(int(entries.size()));
   if (!selected.isEmpty()) selectId(selected);
@@ -440,8 +441,8 @@ void LauncherPanel::fitNameColumn() {
 }
 
 void LauncherPanel::setRunCells(int row, QTableWidgetItem* status, qint64 step, qint64 totalSteps,
-                                double valBpb, double heldoutBpb, const QString& dir,
-                                const QString& message) {
+                                double valBpb, qint64 valStep, double heldoutBpb,
+                                const QString& dir, const QString& message) {
   QFont f = status->font();
   f.setBold(true);
   status->setFont(f);
@@ -454,9 +455,16 @@ void LauncherPanel::setRunCells(int row, QTableWidgetItem* status, qint64 step, 
   bar->setMaximum(int(std::max<qint64>(1, totalSteps)));
   bar->setValue(int(std::min(step, totalSteps)));
   bar->setFormat(QStringLiteral("%1 / %2").arg(step).arg(totalSteps));
-  m_table->setItem(
-      row, 4,
-      new QTableWidgetItem(valBpb >= 0 ? QString::number(valBpb, 'f', 4) : QStringLiteral("—")));
+  auto* val =
+      new QTableWidgetItem(valBpb >= 0 ? QString::number(valBpb, 'f', 4) : QStringLiteral("—"));
+  if (valBpb >= 0 && valStep >= 0 && valStep != step) {
+    val->setText(val->text() + QStringLiteral(" @%1").arg(valStep));
+    val->setToolTip(tr("validation BPB measured at step %1; the run went on to step %2 without "
+                       "another evaluation")
+                        .arg(valStep)
+                        .arg(step));
+  }
+  m_table->setItem(row, 4, val);
   m_table->setItem(row, 5,
                    new QTableWidgetItem(heldoutBpb >= 0 ? QString::number(heldoutBpb, 'f', 4)
                                                         : QStringLiteral("—")));

@@ -28,6 +28,7 @@ struct ClusterRunView {
   int seed = 0;
   qint64 step = 0, totalSteps = 0;
   double valBpb = -1, heldoutBpb = -1;
+  qint64 valStep = -1;  // the step valBpb was measured at
 };
 
 // The colour a scheduler state is shown in (Runs and Cluster tables alike).
@@ -111,8 +112,9 @@ class LauncherPanel : public QWidget {
   void refreshTable();
   void fillClusterRows(int firstRow);
   // Columns Status (bold `status`), Progress, val BPB, held-out BPB and Folder / message of a row.
+  // A val BPB measured before the run's last step says at which step ("2.2903 @50").
   void setRunCells(int row, QTableWidgetItem* status, qint64 step, qint64 totalSteps, double valBpb,
-                   double heldoutBpb, const QString& dir, const QString& message);
+                   qint64 valStep, double heldoutBpb, const QString& dir, const QString& message);
   void updateButtons();
   // Column Run gets the width its names need, unless that leaves Folder / message under 90 px;
   // then the two share what the other columns leave, the names at least half.

@@ -408,8 +408,11 @@ void MonitorPanel::updateChart(Chart& c) {
     // Colours follow the groups (a run of no seed group is a group of one, so without seed groups
     // each run keeps the colour of its place); with the seeds shown, each run has its own. A
     // chart's second metric (held-out beside validation BPB) is dashed and darker.
+    // A seed drawn on its own takes a shade of its group's colour, so one chart's seeds toggle
+    // leaves the legend the four charts share as it was.
     const SeedGroup* g = u.group ? u.group : m_store.groupOf(u.run);
-    const QColor base = showSeeds || !g ? runColor(u.run) : groupColor(*g);
+    const bool seedOfGroup = !u.group && g && g->runs.size() >= 2;
+    const QColor base = !g ? runColor(u.run) : seedOfGroup ? seedShade(*g, u.run) : groupColor(*g);
     const QColor col = mi == 0 ? base : base.darker(170);
     const Qt::PenStyle style = mi == 0 ? Qt::SolidLine : Qt::DashLine;
     // A group's name counts its seeds, which may grow while it is drawn.
@@ -454,6 +457,13 @@ void MonitorPanel::updateChart(Chart& c) {
       it->named = !firstMetricUnits.contains(who);
     }
     Curve& cv = it.value();
+    if (seedOfGroup) {
+      cv.legendAs = tr("%1 · %2 seeds").arg(g->label).arg(g->runs.size());
+      if (mi > 0) cv.legendAs += QStringLiteral(" · ") + metricLabel(metric);
+      cv.legendColor = mi == 0 ? groupColor(*g) : groupColor(*g).darker(170);
+    } else {
+      cv.legendAs.clear();
+    }
     if (cv.main->name() != name) {
       cv.main->setName(name);
       if (cv.band) cv.band->setName(name + tr(" (band)"));

@@ -148,6 +148,10 @@ class MonitorPanel : public QWidget {
     QLineSeries* upper = nullptr;  // the band's edges (owned by the band series)
     QLineSeries* lower = nullptr;
     bool named = true;  // in the shared legend (not a dashed twin of a curve already named)
+    // A seed of a group drawn on its own (the chart's seeds toggle): the shared legend names its
+    // group instead, in the group's colour, as the other charts draw it.
+    QString legendAs;
+    QColor legendColor;
   };
   // Series and axes live as long as the chart; a redraw replaces their points and ranges only.
   struct Chart {
@@ -179,6 +183,8 @@ class MonitorPanel : public QWidget {
   // The shared legend above the charts: each drawn curve once, its colour and dash, its name.
   void updateSharedLegend();
   QColor groupColor(const SeedGroup& group) const;
+  // The colour of seed `run` of `group` drawn on its own: a shade of the group's colour.
+  QColor seedShade(const SeedGroup& group, const QString& run) const;
   void updateSeedToggles();
   // The second bar row: Runs menu, Reset zoom, the hover readout; and the charts' mouse handling.
   void buildInteraction(QLayout* layout);

@@ -12,6 +12,7 @@
 #include <QRegularExpression>
 #include <QSet>
 #include <QValueAxis>
+#include <algorithm>
 
 #include "widgets/monitor_panel.h"
 #include "widgets/widget_util.h"
@@ -31,38 +32,73 @@ QString MonitorPanel::legendName(const QString& run) const {
 }
 
 void MonitorPanel::updateSharedLegend() {
-  // Every drawn curve of every chart once, in the charts' order, with its colour and dash.
-  QStringList entries, names;
+  // Every drawn curve of every chart once, with its colour and dash, in the order the runs arrived
+  // (a seed group where its first seed is): the order stays when a chart's seeds toggle changes
+  // what it draws.
+  struct Entry {
+    int order;
+    QString name, html;
+  };
+  std::vector<Entry> found;
   QSet<QString> named;
   for (const Chart& c : m_charts)
     for (auto it = c.curves.cbegin(); it != c.curves.cend(); ++it) {
       const Curve& cv = it.value();
       if (!cv.main || !cv.named || !cv.main->isVisible() || cv.main->count() == 0) continue;
-      const QString name = cv.main->name();
-      // A run's curve is keyed run + '\n' + metric; a seed group's "group\n…" carries no note.
+      const bool asGroup = !cv.legendAs.isEmpty();
+      const QString name = asGroup ? cv.legendAs : cv.main->name();
+      // A run's curve is keyed run + '\n' + metric, a seed group's "group\n" + key + '\n' + metric;
+      // a group carries no note.
+      const bool isGroup = it.key().startsWith(QLatin1String("group\n"));
       const QString run = it.key().section(QLatin1Char('\n'), 0, 0);
-      const QString note =
-          it.key().startsWith(QLatin1String("group\n")) ? QString() : m_notes.value(run);
+      const QString note = asGroup || isGroup ? QString() : m_notes.value(run);
       if (named.contains(name)) continue;
       named.insert(name);
-      names << name;
+      QString first = run;
+      if (isGroup) {
+        const QString key = it.key().section(QLatin1Char('\n'), 1, -2);
+        for (const SeedGroup& g : m_store.groups())
+          if (g.key == key && !g.runs.isEmpty()) first = g.runs.first();
+      } else if (const SeedGroup* g = asGroup ? m_store.groupOf(run) : nullptr) {
+        first = g->runs.first();
+      }
       const QPen pen = cv.main->pen();
+      const QColor colour = asGroup ? cv.legendColor : pen.color();
       const QString mark =
           pen.style() == Qt::DashLine ? QStringLiteral("╌╌") : QStringLiteral("━━");
       QString entry =
           QStringLiteral("<span style=\"color:%1\">%2</span>&nbsp;%3")
-              .arg(pen.color().name(), mark,
+              .arg(colour.name(), mark,
                    name.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
       if (!note.isEmpty())
         entry += QStringLiteral("&nbsp;<span style=\"color:#5b6b7d\">(%1)</span>")
                      .arg(note.toHtmlEscaped());
-      entries << entry;
+      found.push_back({int(m_store.runs().indexOf(first)), name, entry});
     }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Entry& x, const Entry& y) { return x.order < y.order; });
+  QStringList entries, names;
+  for (const Entry& e : found) names << e.name, entries << e.html;
   m_legendNames = names;
-  m_legend->setText(entries.isEmpty()
-                        ? tr("No runs yet: launch one under Runs, or open a run folder (File ▸ "
-                             "Open).")
-                        : entries.join(QStringLiteral(" &nbsp; ")));
+  const QStringList all = m_store.runs();
+  const int runs = int(all.size());
+  if (!entries.isEmpty())
+    m_legend->setText(entries.join(QStringLiteral(" &nbsp; ")));
+  else if (runs > 0 &&
+           std::all_of(all.begin(), all.end(), [this](const QString& r) { return !runVisible(r); }))
+    m_legend->setText(runs == 1 ? tr("The run is hidden: show it under Runs ▾.")
+                                : tr("All %1 runs are hidden: show them under Runs ▾.").arg(runs));
+  else
+    m_legend->setText(
+        tr("No runs yet: launch one under Runs, or open a run folder (File ▸ Open)."));
+}
+
+QColor MonitorPanel::seedShade(const SeedGroup& group, const QString& run) const {
+  // The group's hue and saturation, lightness spread from darker to lighter over its seeds.
+  const QColor base = groupColor(group);
+  const int n = int(group.runs.size()), k = std::max(0, int(group.runs.indexOf(run)));
+  const int light = n <= 1 ? base.lightness() : 70 + (k * (170 - 70)) / (n - 1);
+  return QColor::fromHsl(base.hslHue(), base.hslSaturation(), light);
 }
 
 void MonitorPanel::setRunNote(const QString& run, const QString& note) {

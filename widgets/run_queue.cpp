@@ -80,6 +80,7 @@ void RunQueue::load() {
       e.step = o.value("step", int64_t(0));
       e.totalSteps = o.value("total_steps", int64_t(0));
       e.valBpb = o.value("val_bpb", -1.0);
+      e.valStep = o.value("val_step", int64_t(-1));
       e.heldoutBpb = o.value("heldout_bpb", -1.0);
       e.message = qs(o.value("message", ""));
       e.preset = o.value("preset", nlohmann::json());
@@ -113,6 +114,7 @@ std::string RunQueue::queueText() const {
                    {"step", e.step},
                    {"total_steps", e.totalSteps},
                    {"val_bpb", e.valBpb},
+                   {"val_step", e.valStep},
                    {"heldout_bpb", e.heldoutBpb},
                    {"message", ss(e.message)},
                    {"preset", e.preset},
@@ -291,6 +293,7 @@ void RunQueue::launch(QueueEntry& e) {
       [this, id](const EvalRecord& r) {
         if (QueueEntry* x = find(id)) {
           (r.split == "heldout" ? x->heldoutBpb : x->valBpb) = r.bpb;
+          if (r.split != "heldout") x->valStep = r.step;
           x->step = std::max<qint64>(x->step, r.step);
         }
         saveProgress();  // the queue file keeps the progress a crash would lose
@@ -309,7 +312,7 @@ void RunQueue::launch(QueueEntry& e) {
       [this, id](const FinishedRecord& r) {
         if (QueueEntry* x = find(id)) {
           x->step = r.step;
-          if (r.val_bpb >= 0) x->valBpb = r.val_bpb;
+          if (r.val_bpb >= 0) x->valBpb = r.val_bpb, x->valStep = r.val_bpb_step;
           if (r.heldout_bpb >= 0) x->heldoutBpb = r.heldout_bpb;
         }
         finish(id, qs(r.status), qs(r.message));

@@ -31,6 +31,7 @@ struct QueueEntry {
   QString forkFrom;  // non-empty: starts from this checkpoint (engine/train/fork.h), its own grades
   qint64 step = 0, totalSteps = 0;
   double valBpb = -1, heldoutBpb = -1;
+  qint64 valStep = -1;  // the step valBpb was measured at
   QString message;
   nlohmann::json preset;  // the preset's resolved config the run was made from (null: unknown)
   QStringList tags;       // the user's labels and note for the run

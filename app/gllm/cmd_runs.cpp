@@ -74,8 +74,12 @@ gllm::cli::RegisterCommand reg("runs", [](CLI::App& root) {
                           ? "-"
                           : it->second.state +
                                 (it->second.detail.empty() ? "" : " (" + it->second.detail + ")"));
-      for (const auto& v : {std::to_string(r.step) + "/" + std::to_string(r.total_steps),
-                            num(r.final_loss), num(r.val_bpb), num(r.heldout_bpb)})
+      for (const auto& v :
+           {std::to_string(r.step) + "/" + std::to_string(r.total_steps), num(r.final_loss),
+            num(r.val_bpb) + (r.val_bpb >= 0 && r.val_bpb_step >= 0 && r.val_bpb_step != r.step
+                                  ? " @" + std::to_string(r.val_bpb_step)
+                                  : ""),
+            num(r.heldout_bpb)})
         row.push_back(v);
       table.add_row(row);
       for (const auto& w : r.warnings) table.add_line("    warning: " + w);

@@ -248,7 +248,12 @@ gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
     } else {
       std::cout << f.status << ": " << f.run_dir << "\n  step " << f.step << ", loss "
                 << f.final_loss;
-      if (f.val_bpb >= 0) std::cout << ", val BPB " << f.val_bpb;
+      if (f.val_bpb >= 0) {
+        std::cout << ", val BPB " << f.val_bpb;
+        // A run cancelled between evaluations: its last one is from an earlier step.
+        if (f.val_bpb_step >= 0 && f.val_bpb_step != f.step)
+          std::cout << " (at step " << f.val_bpb_step << ")";
+      }
       if (f.heldout_bpb >= 0) std::cout << ", held-out BPB " << f.heldout_bpb;
       std::cout << "\n  " << static_cast<int64_t>(f.tokens_per_s) << " tokens/s, peak "
                 << static_cast<int64_t>(f.peak_mem_mib) << " MiB (estimate "

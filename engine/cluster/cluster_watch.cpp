@@ -60,6 +60,7 @@ ClusterSnapshot watch_cluster_runs(const std::vector<std::string>& roots) {
       row.step = info.step;
       row.total_steps = info.total_steps;
       row.val_bpb = info.val_bpb;
+      row.val_bpb_step = info.val_bpb_step;
       row.heldout_bpb = info.heldout_bpb;
       std::error_code ec;
       const auto size = std::filesystem::file_size(join_path(d, "metrics.jsonl"), ec);

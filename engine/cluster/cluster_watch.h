@@ -17,6 +17,7 @@ struct ClusterRunRow {
   std::string run_status;  // the run's own: running | completed | interrupted | … | "" (no steps)
   int64_t step = 0, total_steps = 0;
   double val_bpb = -1, heldout_bpb = -1;
+  int64_t val_bpb_step = -1;  // the step val_bpb was measured at
   int64_t metrics_bytes = 0;  // size of metrics.jsonl: grows while the task trains
   ClusterRunState cluster;
 };

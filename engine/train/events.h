@@ -55,9 +55,10 @@ struct FinishedRecord {
   std::string status;  // "completed" | "cancelled" | "diverged"
   int64_t step = 0;
   int64_t tokens = 0;
-  double final_loss = 0;    // training loss of the last step
-  double val_bpb = -1;      // last validation BPB (-1 when none)
-  double heldout_bpb = -1;  // held-out BPB at the end (-1 when not evaluated)
+  double final_loss = 0;      // training loss of the last step
+  double val_bpb = -1;        // last validation BPB (-1 when none)
+  int64_t val_bpb_step = -1;  // the step it was measured at (a cancelled run stops after it)
+  double heldout_bpb = -1;    // held-out BPB at the end (-1 when not evaluated)
   double tokens_per_s = 0;
   double peak_mem_mib = 0;
   // The estimate of peak_mem_mib: what the process held when the run started (libraries, data;

@@ -50,6 +50,7 @@ nlohmann::json to_json(const FinishedRecord& r) {
                       {"estimate_mem_mib", r.estimate_mem_mib},
                       {"wall_s", r.wall_s},
                       {"message", r.message}};
+  if (r.val_bpb_step >= 0) j["val_bpb_step"] = r.val_bpb_step;
   if (!r.run_dir.empty()) j["run_dir"] = r.run_dir;
   return j;
 }

@@ -383,6 +383,7 @@ FinishedRecord RunSegment::finish(const std::string& status, const std::string& 
   f.tokens = tokens;
   f.final_loss = last_loss;
   f.val_bpb = last_val_bpb;
+  f.val_bpb_step = last_val_bpb >= 0 ? last_eval_step : -1;
   f.heldout_bpb = heldout_bpb;
   f.tokens_per_s = tokens_per_s();
   f.peak_mem_mib = dist::measured_peak_mib(device);

@@ -282,7 +282,10 @@ RunInfo read_run(const std::string& run_dir) {
     r.step = std::max<int64_t>(r.step, rec["step"].get<int64_t>());
     r.tokens = std::max<int64_t>(r.tokens, json_int_or(rec, "tokens", r.tokens));
     if (rec.contains("loss")) r.final_loss = json_number_or(rec, "loss", r.final_loss);
-    if (rec.contains("val_bpb")) r.val_bpb = json_number_or(rec, "val_bpb", r.val_bpb);
+    if (rec.contains("val_bpb")) {
+      r.val_bpb = json_number_or(rec, "val_bpb", r.val_bpb);
+      r.val_bpb_step = rec["step"].get<int64_t>();
+    }
     if (rec.contains("heldout_bpb"))
       r.heldout_bpb = json_number_or(rec, "heldout_bpb", r.heldout_bpb);
     if (rec.contains("tokens_per_s"))
@@ -312,6 +315,7 @@ RunInfo read_run(const std::string& run_dir) {
       }
       r.heldout_bpb = json_number_or(r.summary, "heldout_bpb", r.heldout_bpb);
       r.val_bpb = json_number_or(r.summary, "val_bpb", r.val_bpb);
+      r.val_bpb_step = json_int_or(r.summary, "val_bpb_step", r.val_bpb_step);
     } catch (const Error& e) {
       r.summary = nlohmann::json();
       r.warnings.push_back(std::string(e.what()) + "; the summary was ignored");
@@ -360,6 +364,7 @@ nlohmann::json to_json(const RunInfo& r) {
           {"tokens", r.tokens},
           {"final_loss", opt(r.final_loss)},
           {"val_bpb", opt(r.val_bpb)},
+          {"val_bpb_step", r.val_bpb_step >= 0 ? nlohmann::json(r.val_bpb_step) : nullptr},
           {"heldout_bpb", opt(r.heldout_bpb)},
           {"tokens_per_s", r.tokens_per_s},
           {"peak_mem_mib", r.peak_mem_mib},

@@ -66,6 +66,7 @@ struct RunInfo {
   int64_t tokens = 0;
   double final_loss = -1;  // -1 when unknown
   double val_bpb = -1;
+  int64_t val_bpb_step = -1;  // the step val_bpb was measured at (-1 when none)
   double heldout_bpb = -1;
   double tokens_per_s = 0;
   double peak_mem_mib = 0;

@@ -266,6 +266,15 @@ class TestLayout : public QObject {
                               .arg(header->sectionSize(c))
                               .arg(need)));
     }
+    // The matrix names read whole (issue 42, point 7: they were cut to "h….").
+    for (int r = 0; r < table->rowCount(); ++r) {
+      const QString n = table->item(r, 0)->text();
+      QVERIFY2(header->sectionSize(0) >= table->fontMetrics().horizontalAdvance(n) + 6,
+               qPrintable(QString("'%1' needs %2 px, its column has %3")
+                              .arg(n)
+                              .arg(table->fontMetrics().horizontalAdvance(n))
+                              .arg(header->sectionSize(0))));
+    }
     QVERIFY2(header->length() <= table->viewport()->width() + 1,
              qPrintable(QString("%1 px of columns in %2 px")
                             .arg(header->length())

@@ -5,6 +5,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
+#include <QLabel>
 #include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
@@ -120,6 +121,44 @@ class TestMonitorSeeds : public QObject {
     m.redrawNow();
     QCOMPARE(seriesOf<QAreaSeries>(c).size(), 1);
     QCOMPARE(seriesOf<QLineSeries>(c).size(), 2);
+  }
+
+  // Issue 42, point 7: the shared legend speaks for all four charts, so one chart's seeds toggle
+  // leaves it as it was (names and colours); that chart draws the seeds in shades of their
+  // group's colour.
+  void seedsToggleKeepsTheSharedLegend() {
+    MonitorPanel m;
+    m.resize(1000, 700);
+    m.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&m));
+    m.setSmoothing(0);
+    fill(m);
+    m.redrawNow();
+    auto* legend = m.findChild<QLabel*>(QStringLiteral("monitorLegend"));
+    QVERIFY(legend);
+    const QString before = legend->text();
+    const QStringList names = m.legendEntries();
+    QVERIFY2(names.filter("arm-a").size() == 1, qPrintable(names.join(", ")));
+    QColor group;
+    for (QLineSeries* l : seriesOf<QLineSeries>(m.chartFor("loss")))
+      if (l->name().startsWith("arm-a")) group = l->pen().color();
+    QVERIFY(group.isValid());
+    m.seedToggle("loss")->click();
+    m.redrawNow();
+    QCOMPARE(m.legendEntries(), names);
+    QCOMPARE(legend->text(), before);
+    int shades = 0;
+    for (QLineSeries* l : seriesOf<QLineSeries>(m.chartFor("loss"))) {
+      if (!l->name().startsWith("arm-a s")) continue;
+      ++shades;
+      const QColor c = l->pen().color();
+      QVERIFY2(std::abs(c.hslHue() - group.hslHue()) <= 12 || group.hslSaturation() < 20,
+               qPrintable(QString("%1: hue %2, its group's %3")
+                              .arg(l->name())
+                              .arg(c.hslHue())
+                              .arg(group.hslHue())));
+    }
+    QCOMPARE(shades, 3);
   }
 
   void csvCarriesTheBand() {

@@ -3,9 +3,11 @@
 // the CSV carries run folder and seed; PNGs export at a chosen resolution, per chart too.
 #include <QChart>
 #include <QChartView>
+#include <QLabel>
 #include <QMenu>
 #include <QMouseEvent>
 #include <QValueAxis>
+#include <QXYSeries>
 #include <QtTest>
 
 #include "widgets/monitor_panel.h"
@@ -84,6 +86,39 @@ class TestMonitorTools : public QObject {
   }
 
   // A run folder's start time is left out of the legend unless two runs would then read alike.
+  // Issue 42, point 7: hiding the only run leaves no curve or mark in any chart, and the legend
+  // says the runs are hidden (and how to show them), not that there are none.
+  void hidingTheOnlyRun() {
+    MonitorPanel m;
+    m.resize(1000, 700);
+    m.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&m));
+    m.setRunConfig("a-s1", config("a", 1));
+    for (int step = 1; step <= 20; ++step)
+      m.addPoint("a-s1", "loss", {double(step), 64.0 * step, NAN, 0.1 * step, 5.0 + 1.0 / step});
+    m.addPoint("a-s1", "val_bpb", {20, 1280, NAN, 2, 2.5});
+    m.addPoint("a-s1", "heldout_bpb", {20, 1280, NAN, 2, 2.6});
+    m.redrawNow();
+    m.setRunVisible("a-s1", false);
+    m.redrawNow();
+    for (const char* metric : {"loss", "val_bpb", "tokens_per_s", "peak_mem_mib"}) {
+      QChart* c = m.chartFor(metric);
+      QVERIFY(c);
+      for (QAbstractSeries* s : c->series()) {
+        auto* xy = qobject_cast<QXYSeries*>(s);
+        QVERIFY2(!s->isVisible() || !xy || xy->count() == 0,
+                 qPrintable(QString("%1: %2 still drawn").arg(metric, s->name())));
+      }
+    }
+    auto* legend = m.findChild<QLabel*>(QStringLiteral("monitorLegend"));
+    QVERIFY(legend);
+    QVERIFY2(!legend->text().contains("No runs yet") && legend->text().contains("hidden"),
+             qPrintable(legend->text()));
+    m.setRunVisible("a-s1", true);
+    m.redrawNow();
+    QVERIFY(m.legendEntries().contains("a-s1"));
+  }
+
   void legendNamesAreShort() {
     MonitorPanel m;
     m.resize(1000, 700);

@@ -195,6 +195,20 @@ class TestRoundThree : public QObject {
       settle();
       QTableWidget* table = launcher->table();
       QVERIFY(table->rowCount() >= 3);  // with the runs of the queue before
+      // Point 7: a val BPB from an evaluation before the run's last step says which step.
+      {
+        QVector<ClusterRunView> cancelled = views;
+        cancelled[0].step = 60;
+        cancelled[0].totalSteps = 100;
+        cancelled[0].valStep = 50;
+        cancelled[1].valStep = 30;  // measured at its last step: no mark
+        launcher->setClusterRuns(cancelled);
+        const int first = table->rowCount() - 3;
+        QCOMPARE(table->item(first, 4)->text(), QStringLiteral("2.2900 @50"));
+        QVERIFY(table->item(first, 4)->toolTip().contains("step 50"));
+        QCOMPARE(table->item(first + 1, 4)->text(), QStringLiteral("2.2900"));
+        launcher->setClusterRuns(views);
+      }
       // The names read whole where the columns leave the room (they do at 1280 px).
       const int nameNeeds = table->fontMetrics().horizontalAdvance(views[0].label);
       QVERIFY2(table->columnWidth(0) >= nameNeeds,

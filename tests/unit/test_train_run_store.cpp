@@ -10,6 +10,7 @@
 #include "engine/io/error.h"
 #include "engine/io/paths.h"
 #include "engine/train/compare.h"
+#include "engine/train/events_json.h"
 #include "engine/train/run_store.h"
 #include "tests/support/test_support.h"
 
@@ -132,6 +133,34 @@ class TestTrainRunStore : public QObject {
     QVERIFY(std::fabs(info.heldout_bpb - 1.1) < 1e-12);
     QVERIFY(error_of([&] { gllm::read_run(root() + "/nothing"); }).find("not a run folder") !=
             std::string::npos);
+  }
+
+  // A run cancelled between evaluations (issue 42, point 7): its val BPB says the step it was
+  // measured at, from the summary the trainer writes and, without one, from metrics.jsonl.
+  void val_bpb_keeps_its_step() {
+    std::string dir = gllm::join_path(root(), "cancelled-s1");
+    gllm::RunStore s(dir);
+    s.create({{"name", "cancelled"}, {"train", {{"seed", 1}, {"steps", 100}}}});
+    for (int step = 1; step <= 60; ++step) {
+      s.append_metric({{"step", step}, {"tokens", step * 100}, {"loss", 3.0}});
+      if (step % 25 == 0)
+        s.append_metric({{"step", step}, {"tokens", step * 100}, {"val_bpb", 2.0 - step / 100.0}});
+    }
+    auto info = gllm::read_run(dir);
+    QCOMPARE(info.step, int64_t(60));
+    QCOMPARE(info.val_bpb_step, int64_t(50));
+    QVERIFY(std::fabs(info.val_bpb - 1.5) < 1e-12);
+    gllm::FinishedRecord f;
+    f.status = "cancelled";
+    f.step = 60;
+    f.val_bpb = 1.5;
+    f.val_bpb_step = 50;
+    const nlohmann::json summary = gllm::to_json(f);
+    QCOMPARE(summary.value("val_bpb_step", int64_t(-1)), int64_t(50));
+    s.write_summary(summary);
+    info = gllm::read_run(dir);
+    QCOMPARE(info.val_bpb_step, int64_t(50));
+    QCOMPARE(info.status, std::string("cancelled"));
   }
 
   void compare_reproduces_table3_dod() {
