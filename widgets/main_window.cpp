@@ -34,6 +34,7 @@
 #include "widgets/cluster_panel.h"
 #include "widgets/compare_panel.h"
 #include "widgets/cone_panel.h"
+#include "widgets/data_panel.h"
 #include "widgets/grade_editor.h"
 #include "widgets/heatmap_panel.h"
 #include "widgets/inspector_panel.h"
@@ -190,6 +191,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_compare = new ComparePanel(this);
   m_attention = new AttentionCostPanel(this);
   m_ladder = new LadderPanel(this);
+  m_data = new DataPanel(this);
   m_attention->setResultsDir(projectFolder(QStringLiteral("bench/results")));
 
   setCentralWidget(nullptr);
@@ -215,6 +217,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
            m_attention, Qt::RightDockWidgetArea);
   addPanel(QStringLiteral("ladder"), tr("Ladder"), QStringLiteral("cone"), m_ladder,
            Qt::RightDockWidgetArea);
+  addPanel(QStringLiteral("data"), tr("Data"), QStringLiteral("data"), m_data,
+           Qt::LeftDockWidgetArea);
   // Grade editor, cone and run settings are placed by arrangeDocks (side by side or stacked).
   splitDockWidget(m_docks["monitor"], m_docks["queue"], Qt::Vertical);
   tabifyDockWidget(m_docks["queue"], m_docks["cluster"]);
@@ -254,6 +258,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_syncing = true;
     m_grades->setConfig(m_presetForm->config());
     m_syncing = false;
+  });
+  // A prepared dataset chosen in the Data panel: the run settings train from it.
+  connect(m_data, &DataPanel::datasetChosen, this, [this](const QString& dir, int vocab) {
+    // Folder and vocabulary first: "prepared" is accepted only with a dataset folder.
+    m_presetForm->editField(QStringLiteral("data.corpus_path"), dir);
+    if (vocab > 0)
+      m_presetForm->editField(QStringLiteral("data.vocab_size"), QString::number(vocab));
+    if (!m_presetForm->editField(QStringLiteral("data.corpus"), QStringLiteral("prepared"))) {
+      statusBar()->showMessage(
+          tr("The run settings refused the dataset %1: %2")
+              .arg(dir, m_presetForm->fieldError(QStringLiteral("data.corpus"))));
+      return;
+    }
+    showPanel(QStringLiteral("preset"));
+    statusBar()->showMessage(
+        tr("Run settings train from the prepared dataset %1 (vocabulary %2)").arg(dir).arg(vocab));
   });
   connect(m_cone, &ConePanel::educatedRequested, this,
           [this](const std::vector<double>& v) { m_grades->setLevelGrades(v); });

@@ -21,6 +21,7 @@ class PresetForm;
 class GradeEditor;
 class ConePanel;
 class MonitorPanel;
+class DataPanel;
 class HeatmapPanel;
 class LauncherPanel;
 class ClusterPanel;
@@ -151,6 +152,7 @@ class MainWindow : public QMainWindow {
   ComparePanel* m_compare = nullptr;
   AttentionCostPanel* m_attention = nullptr;
   LadderPanel* m_ladder = nullptr;
+  DataPanel* m_data = nullptr;
   RunQueue* m_queue = nullptr;
   bool m_syncing = false;
   bool m_arranged = false;             // arrangeDocks() ran or a saved layout was restored

@@ -40,9 +40,11 @@ void MainWindow::arrangeDocks(QSize size) {
   const int grades = three ? 540 : 560, cone = three ? 560 : 0;
   const int right = std::max(700, size.width() - grades - cone);
   // The certificate stays in view while grades are edited: beside the editor when three columns
-  // fit, else below it in the same column. The run settings share the editor's tabs.
+  // fit, else below it in the same column. The run settings and the Data panel (whose dataset the
+  // run settings train from) share the editor's tabs.
   splitDockWidget(m_docks["grades"], m_docks["cone"], three ? Qt::Horizontal : Qt::Vertical);
   tabifyDockWidget(m_docks["grades"], m_docks["preset"]);
+  tabifyDockWidget(m_docks["grades"], m_docks["data"]);
   m_docks["grades"]->raise();
   if (three) {
     resizeDocks({m_docks["grades"], m_docks["cone"], m_docks["monitor"]}, {grades, cone, right},
