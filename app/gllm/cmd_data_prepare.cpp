@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -53,13 +54,19 @@ void print_splits(const nlohmann::json& m) {
   }
 }
 
-// The progress line on a terminal: stage and share, redrawn at most five times a second.
+// Progress on stderr: on a terminal one line redrawn at most five times a second; elsewhere (a
+// batch job's log, a pipe) a line per stage and then every tenth of it or every 30 s, whichever
+// comes first, so a log shows where a long prepare stands without a line per document.
 class ProgressLine {
  public:
-  explicit ProgressLine(bool on) : on_(on && ::isatty(STDERR_FILENO)) {}
+  explicit ProgressLine(bool on) : on_(on), tty_(::isatty(STDERR_FILENO)) {}
   void update(const PrepareProgress& p) {
     if (!on_) return;
     const auto now = std::chrono::steady_clock::now();
+    if (!tty_) {
+      log_line(p, now);
+      return;
+    }
     if (p.stage == last_stage_ && now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
     last_stage_ = p.stage;
@@ -78,8 +85,27 @@ class ProgressLine {
   }
 
  private:
-  bool on_;
+  void log_line(const PrepareProgress& p, std::chrono::steady_clock::time_point now) {
+    const int tenth = p.total > 0 ? int(10 * std::min(p.done, p.total) / p.total) : -1;
+    const bool new_stage = p.stage != last_stage_;
+    if (!new_stage && tenth == last_tenth_ && now - last_ < std::chrono::seconds(30)) return;
+    last_ = now;
+    last_stage_ = p.stage;
+    last_tenth_ = tenth;
+    const char* unit = p.stage == "scan" ? "bytes" : "documents";
+    if (p.total > 0)
+      std::fprintf(stderr, "progress: %s %.0f%% (%llu of %llu %s)\n", p.stage.c_str(),
+                   100.0 * double(std::min(p.done, p.total)) / double(p.total),
+                   (unsigned long long)p.done, (unsigned long long)p.total, unit);
+    else
+      std::fprintf(stderr, "progress: %s (%llu %s)\n", p.stage.c_str(), (unsigned long long)p.done,
+                   unit);
+    std::fflush(stderr);
+  }
+
+  bool on_, tty_;
   bool drawn_ = false;
+  int last_tenth_ = -1;
   std::string last_stage_;
   std::chrono::steady_clock::time_point last_{};
 };

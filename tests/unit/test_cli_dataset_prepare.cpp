@@ -76,6 +76,23 @@ class TestCliDatasetPrepare : public QObject {
     QCOMPARE(j["manifest"]["reading"]["bad_lines_skipped"].get<int>(), 1);
     QCOMPARE(j["manifest"]["reading"]["documents"].get<int>(), 600);
     QCOMPARE(j["manifest"]["inputs"][0]["format"].get<std::string>(), std::string("jsonl"));
+    // Not on a terminal (a batch job's log): progress as lines, one per stage and tenth.
+    {
+      auto plain = base;
+      plain.push_back("--skip-bad-lines");
+      for (auto& a : plain)
+        if (a == d + "/ds") a = d + "/ds-log";
+      auto p = gllm::test::run_cli(plain);
+      QVERIFY2(p.exit_code == 0, (p.out + p.err).c_str());
+      QVERIFY2(p.err.find("progress: encode 100%") != std::string::npos, p.err.c_str());
+      QVERIFY2(p.err.find("progress: scan") != std::string::npos, p.err.c_str());
+      QVERIFY2(p.err.find('\r') == std::string::npos, "a redrawn line in a log");
+      size_t lines = 0;
+      for (size_t at = p.err.find("progress: "); at != std::string::npos;
+           at = p.err.find("progress: ", at + 1))
+        ++lines;
+      QVERIFY2(lines >= 4 && lines <= 60, p.err.c_str());
+    }
     // info --json shows the manifest; --verify passes on the fresh dataset.
     r = gllm::test::run_cli({"data", "info", d + "/ds", "--json", "--verify"});
     QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
