@@ -485,6 +485,8 @@ void ComparePanel::applyResult(const CompareResult& r) {
                           .arg(r.folder, r.baseline, m_metric->currentData().toString()) +
                       note + skipped);
   }
+  fitFirstColumnToNames(m_delta);
+  fitFirstColumnToNames(m_eff);
   Q_EMIT resultReady();
 }
 

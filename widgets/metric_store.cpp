@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "engine/config/run_identity.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
@@ -188,9 +189,16 @@ size_t MetricStore::pointCount(const QStringList& metrics) const {
 
 QString MetricStore::groupKey(const nlohmann::json& config) {
   if (!config.is_object()) return {};
-  nlohmann::json c = config;
-  if (c.contains("train") && c["train"].is_object()) c["train"].erase("seed");
-  return QString::fromStdString(c.dump());  // object keys are sorted: equal configs, equal text
+  // One arm across seeds, as Compare pairs them: its name and arm_config_hash (the seed written
+  // as {seed} in string settings, so forks with per-seed ladder files group too).
+  try {
+    const std::string name = config.value("name", std::string());
+    return QString::fromStdString(name + '\n' + arm_config_hash(config));
+  } catch (const std::exception&) {  // a config the hash cannot read: all of it but the seed
+    nlohmann::json c = config;
+    if (c.contains("train") && c["train"].is_object()) c["train"].erase("seed");
+    return QString::fromStdString(c.dump());  // object keys are sorted: equal configs, equal text
+  }
 }
 
 void MetricStore::setRunConfig(const QString& run, const nlohmann::json& config) {

@@ -7,8 +7,11 @@
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QFontMetrics>
+#include <QHeaderView>
 #include <QRegularExpression>
 #include <QScrollArea>
+#include <QStyle>
+#include <QTableWidget>
 #include <QTimer>
 #include <QValueAxis>
 #include <algorithm>
@@ -117,6 +120,23 @@ QString tickLabelFormat(double interval, double maxAbs) {
   // The decimals of 1, 2 or 5 × 10^-k: k (0.05 → 2, 0.2 → 1); the epsilon absorbs log10's rounding.
   const int decimals = int(std::ceil(-std::log10(interval) - 1e-9));
   return QStringLiteral("%.%1f").arg(decimals);
+}
+
+void fitFirstColumnToNames(QTableWidget* table, double maxShare) {
+  QFont bold = table->horizontalHeader()->font();
+  bold.setBold(true);
+  int need = 0;
+  if (QTableWidgetItem* h = table->horizontalHeaderItem(0))
+    need = QFontMetrics(bold).horizontalAdvance(h->text()) + 24;  // and a sort arrow
+  const QFontMetrics fm(table->font());
+  const int check = table->style()->pixelMetric(QStyle::PM_IndicatorWidth) + 8;
+  for (int r = 0; r < table->rowCount(); ++r)
+    if (const QTableWidgetItem* it = table->item(r, 0))
+      need = std::max(need, fm.horizontalAdvance(it->text()) + 16 +
+                                ((it->flags() & Qt::ItemIsUserCheckable) ? check : 0));
+  const int most = std::max(80, int(table->viewport()->width() * maxShare));
+  table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
+  table->setColumnWidth(0, std::min(need, most));
 }
 
 int ticksThatFit(double pixels, double spacing) {

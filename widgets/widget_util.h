@@ -15,6 +15,8 @@ class QFileInfo;
 
 class QFontMetrics;
 
+class QTableWidget;
+
 namespace gllm::gui {
 
 inline QString qs(const std::string& s) {
@@ -62,6 +64,12 @@ void applyNiceTicks(QValueAxis* axis, double lo, double hi, int maxTicks = 6);
 // How many ticks an axis `pixels` long has room for, one per `spacing` pixels, between 2 and 6
 // (6 before the first layout, when the length is still unknown).
 int ticksThatFit(double pixels, double spacing);
+
+// Gives column 0 of `table` (the names that tell rows apart; Interactive) the width its widest
+// name needs (with a check box's room when its items are checkable), at most `maxShare` of the
+// viewport: names read whole and the numbers beside them keep their width (the table scrolls
+// sideways when both do not fit).
+void fitFirstColumnToNames(QTableWidget* table, double maxShare = 0.45);
 
 // When a file was made: the YYYYMMDD-HHMMSS stamp in its name (how `gllm bench` names its
 // results), else its modification time (a git checkout gives every file the same one).

@@ -324,6 +324,17 @@ class TestRoundThree : public QObject {
     QTableWidget* delta = compare->deltaTable();
     for (int r = 0; r < delta->rowCount(); ++r)
       if (delta->item(r, 6)) QCOMPARE(delta->item(r, 6)->text().section('/', 1), QString("5"));
+    // Point 5: the arm names read whole (they were "lad…" beside the numbers).
+    for (int r = 0; r < delta->rowCount(); ++r) {
+      const QString n = delta->item(r, 0)->text();
+      QVERIFY2(delta->columnWidth(0) >= delta->fontMetrics().horizontalAdvance(n) + 16,
+               qPrintable(QString("'%1' in %2 px").arg(n).arg(delta->columnWidth(0))));
+    }
+    // The Monitor draws the same 6 arms as seed groups of 5 (forks included), not 30 runs.
+    // (other runs of the runs folder are in it too).
+    QTRY_VERIFY_WITH_TIMEOUT(monitor->legendEntries().filter("ladder-").size() == 6, kTimeoutMs);
+    for (const QString& e : monitor->legendEntries().filter("ladder-"))
+      QVERIFY2(e.endsWith("5 seeds"), qPrintable(e));
 
     // One seed of two arms: n = 1, no interval drawn, nothing bold.
     const std::string one = tmp_.filePath("one-seed").toStdString();
