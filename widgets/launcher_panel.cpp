@@ -427,14 +427,8 @@ void LauncherPanel::fitNameColumn() {
     int others = 0;
     for (int c = 1; c < 6; ++c) others += header->sectionSize(c);
     const int free = m_table->viewport()->width() - others;
-    const QFontMetrics fm(m_table->font());
-    QFont bold = header->font();
-    bold.setBold(true);
-    int need = QFontMetrics(bold).horizontalAdvance(tr("Run")) + 16;
-    for (int r = 0; r < m_table->rowCount(); ++r)
-      if (const QTableWidgetItem* it = m_table->item(r, 0))
-        need = std::max(need, fm.horizontalAdvance(it->text()) + 16);
-    const int folderLeast = 90;  // its full text is in the tool tip
+    const int need = firstColumnNeed(m_table, 16);  // the table does not sort
+    const int folderLeast = 90;                     // its full text is in the tool tip
     const int width = need <= free - folderLeast ? need : std::max(free - folderLeast, free / 2);
     m_table->setColumnWidth(0, std::max(60, width));
   });

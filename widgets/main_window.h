@@ -96,7 +96,7 @@ class MainWindow : public QMainWindow {
   // `d` is docked in the tabs right under the monitor (in the layout the workbench made).
   bool isUnderMonitor(QDockWidget* d) const;
   // The tab bar under a tabified dock (nullptr when it has none), its height (0 then), and whether
-  // the dock is its current tab (else: whether it is in view).
+  // the dock is its current tab (false without one).
   QTabBar* tabBarOf(QDockWidget* d) const;
   int tabBarHeight(QDockWidget* d) const;
   bool isCurrentTab(QDockWidget* d) const;

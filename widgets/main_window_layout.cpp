@@ -117,16 +117,15 @@ int MainWindow::tabBarHeight(QDockWidget* d) const {
 
 bool MainWindow::isCurrentTab(QDockWidget* d) const {
   QTabBar* bar = tabBarOf(d);
-  return bar ? bar->tabText(bar->currentIndex()) == d->windowTitle()
-             : !d->visibleRegion().isEmpty();
+  return bar && bar->tabText(bar->currentIndex()) == d->windowTitle();
 }
 
 void MainWindow::rememberPanelHeights() {
   // The current tab of the tabs under the monitor.
   for (auto it = m_docks.constBegin(); it != m_docks.constEnd(); ++it) {
     QDockWidget* d = it.value();
-    if (it.key() == QLatin1String("monitor") || !tabBarOf(d) || !isCurrentTab(d) ||
-        !isUnderMonitor(d) || d->height() < 80)
+    if (it.key() == QLatin1String("monitor") || !isCurrentTab(d) || !isUnderMonitor(d) ||
+        d->height() < 80)
       continue;
     m_panelHeights[it.key()] = d->height();
   }
@@ -144,8 +143,8 @@ void MainWindow::fitRaisedPanel(const QString& name) {
   QDockWidget* monitor = m_docks.value(QStringLiteral("monitor"), nullptr);
   if (!d || !d->isVisible() || !isUnderMonitor(d)) return;
   const int column = monitor->height() + d->height();
-  // The height it had when last raised; the first time its share, never below the height the
-  // Monitor's charts need to stay readable.
+  // The height the user last dragged it to; else its share, never below the height the Monitor's
+  // charts need to stay readable.
   const auto kept = m_panelHeights.constFind(name);
   const int bottom =
       kept != m_panelHeights.constEnd()

@@ -405,11 +405,10 @@ void MonitorPanel::updateChart(Chart& c) {
     const QString& metric = c.metrics[u.metricIndex];
     const bool evaluation = MetricStore::isEvaluation(metric);
     const int mi = u.metricIndex;
-    // Colours follow the groups (a run of no seed group is a group of one, so without seed groups
-    // each run keeps the colour of its place); with the seeds shown, each run has its own. A
-    // chart's second metric (held-out beside validation BPB) is dashed and darker.
-    // A seed drawn on its own takes a shade of its group's colour, so one chart's seeds toggle
-    // leaves the legend the four charts share as it was.
+    // Colours follow the groups (a run of no seed group keeps the colour of its place); a seed
+    // drawn on its own (the chart's seeds toggle) takes a shade of its group's colour, so the
+    // legend the four charts share stays as it was. A chart's second metric (held-out beside
+    // validation BPB) is dashed and darker.
     const SeedGroup* g = u.group ? u.group : m_store.groupOf(u.run);
     const bool seedOfGroup = !u.group && g && g->runs.size() >= 2;
     const QColor base = !g ? runColor(u.run) : seedOfGroup ? seedShade(*g, u.run) : groupColor(*g);

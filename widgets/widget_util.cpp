@@ -122,18 +122,23 @@ QString tickLabelFormat(double interval, double maxAbs) {
   return QStringLiteral("%.%1f").arg(decimals);
 }
 
-void fitFirstColumnToNames(QTableWidget* table, double maxShare) {
+int firstColumnNeed(const QTableWidget* table, int headerPad) {
   QFont bold = table->horizontalHeader()->font();
   bold.setBold(true);
   int need = 0;
-  if (QTableWidgetItem* h = table->horizontalHeaderItem(0))
-    need = QFontMetrics(bold).horizontalAdvance(h->text()) + 24;  // and a sort arrow
+  if (const QTableWidgetItem* h = table->horizontalHeaderItem(0))
+    need = QFontMetrics(bold).horizontalAdvance(h->text()) + headerPad;
   const QFontMetrics fm(table->font());
   const int check = table->style()->pixelMetric(QStyle::PM_IndicatorWidth) + 8;
   for (int r = 0; r < table->rowCount(); ++r)
     if (const QTableWidgetItem* it = table->item(r, 0))
       need = std::max(need, fm.horizontalAdvance(it->text()) + 16 +
                                 ((it->flags() & Qt::ItemIsUserCheckable) ? check : 0));
+  return need;
+}
+
+void fitFirstColumnToNames(QTableWidget* table, double maxShare) {
+  const int need = firstColumnNeed(table, 24);  // and a sort arrow
   const int most = std::max(80, int(table->viewport()->width() * maxShare));
   table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Interactive);
   table->setColumnWidth(0, std::min(need, most));

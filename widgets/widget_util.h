@@ -70,6 +70,9 @@ int ticksThatFit(double pixels, double spacing);
 // viewport: names read whole and the numbers beside them keep their width (the table scrolls
 // sideways when both do not fit).
 void fitFirstColumnToNames(QTableWidget* table, double maxShare = 0.45);
+// The px column 0 of `table` needs: its widest item (and a check box when checkable), its bold
+// header plus `headerPad` (room for a sort arrow where the table sorts).
+int firstColumnNeed(const QTableWidget* table, int headerPad);
 
 // When a file was made: the YYYYMMDD-HHMMSS stamp in its name (how `gllm bench` names its
 // results), else its modification time (a git checkout gives every file the same one).
