@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "engine/dataset/dataset_manifest.h"
+#include "tests/support/workbench_env.h"
 #include "widgets/data_panel.h"
 #include "widgets/main_window.h"
 #include "widgets/preset_form.h"
@@ -55,10 +56,7 @@ class TestWidgetsData : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
-    qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
-    qputenv("GLLM_WORKBENCH_QUEUE", tmp_.filePath("queue.json").toUtf8());
-    qputenv("GLLM_RUNS", tmp_.filePath("runs").toUtf8());
-    qputenv("GLLM_DATA", tmp_.filePath("data").toUtf8());
+    test::isolate_workbench(tmp_);
     writeCorpus(tmp_.filePath("corpus"), 600);
   }
 

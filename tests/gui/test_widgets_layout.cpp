@@ -18,6 +18,7 @@
 
 #include "engine/grading/profiles.h"
 #include "engine/io/safetensors.h"
+#include "tests/support/workbench_env.h"
 #include "widgets/attention_cost_panel.h"
 #include "widgets/cone_panel.h"
 #include "widgets/heatmap_widget.h"
@@ -148,10 +149,7 @@ class TestLayout : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
-    qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
-    qputenv("GLLM_WORKBENCH_QUEUE", tmp_.filePath("queue.json").toUtf8());
-    qputenv("GLLM_RUNS", tmp_.filePath("runs").toUtf8());
-    qputenv("GLLM_DATA", tmp_.filePath("data").toUtf8());  // no profiles unless a test writes them
+    test::isolate_workbench(tmp_);  // an empty data cache: no profiles unless a test writes them
     MainWindow::applyStyle();
   }
 

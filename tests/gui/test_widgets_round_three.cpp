@@ -17,6 +17,7 @@
 #include "engine/io/atomic_file.h"
 #include "tests/support/test_configs.h"
 #include "tests/support/test_support.h"
+#include "tests/support/workbench_env.h"
 #include "widgets/checkpoint_timeline.h"
 #include "widgets/compare_panel.h"
 #include "widgets/heatmap_panel.h"
@@ -97,10 +98,7 @@ class TestRoundThree : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
-    qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
-    qputenv("GLLM_WORKBENCH_QUEUE", tmp_.filePath("queue.json").toUtf8());
-    qputenv("GLLM_RUNS", tmp_.filePath("runs").toUtf8());
-    qputenv("GLLM_DATA", tmp_.filePath("data").toUtf8());
+    test::isolate_workbench(tmp_);
     // Each step takes at least 100 ms: a tiny run is watchable between its checkpoints.
     qputenv("GLLM_TEST_STEP_DELAY_MS", "100");
   }

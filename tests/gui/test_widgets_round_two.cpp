@@ -13,6 +13,7 @@
 
 #include "engine/config/run_config.h"
 #include "engine/model/initial_grades.h"
+#include "tests/support/workbench_env.h"
 #include "widgets/grade_editor.h"
 #include "widgets/launcher_panel.h"
 #include "widgets/main_window.h"
@@ -62,10 +63,7 @@ class TestRoundTwo : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
-    qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
-    qputenv("GLLM_WORKBENCH_QUEUE", tmp_.filePath("queue.json").toUtf8());
-    qputenv("GLLM_RUNS", tmp_.filePath("runs").toUtf8());
-    qputenv("GLLM_DATA", tmp_.filePath("data").toUtf8());
+    test::isolate_workbench(tmp_);
   }
 
   // Point 1: with MLGE off the level grades say so, refuse edits, and offer to turn it on.

@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include "tests/support/test_configs.h"
+#include "tests/support/workbench_env.h"
 #include "widgets/compare_panel.h"
 #include "widgets/grade_editor.h"
 #include "widgets/launcher_panel.h"
@@ -42,10 +43,7 @@ class TestSafeSettings : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
-    qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
-    qputenv("GLLM_RUNS", tmp_.filePath("runs").toUtf8());
-    qputenv("GLLM_WORKBENCH_QUEUE", tmp_.filePath("queue.json").toUtf8());
-    qputenv("GLLM_DATA", tmp_.filePath("data").toUtf8());
+    test::isolate_workbench(tmp_);
     MainWindow::applyStyle();
   }
 

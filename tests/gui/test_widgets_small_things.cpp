@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "engine/config/run_config.h"
+#include "tests/support/workbench_env.h"
 #include "widgets/compare_panel.h"
 #include "widgets/cone_panel.h"
 #include "widgets/grade_editor.h"
@@ -54,10 +55,7 @@ class TestSmallThings : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
-    qputenv("GLLM_WORKBENCH_NO_SETTINGS", "1");
-    qputenv("GLLM_WORKBENCH_QUEUE", tmp_.filePath("queue.json").toUtf8());
-    qputenv("GLLM_RUNS", tmp_.filePath("runs").toUtf8());
-    qputenv("GLLM_DATA", tmp_.filePath("data").toUtf8());
+    test::isolate_workbench(tmp_);
   }
 
   // "choose C ≥ 1.13315" then 1.15 refused: the hint is the C every level needs, and it is taken.
