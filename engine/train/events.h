@@ -68,6 +68,10 @@ struct FinishedRecord {
   double resident_start_mib = 0;  // measured at start
   double estimate_mem_mib = 0;    // their sum
   double wall_s = 0;
+  // This segment's time inside training steps and, of it, in the train loader (next batch and
+  // its input tensors): the data path's share of a step.
+  double train_s = 0;
+  double loader_s = 0;
   std::string message;  // human-readable line (e.g. why it diverged)
 };
 

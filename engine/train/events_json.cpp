@@ -49,6 +49,8 @@ nlohmann::json to_json(const FinishedRecord& r) {
                       {"resident_start_mib", r.resident_start_mib},
                       {"estimate_mem_mib", r.estimate_mem_mib},
                       {"wall_s", r.wall_s},
+                      {"train_s", r.train_s},
+                      {"loader_s", r.loader_s},
                       {"message", r.message}};
   if (r.val_bpb_step >= 0) j["val_bpb_step"] = r.val_bpb_step;
   if (!r.run_dir.empty()) j["run_dir"] = r.run_dir;

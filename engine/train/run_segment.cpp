@@ -152,7 +152,9 @@ void RunSegment::setup() {
     };
   train_loader = std::make_unique<PackingLoader>(
       data->loader("train", config.train.device_batch, config.model.sequence_len,
-                   PackingLoader::Mode::Train, static_cast<uint64_t>(config.train.seed)));
+                   PackingLoader::Mode::Train, static_cast<uint64_t>(config.train.seed),
+                   config.data.windows == "contiguous" ? PackingLoader::Windows::Contiguous
+                                                       : PackingLoader::Windows::Documents));
   cost = estimate_cost(config, vocab, !cuda && ops::fused_ops_enabled());
   unigram = unigram_bpb(*data);
   char line[160];
@@ -304,11 +306,16 @@ bool RunSegment::train_step(int64_t inject_nan) {
   Batch batch;
   const bool dp = dist->distributed();
   for (int micro = 0; micro < accum; ++micro) {
+    const auto loader_start = Clock::now();
     train_loader->next(batch);
     step_tokens += batch.rows * batch.T;
-    if (!plan.owns(micro)) continue;  // another rank computes this micro-batch of the global batch
+    if (!plan.owns(micro)) {  // another rank computes this micro-batch of the global batch
+      loader_seconds += seconds_since(loader_start);
+      continue;
+    }
     auto x = to_tensor(batch.inputs_int64(), batch.rows, batch.T, device);   // (B, T)
     auto y = to_tensor(batch.targets_int64(), batch.rows, batch.T, device);  // (B, T)
+    loader_seconds += seconds_since(loader_start);
     if (plan.split_rows) {
       x = x.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
       y = y.narrow(0, plan.row_begin, plan.row_end - plan.row_begin);  // (B/N, T)
@@ -391,6 +398,8 @@ FinishedRecord RunSegment::finish(const std::string& status, const std::string& 
   f.resident_start_mib = resident_start_mib;
   f.estimate_mem_mib = estimate_mem_mib();
   f.wall_s = wall();
+  f.train_s = train_seconds;
+  f.loader_s = loader_seconds;
   f.message = message;
   if (!writer() || !write) return f;
   nlohmann::json summary = to_json(f);

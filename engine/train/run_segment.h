@@ -80,6 +80,7 @@ struct RunSegment {
   int64_t tokens = 0;          // training tokens consumed
   double wall_offset = 0;      // wall seconds of earlier segments
   double train_seconds = 0;    // time inside training steps (this segment)
+  double loader_seconds = 0;   // of it, in the train loader: next batch and its input tensors
   int64_t segment_tokens = 0;  // tokens trained in this segment
   // The throughput timer: the time between the step's host reads of its losses (each waits for
   // the device, so an interval is one step's device work, update included), from the
