@@ -292,6 +292,34 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
   return out;
 }
 
+void Tokenizer::encode_cached(std::string_view text, EncodeCache& cache,
+                              std::vector<int32_t>& out) const {
+  // Words as sentencepiece splits them (allow_whitespace_only_pieces, no dummy prefix): a new one
+  // starts at a space that follows something other than a space. No piece of the vocabulary
+  // holds a space after another character, so no merge crosses that boundary.
+  out.clear();
+  std::string key;
+  size_t start = 0;
+  const size_t n = text.size();
+  for (size_t i = 1; i <= n; ++i) {
+    if (i < n && !(text[i] == ' ' && text[i - 1] != ' ')) continue;
+    const std::string_view word = text.substr(start, i - start);
+    start = i;
+    if (word.size() > cache.max_word_bytes) {
+      const auto ids = encode(word);
+      out.insert(out.end(), ids.begin(), ids.end());
+      continue;
+    }
+    key.assign(word.data(), word.size());
+    auto it = cache.words.find(key);
+    if (it == cache.words.end()) {
+      if (cache.words.size() >= cache.max_entries) cache.words.clear();
+      it = cache.words.emplace(key, encode(word)).first;
+    }
+    out.insert(out.end(), it->second.begin(), it->second.end());
+  }
+}
+
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   if (!impl_) throw Error("tokenizer used before it was loaded or trained");
   // Concatenates each token's raw bytes (the same table token_bytes() measures); specials are

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace gllm {
@@ -20,6 +21,14 @@ struct Corpus;
 //   260 …    characters and merges                               — raw UTF-8 length
 // Normalisation is the identity; whitespace is kept exactly, so decode(encode(s)) == s for any
 // valid UTF-8 s (sentencepiece's internal ▁ maps back to one space byte).
+// Encodings of whole words (a run of spaces and what follows it up to the next space), one per
+// encoding thread: BPE never merges across such a boundary, so a text's ids are its words' ids.
+struct EncodeCache {
+  std::unordered_map<std::string, std::vector<int32_t>> words;
+  size_t max_entries = size_t(1) << 18;  // cleared when full (memory stays bounded)
+  size_t max_word_bytes = 64;            // longer words are encoded, not kept
+};
+
 class Tokenizer {
  public:
   static constexpr int32_t kUnk = 0, kBos = 1, kEos = 2, kPad = 3, kNumSpecial = 4;
@@ -32,6 +41,8 @@ class Tokenizer {
                          int threads = 0);
 
   std::vector<int32_t> encode(std::string_view text) const;
+  // The same ids as encode(text), each word's encoding looked up in `cache` first.
+  void encode_cached(std::string_view text, EncodeCache& cache, std::vector<int32_t>& out) const;
   std::string decode(const std::vector<int32_t>& ids) const;
 
   int vocab_size() const;

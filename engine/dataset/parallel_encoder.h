@@ -15,7 +15,7 @@ namespace gllm {
 class Tokenizer;
 
 struct EncodeBatch {
-  std::vector<std::string> texts;             // emptied once encoded
+  std::vector<std::string> texts;             // freed with the batch, by the thread that made it
   std::vector<uint64_t> index;                // global document index
   std::vector<uint64_t> hash;                 // split hash
   std::vector<uint64_t> bytes;                // UTF-8 bytes of each text

@@ -84,6 +84,42 @@ class TestDataTokenizer : public QObject {
     QVERIFY_THROWS_EXCEPTION(gllm::Error, tok_.decode({tok_.vocab_size()}));
   }
 
+  // The word cache gives the tokenizer's own ids: every Brown document, the hard strings, runs of
+  // spaces in every position, words longer than the cache keeps, and a cache small enough to be
+  // cleared many times over.
+  void cachedEncodingIsTheEncoding() {
+    std::vector<std::string> texts = {
+        "",
+        " ",
+        "  ",
+        "a",
+        " a",
+        "a ",
+        "a  b",
+        "  a   b  ",
+        "tabs\tand\t\ttabs here",
+        "line\nbreaks\n\n and  more",
+        "unicode: é ü ß 日本語 🙂 \u2581 literal \u2581\u2581marker",
+        "digits 12345 6789 and 3.14159",
+        std::string(200, 'x') + " y",
+        "The jury said.  `` Only '' ."};
+    for (const auto& d : corpus_.documents) texts.push_back(d.text);
+    gllm::EncodeCache big, small;
+    small.max_entries = 8;
+    small.max_word_bytes = 6;
+    std::vector<int32_t> ids;
+    for (int pass = 0; pass < 2; ++pass)  // the second pass reads the filled caches
+      for (const auto& t : texts) {
+        const auto want = tok_.encode(t);
+        tok_.encode_cached(t, big, ids);
+        QVERIFY2(ids == want, t.substr(0, 80).c_str());
+        tok_.encode_cached(t, small, ids);
+        QVERIFY2(ids == want, t.substr(0, 80).c_str());
+      }
+    QVERIFY(big.words.size() > 100);
+    QVERIFY(small.words.size() <= 8);
+  }
+
   void saveLoadIdentity() {
     auto t2 = gllm::Tokenizer::load(model_path_);
     QCOMPARE(t2.hash(), tok_.hash());
