@@ -19,8 +19,12 @@ const Schema<DataConfig>& DataConfig::schema() {
               "Fraction of documents for validation")
         .real("heldout_fraction", &DataConfig::heldout_fraction, 0, 0.5,
               "Fraction of documents held out for final evaluation")
-        .integer("split_seed", &DataConfig::split_seed, 0, 2147483647,
-                 "Seed of the document split");
+        .integer("split_seed", &DataConfig::split_seed, 0, 2147483647, "Seed of the document split")
+        .choice("windows", &DataConfig::windows, {"documents", "contiguous"},
+                "Training windows: documents (each row starts at a document's BOS, documents "
+                "best-fit packed) or contiguous (consecutive windows of the token stream across "
+                "document boundaries, as llm.c and modded-nanogpt read their shards); evaluation "
+                "always scores whole documents");
     s.check([](const DataConfig& d, const std::string& path) {
       if (d.val_fraction + d.heldout_fraction >= 0.9)
         throw ConfigError(

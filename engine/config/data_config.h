@@ -16,6 +16,9 @@ struct DataConfig {
   double val_fraction = 0.05;
   double heldout_fraction = 0.05;
   int split_seed = 1234;
+  // Training windows: documents (a row starts at a document's BOS, best-fit packed) or
+  // contiguous (consecutive windows of the token stream across documents, as llm.c reads).
+  std::string windows = "documents";
 
   static const Schema<DataConfig>& schema();
 };

@@ -210,6 +210,10 @@ std::string effective_config_hash(const nlohmann::json& config) {
     else
       j["grading"].erase(key);
   }
+  // Keys added since runs were first committed count only when set away from their default, so
+  // a run written before a key existed hashes as one written after.
+  if (j.contains("data") && j["data"].is_object() && j["data"].value("windows", "") == "documents")
+    j["data"].erase("windows");
   for (const char* p : {"name", "description", "base", "train.seed", "train.checkpoint_every",
                         "train.keep_checkpoints", "train.threads"})
     erase_path(j, p);

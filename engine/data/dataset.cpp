@@ -137,9 +137,10 @@ Dataset open_dataset(const DataConfig& cfg, const Corpus& corpus,
 }
 
 PackingLoader Dataset::loader(const std::string& split, int64_t batch_rows, int64_t T,
-                              PackingLoader::Mode mode, uint64_t seed) const {
+                              PackingLoader::Mode mode, uint64_t seed,
+                              PackingLoader::Windows windows) const {
   return PackingLoader(shard, splits.get(split), batch_rows, T, mode, seed, tokenizer.bos_id(),
-                       tokenizer.pad_id());
+                       tokenizer.pad_id(), 1000, windows);
 }
 
 int64_t Dataset::split_bytes(const std::string& split) const {

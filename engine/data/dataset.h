@@ -24,9 +24,10 @@ struct Dataset {
   nlohmann::json info;    // the sidecar: documents, tokens, bytes, words, hashes
   bool rebuilt = false;   // true when this call trained/tokenized (false: reused the cache)
 
-  // A loader over one split ("train" | "val" | "heldout").
+  // A loader over one split ("train" | "val" | "heldout"); contiguous windows train only.
   PackingLoader loader(const std::string& split, int64_t batch_rows, int64_t T,
-                       PackingLoader::Mode mode, uint64_t seed = 0) const;
+                       PackingLoader::Mode mode, uint64_t seed = 0,
+                       PackingLoader::Windows windows = PackingLoader::Windows::Documents) const;
   // Σ UTF-8 bytes of a split's documents (the BPB denominator of a full eval pass).
   int64_t split_bytes(const std::string& split) const;
 };

@@ -28,7 +28,7 @@ std::vector<int64_t> Batch::targets_int64() const {
 PackingLoader::PackingLoader(std::shared_ptr<const TokenShard> shard,
                              std::vector<uint32_t> documents, int64_t batch_rows, int64_t T,
                              Mode mode, uint64_t seed, int32_t bos_id, int32_t pad_id,
-                             size_t buffer_units)
+                             size_t buffer_units, Windows windows)
     : shard_(std::move(shard)),
       documents_(std::move(documents)),
       B_(batch_rows),
@@ -37,8 +37,11 @@ PackingLoader::PackingLoader(std::shared_ptr<const TokenShard> shard,
       seed_(seed),
       bos_(bos_id),
       pad_(pad_id),
-      buffer_units_(buffer_units) {
+      buffer_units_(buffer_units),
+      windows_(windows) {
   if (!shard_) throw Error("PackingLoader needs a token shard");
+  if (windows_ == Windows::Contiguous && mode_ == Mode::Eval)
+    throw Error("PackingLoader: contiguous windows are for training; evaluation packs documents");
   if (B_ < 1 || T_ < 1)
     throw Error("PackingLoader: batch rows and T must be ≥ 1 (got " + std::to_string(B_) + ", " +
                 std::to_string(T_) + ")");
@@ -65,7 +68,7 @@ size_t PackingLoader::unit_tokens() const {
 }
 
 void PackingLoader::start_epoch() {
-  order_.resize(units_.size());
+  order_.resize(windows_ == Windows::Contiguous ? documents_.size() : units_.size());
   std::iota(order_.begin(), order_.end(), 0u);
   if (mode_ == Mode::Train) {
     SplitMix64 rng(seed_ * 0x9E3779B97F4A7C15ull +
@@ -73,12 +76,14 @@ void PackingLoader::start_epoch() {
     for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.below(i)]);
   }
   cursor_ = 0;
+  offset_ = 0;
 }
 
 void PackingLoader::reset() {
   epoch_ = 0;
   batches_ = 0;
   buffer_.clear();
+  carry_ = -1;
   start_epoch();
 }
 
@@ -93,7 +98,44 @@ void PackingLoader::refill() {
   }
 }
 
+bool PackingLoader::next_contiguous(Batch& out) {
+  const int64_t W = T_ + 1;
+  out.T = T_;
+  out.rows = B_;
+  out.tokens.resize(static_cast<size_t>(B_ * W));
+  for (int64_t r = 0; r < B_; ++r) {
+    int32_t* row = out.tokens.data() + r * W;
+    int64_t pos = 0;
+    if (carry_ >= 0) row[pos++] = carry_;
+    while (pos < W) {
+      if (cursor_ >= order_.size()) {
+        ++epoch_;
+        start_epoch();
+      }
+      const auto view = shard_->document(documents_[order_[cursor_]]);
+      if (offset_ == 0) {
+        row[pos++] = bos_;
+        offset_ = 1;
+        continue;
+      }
+      const size_t left = view.size + 1 - offset_;  // tokens of this document not yet read
+      const size_t take = std::min<size_t>(left, static_cast<size_t>(W - pos));
+      for (size_t k = 0; k < take; ++k) row[pos + k] = view.data[offset_ - 1 + k];
+      pos += static_cast<int64_t>(take);
+      offset_ += take;
+      if (offset_ == view.size + 1) {
+        ++cursor_;
+        offset_ = 0;
+      }
+    }
+    carry_ = row[W - 1];
+  }
+  ++batches_;
+  return true;
+}
+
 bool PackingLoader::next(Batch& out) {
+  if (windows_ == Windows::Contiguous) return next_contiguous(out);
   const int64_t W = T_ + 1;
   out.T = T_;
   out.rows = 0;
@@ -154,6 +196,7 @@ uint64_t PackingLoader::fingerprint() const {
   mix(static_cast<uint64_t>(B_));
   mix(static_cast<uint64_t>(T_));
   mix(mode_ == Mode::Train ? 1 : 2);
+  if (windows_ == Windows::Contiguous) mix(3);  // (documents: the fingerprint of before)
   mix(seed_);
   mix(buffer_units_);
   mix(shard_->num_tokens());
@@ -168,8 +211,13 @@ uint64_t PackingLoader::fingerprint() const {
 nlohmann::json PackingLoader::state() const {
   char fp[17];
   std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(fingerprint()));
-  return {{"format", 1},       {"fingerprint", fp}, {"epoch", epoch_},
-          {"cursor", cursor_}, {"buffer", buffer_}, {"batches", batches_}};
+  nlohmann::json s = {{"format", 1},       {"fingerprint", fp}, {"epoch", epoch_},
+                      {"cursor", cursor_}, {"buffer", buffer_}, {"batches", batches_}};
+  if (windows_ == Windows::Contiguous) {
+    s["offset"] = offset_;
+    s["carry"] = carry_;
+  }
+  return s;
 }
 
 void PackingLoader::restore(const nlohmann::json& s) {
@@ -185,6 +233,22 @@ void PackingLoader::restore(const nlohmann::json& s) {
           "); resume with the run's own config and corpus, or start a new run");
     int64_t epoch = s.at("epoch").get<int64_t>();
     size_t cursor = s.at("cursor").get<size_t>();
+    if (windows_ == Windows::Contiguous) {
+      const size_t offset = s.at("offset").get<size_t>();
+      const int32_t carry = s.at("carry").get<int32_t>();
+      if (epoch < 0) throw Error("loader state out of range");
+      epoch_ = epoch;
+      start_epoch();
+      if (cursor > order_.size() ||
+          (cursor < order_.size() && offset > shard_->document(documents_[order_[cursor]]).size))
+        throw Error("loader state out of range (a position past its document)");
+      cursor_ = cursor;
+      offset_ = offset;
+      carry_ = carry;
+      batches_ = s.at("batches").get<int64_t>();
+      if (batches_ < 0) throw Error("loader state out of range (a negative batch count)");
+      return;
+    }
     auto buffer = s.at("buffer").get<std::vector<uint32_t>>();
     if (epoch < 0 || cursor > units_.size() || buffer.size() > buffer_units_)
       throw Error("loader state out of range");

@@ -25,14 +25,20 @@ struct Batch {
 // by repeatedly placing the longest unit in the buffer that fits; when none fits, training crops
 // the shortest unit to fill the row (its rest is dropped, as the baseline does), evaluation instead
 // pads the row with <pad> (0 bytes, so BPB ignores it) so that every token is scored exactly once.
+// Contiguous windows (training only, the way llm.c and modded-nanogpt read their shards): the
+// epoch's shuffled documents, each BOS + its tokens, as one stream cut into consecutive windows of
+// T+1 tokens that cross document boundaries; a window starts with the last token of the one
+// before, so every token is a target exactly once.
 class PackingLoader {
  public:
   enum class Mode { Train, Eval };
+  enum class Windows { Documents, Contiguous };
   // Train: endless, units shuffled per epoch from `seed`; buffer of `buffer_units` units.
   // Eval: one pass in document order, finite, deterministic.
   PackingLoader(std::shared_ptr<const TokenShard> shard, std::vector<uint32_t> documents,
                 int64_t batch_rows, int64_t T, Mode mode, uint64_t seed = 0, int32_t bos_id = 1,
-                int32_t pad_id = 3, size_t buffer_units = 1000);
+                int32_t pad_id = 3, size_t buffer_units = 1000,
+                Windows windows = Windows::Documents);
 
   // Fills `out`; false when an Eval pass is exhausted (never false in Train mode).
   bool next(Batch& out);
@@ -57,6 +63,7 @@ class PackingLoader {
   };
   void refill();
   void start_epoch();
+  bool next_contiguous(Batch& out);
   uint64_t fingerprint() const;
 
   std::shared_ptr<const TokenShard> shard_;
@@ -72,6 +79,11 @@ class PackingLoader {
   std::vector<uint32_t> buffer_;  // unit indices waiting to be packed
   int64_t epoch_ = 0;
   int64_t batches_ = 0;
+  // Contiguous windows: order_ is over documents_, cursor_ the document being read, offset_ the
+  // next position in BOS + its tokens (0 = its BOS), carry_ the token that starts the next window.
+  Windows windows_;
+  size_t offset_ = 0;
+  int32_t carry_ = -1;
 };
 
 }  // namespace gllm

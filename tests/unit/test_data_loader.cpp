@@ -202,6 +202,64 @@ class TestDataLoader : public QObject {
     g.restore(saved);  // the state as written still restores
   }
 
+  // Contiguous windows against an independent reading: the windows of one epoch, joined with
+  // their one-token overlaps removed, are BOS + tokens of every document exactly once, in some
+  // order; windows cross documents; a saved state resumes exactly; a state of the packed loader
+  // is refused, and evaluation refuses the mode.
+  void contiguousWindowsCoverTheStream() {
+    using W = gllm::PackingLoader::Windows;
+    using M = gllm::PackingLoader::Mode;
+    const int64_t T = 16, B = 3;
+    std::vector<uint32_t> docs = {0, 1, 2, 3, 4, 5};
+    size_t stream_tokens = 0;
+    std::multiset<std::vector<int32_t>> want;  // each document as BOS + its tokens
+    for (uint32_t d : docs) {
+      const auto v = shard_->document(d);
+      std::vector<int32_t> doc = {1};
+      doc.insert(doc.end(), v.data, v.data + v.size);
+      stream_tokens += doc.size();
+      want.insert(doc);
+    }
+    gllm::PackingLoader a(shard_, docs, B, T, M::Train, 7, 1, 3, 1000, W::Contiguous);
+    gllm::Batch b;
+    std::vector<int32_t> stream;
+    nlohmann::json saved;
+    std::vector<std::vector<int32_t>> after;
+    int crossing = 0;
+    for (int step = 0; stream.size() < 3 * stream_tokens; ++step) {
+      QVERIFY(a.next(b));
+      QCOMPARE(b.rows, B);
+      for (int64_t r = 0; r < B; ++r) {
+        const int32_t* row = b.tokens.data() + r * (T + 1);
+        if (!stream.empty()) QCOMPARE(row[0], stream.back());  // starts with the last target
+        stream.insert(stream.end(), row + (stream.empty() ? 0 : 1), row + T + 1);
+        crossing += std::count(row + 1, row + T + 1, 1) > 0;
+        for (int64_t t = 0; t <= T; ++t) QVERIFY(row[t] != 3);  // no padding
+      }
+      if (step == 5) saved = nlohmann::json::parse(a.state().dump());
+      if (step > 5 && after.size() < 20) after.push_back(b.tokens);
+    }
+    QVERIFY(crossing > 0);
+    // The first epoch: the stream's first stream_tokens tokens, cut at each BOS.
+    std::vector<std::vector<int32_t>> pieces;
+    for (size_t i = 0; i < stream_tokens; ++i) {
+      if (stream[i] == 1) pieces.emplace_back();
+      pieces.back().push_back(stream[i]);
+    }
+    QVERIFY(std::multiset<std::vector<int32_t>>(pieces.begin(), pieces.end()) == want);
+    QVERIFY(a.epoch() >= 2);
+    gllm::PackingLoader c(shard_, docs, B, T, M::Train, 7, 1, 3, 1000, W::Contiguous);
+    c.restore(saved);
+    for (const auto& w : after) {
+      QVERIFY(c.next(b));
+      QVERIFY(b.tokens == w);
+    }
+    gllm::PackingLoader packed(shard_, docs, B, T, M::Train, 7, 1, 3, 1000);
+    QVERIFY_THROWS_EXCEPTION(gllm::Error, packed.restore(saved));
+    QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::PackingLoader(shard_, docs, B, T, M::Eval, 0, 1, 3,
+                                                              1000, W::Contiguous));
+  }
+
   void datasetCachesAndRebuilds() {
     QTemporaryDir cache;
     qputenv("GLLM_DATA", cache.path().toUtf8());
