@@ -183,6 +183,7 @@ void DataPanel::buildLayout() {
   m_format->addItem(tr("auto (by file name)"), QStringLiteral("auto"));
   m_format->addItem(tr("plain text"), QStringLiteral("text"));
   m_format->addItem(tr("JSON Lines"), QStringLiteral("jsonl"));
+  m_format->addItem(tr("Brown corpus files"), QStringLiteral("brown"));
   m_field = new QLineEdit(this);
   m_field->setToolTip(tr("JSON Lines: the string field that holds the text"));
   m_utf8 = new QComboBox(this);

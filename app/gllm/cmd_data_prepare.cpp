@@ -201,7 +201,9 @@ RegisterSubcommand reg("data", "prepare", [](CLI::App& data) {
                    "whole input (default 10M)");
   add_count_option(cmd, "--shard-tokens", a->shard_tokens,
                    "Tokens per shard (default 100M, as llm.c and modded-nanogpt)");
-  cmd->add_option("--format", a->o.format, "auto (by file name) | text | jsonl")
+  cmd->add_option("--format", a->o.format,
+                  "auto (by file name) | text | jsonl | brown (Brown Form C files: their "
+                  "detokenized text, one document per file)")
       ->capture_default_str();
   cmd->add_option("--text-field", a->o.read.field, "JSON Lines: the string field with the text")
       ->capture_default_str();

@@ -175,15 +175,87 @@ std::string Corpus::hash() const {
   return to_hex(digest.data(), digest.size());
 }
 
+Document parse_brown_file(std::string_view data, const std::string& path, const std::string& name) {
+  Document doc;
+  doc.name = name;
+  doc.genre = name.substr(1, 1);
+  auto lines = split_lines(data);
+  int paragraph = -1;
+  bool in_block = false;
+  std::vector<std::string> para_texts;
+  std::string cur;
+  for (size_t li = 0; li < lines.size(); ++li) {
+    std::string_view line = lines[li];
+    if (blank(line)) {
+      in_block = false;
+      continue;
+    }
+    if (!in_block) {
+      ++paragraph;
+      in_block = true;
+      para_texts.emplace_back();
+    }
+    Sentence s;
+    s.paragraph = paragraph;
+    s.line = static_cast<int>(li + 1);
+    size_t i = 0;
+    while (i < line.size()) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+      if (i >= line.size()) break;
+      size_t j = i;
+      while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
+      std::string_view tok = line.substr(i, j - i);
+      size_t slash = tok.rfind('/');
+      if (slash == std::string_view::npos || slash == 0 || slash + 1 == tok.size())
+        throw Error(path + ":" + std::to_string(li + 1) + ": token '" + std::string(tok) +
+                    "' is not word/TAG; the file is not Brown Form C — run `gllm data fetch` to "
+                    "reinstall");
+      TaggedWord tw;
+      tw.word = std::string(tok.substr(0, slash));
+      tw.tag = std::string(tok.substr(slash + 1));
+      std::transform(tw.tag.begin(), tw.tag.end(), tw.tag.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      s.words.push_back(std::move(tw));
+      i = j;
+    }
+    doc.sentences.push_back(std::move(s));
+  }
+  if (doc.sentences.empty())
+    throw Error(
+        path +
+        ":1: empty Brown file (no sentences); run `gllm data fetch` to reinstall the corpus");
+  // Detokenize: sentences of a paragraph joined by one space, paragraphs by "\n".
+  std::string text;
+  int last_para = -1;
+  for (auto& s : doc.sentences) {
+    if (last_para >= 0) text += (s.paragraph != last_para) ? "\n" : " ";
+    last_para = s.paragraph;
+    std::string st = detokenize_brown(s.words);
+    uint32_t base = static_cast<uint32_t>(text.size());
+    for (auto& w : s.words) {
+      w.begin += base;
+      w.end += base;
+    }
+    text += st;
+  }
+  doc.text = std::move(text);
+  doc.paragraphs = paragraph + 1;
+  return doc;
+}
+
+bool is_brown_file_name(const std::string& name) {
+  static const std::regex name_re("c[a-r][0-9][0-9]");
+  return std::regex_match(name, name_re);
+}
+
 Corpus read_brown_corpus(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw Error("Brown corpus folder not found: " + dir + "; run `gllm data fetch` first");
   std::vector<std::string> files;
-  static const std::regex name_re("c[a-r][0-9][0-9]");
   for (auto& e : fs::directory_iterator(dir, ec)) {
     std::string n = e.path().filename().string();
-    if (std::regex_match(n, name_re)) files.push_back(n);
+    if (is_brown_file_name(n)) files.push_back(n);
   }
   std::sort(files.begin(), files.end());
   if (files.empty())
@@ -195,72 +267,7 @@ Corpus read_brown_corpus(const std::string& dir) {
   corpus.documents.reserve(files.size());
   for (const auto& name : files) {
     std::string path = (fs::path(dir) / name).string();
-    std::string data = read_checked(path);
-    Document doc;
-    doc.name = name;
-    doc.genre = name.substr(1, 1);
-    auto lines = split_lines(data);
-    int paragraph = -1;
-    bool in_block = false;
-    std::vector<std::string> para_texts;
-    std::string cur;
-    for (size_t li = 0; li < lines.size(); ++li) {
-      std::string_view line = lines[li];
-      if (blank(line)) {
-        in_block = false;
-        continue;
-      }
-      if (!in_block) {
-        ++paragraph;
-        in_block = true;
-        para_texts.emplace_back();
-      }
-      Sentence s;
-      s.paragraph = paragraph;
-      s.line = static_cast<int>(li + 1);
-      size_t i = 0;
-      while (i < line.size()) {
-        while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-        if (i >= line.size()) break;
-        size_t j = i;
-        while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
-        std::string_view tok = line.substr(i, j - i);
-        size_t slash = tok.rfind('/');
-        if (slash == std::string_view::npos || slash == 0 || slash + 1 == tok.size())
-          throw Error(path + ":" + std::to_string(li + 1) + ": token '" + std::string(tok) +
-                      "' is not word/TAG; the file is not Brown Form C — run `gllm data fetch` to "
-                      "reinstall");
-        TaggedWord tw;
-        tw.word = std::string(tok.substr(0, slash));
-        tw.tag = std::string(tok.substr(slash + 1));
-        std::transform(tw.tag.begin(), tw.tag.end(), tw.tag.begin(),
-                       [](unsigned char c) { return std::tolower(c); });
-        s.words.push_back(std::move(tw));
-        i = j;
-      }
-      doc.sentences.push_back(std::move(s));
-    }
-    if (doc.sentences.empty())
-      throw Error(
-          path +
-          ":1: empty Brown file (no sentences); run `gllm data fetch` to reinstall the corpus");
-    // Detokenize: sentences of a paragraph joined by one space, paragraphs by "\n".
-    std::string text;
-    int last_para = -1;
-    for (auto& s : doc.sentences) {
-      if (last_para >= 0) text += (s.paragraph != last_para) ? "\n" : " ";
-      last_para = s.paragraph;
-      std::string st = detokenize_brown(s.words);
-      uint32_t base = static_cast<uint32_t>(text.size());
-      for (auto& w : s.words) {
-        w.begin += base;
-        w.end += base;
-      }
-      text += st;
-    }
-    doc.text = std::move(text);
-    doc.paragraphs = paragraph + 1;
-    corpus.documents.push_back(std::move(doc));
+    corpus.documents.push_back(parse_brown_file(read_checked(path), path, name));
   }
   return corpus;
 }

@@ -47,6 +47,10 @@ struct Corpus {
 // sentences are the non-empty lines of a block, tokens are "word/tag". Throws gllm::Error naming
 // file and line on unreadable, non-UTF-8, malformed or empty input.
 Corpus read_brown_corpus(const std::string& dir);
+// One Brown file's text (`data`, valid UTF-8) as a Document named `name`; errors name `path`.
+Document parse_brown_file(std::string_view data, const std::string& path, const std::string& name);
+// A Brown file's name: ca01 … cr09.
+bool is_brown_file_name(const std::string& name);
 
 // Plain UTF-8 text. A folder: every regular file below it (sorted by path) is one document.
 // One file: documents are separated by one or more blank lines. Refuses unreadable, non-UTF-8

@@ -204,7 +204,7 @@ void read_documents(const InputFile& f, const DocumentReadOptions& o, DocumentRe
     }
     return;
   }
-  if (effective_unit(f, o.unit) == DocumentUnit::File) {
+  if (f.format == InputFormat::Brown || effective_unit(f, o.unit) == DocumentUnit::File) {
     std::string doc;  // the file's bytes exactly, as the folder rule of the "text" corpus reads it
     for (;;) {
       const size_t old = doc.size(), chunk = 1 << 20;
@@ -217,6 +217,10 @@ void read_documents(const InputFile& f, const DocumentReadOptions& o, DocumentRe
                     std::to_string(o.max_document_bytes >> 20) + " MiB; " + too_long);
     }
     check_utf8(doc, f.path, 0, 1, o, counts);
+    if (f.format == InputFormat::Brown) {  // the text the "brown" corpus gives the LM
+      const std::string name = f.path.substr(f.path.find_last_of('/') + 1);
+      doc = parse_brown_file(doc, f.path, name).text;
+    }
     hand_on(doc, counts, on_document);
     return;
   }

@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "engine/data/corpus.h"
 #include "engine/io/error.h"
 #include "engine/io/regular_file.h"
 
@@ -93,8 +94,8 @@ struct Walker {
         walk(p, name + "/" + n, ancestors, ancestor_paths);
         ancestors.pop_back();
         ancestor_paths.pop_back();
-      } else {
-        add_file(p, name + "/" + n, true, st);
+      } else if (format_option != "brown" || is_brown_file_name(n)) {
+        add_file(p, name + "/" + n, true, st);  // a Brown folder's README and lists are not text
       }
     }
   }
@@ -105,8 +106,9 @@ struct Walker {
 InputFormat input_format_for(const std::string& path, const std::string& format_option) {
   if (format_option == "text") return InputFormat::Text;
   if (format_option == "jsonl") return InputFormat::Jsonl;
+  if (format_option == "brown") return InputFormat::Brown;
   if (format_option != "auto")
-    throw Error("--format is '" + format_option + "'; use auto, text or jsonl");
+    throw Error("--format is '" + format_option + "'; use auto, text, jsonl or brown");
   std::string p = path;
   for (const char* z : {".gz", ".zst", ".zstd"})
     if (ends_with(p, z)) {

@@ -7,7 +7,8 @@
 
 namespace gllm {
 
-enum class InputFormat { Text, Jsonl };
+// Brown: a Brown Form C file (word/TAG tokens), read as its detokenized text, one document each.
+enum class InputFormat { Text, Jsonl, Brown };
 
 // How plain text splits into documents. Auto follows the "text" corpus of engine/data/corpus: a
 // file named on the command line splits at blank lines, each file found in a folder is one.
@@ -22,14 +23,15 @@ struct InputFile {
   int64_t mtime_ns = 0;
 };
 
-// "auto": .jsonl, .ndjson or .json (before a .gz/.zst/.zstd suffix) is JSON Lines, else text.
+// "auto": .jsonl, .ndjson or .json (before a .gz/.zst/.zstd suffix) is JSON Lines, else text;
+// "brown": every file is Brown Form C (a folder contributes only its ca01 … cr09).
 InputFormat input_format_for(const std::string& path, const std::string& format_option);
 
 // Expands the command line's inputs in order; folders are walked recursively, their files sorted
 // by path. Refuses (gllm::Error naming the path and the fix): a path that does not exist, a FIFO,
 // socket or device, a folder that links back to one of its ancestors, no files at all, and an
 // input that lies inside `out_dir` (the dataset being written). The same file reached twice is
-// read once. `format_option`: "auto" | "text" | "jsonl".
+// read once. `format_option`: "auto" | "text" | "jsonl" | "brown".
 std::vector<InputFile> expand_inputs(const std::vector<std::string>& inputs,
                                      const std::string& format_option, const std::string& out_dir);
 

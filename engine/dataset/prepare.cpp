@@ -69,7 +69,9 @@ nlohmann::json inputs_json(const std::vector<InputFile>& files,
                  {"path", f.path},
                  {"size", f.size},
                  {"mtime_ns", f.mtime_ns},
-                 {"format", f.format == InputFormat::Jsonl ? "jsonl" : "text"},
+                 {"format", f.format == InputFormat::Jsonl   ? "jsonl"
+                            : f.format == InputFormat::Brown ? "brown"
+                                                             : "text"},
                  {"sha512", i < sha.size() ? sha[i] : ""}});
   }
   return a;

@@ -1,11 +1,13 @@
 // `gllm data prepare` and `gllm data info DATASET` as a user runs them: a gzip JSON Lines corpus
-// with a chosen field, the bad-line flag, the JSON report, and --verify failing on a changed shard.
+// with a chosen field, the bad-line flag, the JSON report, --verify failing on a changed shard, and
+// a disk that fills mid-prepare.
 #include <zlib.h>
 
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "tests/support/test_support.h"
 
@@ -116,6 +118,60 @@ class TestCliDatasetPrepare : public QObject {
     r = gllm::test::run_cli(args);
     QVERIFY2(r.exit_code == 0 && r.out.find("already prepared") != std::string::npos,
              (r.out + r.err).c_str());
+  }
+  // A full disk (a file-size limit makes a shard's write fail, as ENOSPC does): a clear error that
+  // says so, no shard that is not whole on disk or in the journal, no manifest; then, with room
+  // again, the same command finishes and every shard verifies.
+  void fullDiskLeavesNoPartialShard() {
+    QTemporaryDir tmp;
+    const std::string d = tmp.path().toStdString();
+    std::string text;
+    for (int i = 0; i < 400; ++i) {
+      for (int w = 0; w < 120; ++w)
+        text += (w ? " word" : "word") + std::to_string((i * 31 + w * 7) % 500);
+      text += "\n\n";
+    }
+    gllm::test::write_text(d + "/c.txt", text);
+    const std::vector<std::string> args = {"data",       "prepare",
+                                           d + "/c.txt", "--out",
+                                           d + "/ds",    "--vocab",
+                                           "300",        "--val-tokens",
+                                           "2k",         "--heldout-tokens",
+                                           "2k",         "--shard-tokens",
+                                           "30000",      "--tokenizer-sample",
+                                           "20k",        "--threads",
+                                           "2"};
+    // 40 KiB per file: the validation and held-out shards (4 KiB) fit, a 30,000-token train
+    // shard (60 KiB) does not. SIGXFSZ ignored, so the write fails with an error, not a signal.
+    std::vector<std::string> limited = {"-c", "trap '' XFSZ; ulimit -f 40; exec \"$0\" \"$@\"",
+                                        gllm::test::cli_path()};
+    limited.insert(limited.end(), args.begin(), args.end());
+    auto r = gllm::test::run_program("bash", limited);
+    QVERIFY2(r.exit_code == 2, (r.out + r.err).c_str());
+    QVERIFY2(r.err.find("cannot write") != std::string::npos &&
+                 r.err.find("train_000000.bin") != std::string::npos &&
+                 r.err.find("free disk space") != std::string::npos,
+             r.err.c_str());
+    QVERIFY(!fs::exists(d + "/ds/manifest.json"));
+    // Every train shard on disk is one the journal lists, of the size it records; nothing else.
+    std::map<std::string, uint64_t> listed;
+    if (fs::exists(d + "/ds/progress.json"))
+      for (const auto& sh : gllm::test::read_json(d + "/ds/progress.json")["train_shards"])
+        listed[sh["file"].get<std::string>()] = sh["bytes"].get<uint64_t>();
+    for (const auto& e : fs::directory_iterator(d + "/ds")) {
+      const std::string name = e.path().filename().string();
+      QVERIFY2(name.find(".tmp") == std::string::npos, name.c_str());
+      if (name.rfind("train_", 0) != 0) continue;
+      QVERIFY2(listed.count(name), name.c_str());
+      QCOMPARE(uint64_t(fs::file_size(e.path())), listed[name]);
+    }
+    r = gllm::test::run_cli(args);
+    QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+    r = gllm::test::run_cli({"data", "info", d + "/ds", "--json", "--verify"});
+    QVERIFY2(r.exit_code == 0, (r.out + r.err).c_str());
+    const auto info = nlohmann::json::parse(r.out);
+    QVERIFY(info["verified"]["whole"].get<bool>());
+    QVERIFY(info["splits"]["train"]["tokens"].get<uint64_t>() > 30000);
   }
 };
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/data/corpus.h"
 #include "engine/data/tokenizer.h"
 #include "engine/dataset/dataset_manifest.h"
 #include "engine/dataset/prepare.h"
@@ -322,6 +323,45 @@ class TestDatasetPrepare : public QObject {
     o.vocab = 320;
     o.shard_tokens = uint64_t(1) << 31;  // llm.c's header holds an int32 count
     QVERIFY(error_of([&] { gllm::prepare_dataset(o); }).find("int32") != std::string::npos);
+  }
+
+  // The Brown corpus as one prepared dataset like any other: --format brown reads a Brown
+  // folder's ca01 … files (its README left out) as the detokenized texts the "brown" corpus gives.
+  void brownFolderIsADataset() {
+    const std::string src = tmp_.path().toStdString() + "/brown";
+    fs::create_directories(src);
+    for (const auto& e : fs::directory_iterator(gllm::test::fixture("brown_mini")))
+      fs::copy_file(e.path(), src + "/" + e.path().filename().string());
+    gllm::test::write_text(src + "/README", "not a Brown file\n");
+    gllm::PrepareOptions o;
+    o.inputs = {src};
+    o.out_dir = tmp_.path().toStdString() + "/brown-ds";
+    o.format = "brown";
+    o.vocab = 320;
+    o.val_tokens = 500;
+    o.heldout_tokens = 500;
+    o.tokenizer_sample = 200000;
+    o.shard_tokens = 4096;
+    o.threads = 2;
+    const auto r = gllm::prepare_dataset(o);
+    const auto brown = gllm::read_brown_corpus(src);
+    std::multiset<std::string> want, got;
+    for (const auto& d : brown.documents) want.insert(d.text);
+    for (const char* name : {"train", "val", "heldout"}) {
+      const auto docs = split_documents(o.out_dir, r.manifest, name);
+      got.insert(docs.begin(), docs.end());
+    }
+    QCOMPARE(got.size(), want.size());
+    QVERIFY(got == want);
+    QCOMPARE(r.manifest["inputs"].size(), brown.documents.size());
+    for (const auto& f : r.manifest["inputs"])
+      QCOMPARE(f["format"].get<std::string>(), std::string("brown"));
+    // A file that is not Brown Form C, named as brown, is refused with its file and line.
+    gllm::test::write_text(src + "/ca01", "The jury said\n");
+    o.inputs = {src + "/ca01"};
+    o.out_dir = tmp_.path().toStdString() + "/brown-bad";
+    const std::string err = gllm::test::error_of([&] { gllm::prepare_dataset(o); });
+    QVERIFY2(err.find("ca01:1: token 'The' is not word/TAG") != std::string::npos, err.c_str());
   }
 
   void pythonReadsTheShards() {
