@@ -38,10 +38,8 @@ gllm::cli::RegisterSubcommand reg("bench", "data", [](CLI::App& group) {
   cmd->add_option("--vocab", a->vocab, "BPE vocabulary")
       ->capture_default_str()
       ->check(CLI::Range(260, 65535));
-  cmd->add_option("--tokenizer-sample", a->tokenizer_sample,
-                  "Characters the tokenizer is trained on")
-      ->capture_default_str()
-      ->check(CLI::Range(int64_t(1000), int64_t(1) << 40));
+  gllm::cli::add_count_option(cmd, "--tokenizer-sample", a->tokenizer_sample,
+                              "Characters the tokenizer is trained on (default 10M)");
   cmd->add_option("--train-steps", a->train_steps,
                   "Steps of the preset trained from the dataset for the loader's share (0: skip)")
       ->capture_default_str()
@@ -62,6 +60,8 @@ gllm::cli::RegisterSubcommand reg("bench", "data", [](CLI::App& group) {
     o.seed = static_cast<uint64_t>(a->seed);
     o.threads = a->threads;
     o.vocab = a->vocab;
+    if (a->tokenizer_sample < 1000)
+      throw gllm::Error("--tokenizer-sample must be ≥ 1000 characters");
     o.tokenizer_sample = static_cast<uint64_t>(a->tokenizer_sample);
     o.train_steps = a->train_steps;
     o.preset = a->preset;
