@@ -236,17 +236,28 @@ void PackingLoader::restore(const nlohmann::json& s) {
     if (windows_ == Windows::Contiguous) {
       const size_t offset = s.at("offset").get<size_t>();
       const int32_t carry = s.at("carry").get<int32_t>();
+      const int64_t batches = s.at("batches").get<int64_t>();
       if (epoch < 0) throw Error("loader state out of range");
+      if (batches < 0) throw Error("loader state out of range (a negative batch count)");
+      // The position is checked against the saved epoch's order before anything changes: a
+      // refused state leaves the loader as it was.
+      const int64_t kept_epoch = epoch_;
+      const size_t kept_cursor = cursor_, kept_offset = offset_;
+      std::vector<uint32_t> kept_order = order_;
       epoch_ = epoch;
       start_epoch();
       if (cursor > order_.size() ||
-          (cursor < order_.size() && offset > shard_->document(documents_[order_[cursor]]).size))
+          (cursor < order_.size() && offset > shard_->document(documents_[order_[cursor]]).size)) {
+        epoch_ = kept_epoch;
+        order_ = std::move(kept_order);
+        cursor_ = kept_cursor;
+        offset_ = kept_offset;
         throw Error("loader state out of range (a position past its document)");
+      }
       cursor_ = cursor;
       offset_ = offset;
       carry_ = carry;
-      batches_ = s.at("batches").get<int64_t>();
-      if (batches_ < 0) throw Error("loader state out of range (a negative batch count)");
+      batches_ = batches;
       return;
     }
     auto buffer = s.at("buffer").get<std::vector<uint32_t>>();

@@ -254,6 +254,20 @@ class TestDataLoader : public QObject {
       QVERIFY(c.next(b));
       QVERIFY(b.tokens == w);
     }
+    // A state whose position lies past its document is refused, and the loader reads on from
+    // where it was (the refused epoch's order is not left behind).
+    gllm::PackingLoader d(shard_, docs, B, T, M::Train, 7, 1, 3, 1000, W::Contiguous);
+    gllm::PackingLoader e(shard_, docs, B, T, M::Train, 7, 1, 3, 1000, W::Contiguous);
+    for (int i = 0; i < 2; ++i) QVERIFY(d.next(b) && e.next(b));
+    nlohmann::json past = saved;
+    past["offset"] = 100000;
+    QVERIFY_THROWS_EXCEPTION(gllm::Error, d.restore(past));
+    gllm::Batch bd, be;
+    for (int i = 0; i < 4; ++i) {
+      QVERIFY(d.next(bd) && e.next(be));
+      QVERIFY(bd.tokens == be.tokens);
+    }
+    QCOMPARE(d.epoch(), e.epoch());
     gllm::PackingLoader packed(shard_, docs, B, T, M::Train, 7, 1, 3, 1000);
     QVERIFY_THROWS_EXCEPTION(gllm::Error, packed.restore(saved));
     QVERIFY_THROWS_EXCEPTION(gllm::Error, gllm::PackingLoader(shard_, docs, B, T, M::Eval, 0, 1, 3,
