@@ -21,6 +21,7 @@
 #include "engine/dataset/dataset_manifest.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/paths.h"
 #include "engine/io/subprocess.h"
 
 namespace gllm::bench {
@@ -162,7 +163,7 @@ nlohmann::json run_data_bench(const DataBenchOptions& o_in) {
   auto log = [&](const std::string& line) {
     if (o.log) o.log(line);
   };
-  const std::string exe = self_executable();
+  const std::string exe = this_program_path();
 
   ZipfCorpusSpec spec;
   spec.bytes = o.bytes;

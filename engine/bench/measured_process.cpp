@@ -114,11 +114,4 @@ MeasuredProcess run_measured(const std::vector<std::string>& argv, const std::st
   return child.finish();
 }
 
-std::string self_executable() {
-  char exe[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) throw Error("cannot find this program's path (/proc/self/exe)");
-  return std::string(exe, static_cast<size_t>(n));
-}
-
 }  // namespace gllm::bench

@@ -39,7 +39,4 @@ MeasuredProcess run_measured(const std::vector<std::string>& argv,
                              const std::string& stdin_path = "",
                              const std::string& stdout_path = "");
 
-// This program's own path (/proc/self/exe), to run its subcommands as children.
-std::string self_executable();
-
 }  // namespace gllm::bench

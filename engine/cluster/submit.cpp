@@ -86,12 +86,6 @@ std::vector<std::string> submitted_task_ids(const std::vector<std::string>& run_
 
 }  // namespace
 
-std::string this_program_path() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : p.string();
-}
-
 std::string gllm_program_path() {
   const std::filesystem::path self = this_program_path();
   if (self.filename() == "gllm") return self.string();

@@ -52,8 +52,6 @@ std::vector<std::string> requeue_cluster_runs(const std::vector<std::string>& ru
 // folder.
 std::vector<std::string> run_folders_of(const std::string& path);
 
-// This program's absolute path (/proc/self/exe).
-std::string this_program_path();
 // The gllm the batch script runs when the profile names none: this program when it is gllm,
 // else the gllm beside it (the workbench's build folder). Throws gllm::Error naming the fix.
 std::string gllm_program_path();

@@ -18,6 +18,7 @@
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/io/paths.h"
 
 extern char** environ;
 
@@ -180,12 +181,7 @@ Launcher::Launcher(int nproc, const std::vector<std::string>& child_args,
   ::setenv("GLLM_DIST_STORE_FILE", store_path().c_str(), 1);
 
   // Everything the children need is prepared before fork (only async-signal-safe calls after it).
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0)
-    throw Error("cannot find this program's path (/proc/self/exe) to start the other ranks");
-  exe[n] = '\0';
-  std::vector<std::string> args{exe};
+  std::vector<std::string> args{this_program_path()};
   for (std::string a : child_args) {
     for (auto at = a.find("@DIR@"); at != std::string::npos; at = a.find("@DIR@"))
       a.replace(at, 5, dir_);
@@ -227,7 +223,7 @@ Launcher::Launcher(int nproc, const std::vector<std::string>& child_args,
       }
       int devnull = ::open("/dev/null", O_RDONLY);
       if (devnull >= 0) ::dup2(devnull, 0);
-      ::execve(exe, argv.data(), envp.data());
+      ::execve(argv[0], argv.data(), envp.data());
       ::_exit(127);
     }
     pids_[rank - 1] = pid;

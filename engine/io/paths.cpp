@@ -4,6 +4,10 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "engine/io/error.h"
 
 namespace gllm {
 
@@ -36,6 +40,15 @@ std::string data_cache_dir() {
 std::string runs_dir() {
   if (const char* d = std::getenv("GLLM_RUNS"); d && *d) return d;
   return "runs";
+}
+
+std::string this_program_path() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || p.empty())
+    throw Error("cannot find this program's path (/proc/self/exe: " + ec.message() +
+                "); run it from a system with /proc mounted");
+  return p.string();
 }
 
 }  // namespace gllm

@@ -13,5 +13,8 @@ std::string join_path(const std::string& a, const std::string& b);
 // included) becomes '_', a leading '.' becomes '_' (no "..", no hidden folder), at most 96
 // bytes; an empty name gives "run". The result never leaves the folder it is joined to.
 std::string folder_name(const std::string& name);
+// This program's absolute path (/proc/self/exe): how the CLI starts its own subcommands (ranks,
+// benchmarks) and names itself in batch scripts. Throws gllm::Error when it cannot be read.
+std::string this_program_path();
 
 }  // namespace gllm
