@@ -11,6 +11,7 @@
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QtTest>
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/config/run_config.h"
@@ -330,9 +331,16 @@ class TestRoundThree : public QObject {
     }
     // The Monitor draws the same 6 arms as seed groups of 5 (forks included), not 30 runs.
     // (other runs of the runs folder are in it too).
-    QTRY_VERIFY_WITH_TIMEOUT(monitor->legendEntries().filter("ladder-").size() == 6, kTimeoutMs);
-    for (const QString& e : monitor->legendEntries().filter("ladder-"))
-      QVERIFY2(e.endsWith("5 seeds"), qPrintable(e));
+    // The runs' configs and curves arrive from workers one run at a time: a group drawn before
+    // all its seeds are read says "3 seeds" for a while (CI saw it), so the wait is for the
+    // whole picture — six groups, each of five seeds.
+    auto ladderEntries = [&] { return monitor->legendEntries().filter("ladder-"); };
+    auto allOfFive = [&] {
+      const QStringList e = ladderEntries();
+      return e.size() == 6 && std::all_of(e.begin(), e.end(),
+                                          [](const QString& x) { return x.endsWith("5 seeds"); });
+    };
+    QTRY_VERIFY2_WITH_TIMEOUT(allOfFive(), qPrintable(ladderEntries().join(" | ")), kTimeoutMs);
 
     // One seed of two arms: n = 1, no interval drawn, nothing bold.
     const std::string one = tmp_.filePath("one-seed").toStdString();
