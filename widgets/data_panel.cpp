@@ -24,14 +24,17 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "engine/dataset/dataset_manifest.h"
+#include "engine/dataset/import_shards.h"
 #include "engine/io/paths.h"
 #include "widgets/widget_util.h"
 
 namespace gllm::gui {
 namespace {
 
-const char* const kStages[] = {"scan", "sample", "tokenizer", "encode", "finish"};
-constexpr int kStageCount = 5;
+// A prepare's five stages, then an import's two.
+const char* const kStages[] = {"scan",   "sample", "tokenizer", "encode",
+                               "finish", "check",  "import"};
+constexpr int kPrepareStages = 5, kStageCount = 7;
 
 int stageIndex(const std::string& s) {
   for (int i = 0; i < kStageCount; ++i)
@@ -184,6 +187,10 @@ void DataPanel::buildLayout() {
   m_format->addItem(tr("plain text"), QStringLiteral("text"));
   m_format->addItem(tr("JSON Lines"), QStringLiteral("jsonl"));
   m_format->addItem(tr("Brown corpus files"), QStringLiteral("brown"));
+  m_format->addItem(tr("llm.c shards made elsewhere (import)"), QStringLiteral("shards"));
+  m_format->setToolTip(
+      tr("Import: the inputs are llm.c token shards (llm.c, modded-nanogpt); a shard named …val… "
+         "is validation, held-out is cut from the end of the train shards"));
   m_field = new QLineEdit(this);
   m_field->setToolTip(tr("JSON Lines: the string field that holds the text"));
   m_utf8 = new QComboBox(this);
@@ -195,6 +202,22 @@ void DataPanel::buildLayout() {
   reading->addWidget(new QLabel(tr("field"), this));
   reading->addWidget(m_field, 1);
   form->addRow(tr("Format"), reading);
+  m_modelRow = new QWidget(this);
+  auto* modelRow = new QHBoxLayout(m_modelRow);
+  modelRow->setContentsMargins(0, 0, 0, 0);
+  m_model = new QLineEdit(m_modelRow);
+  m_model->setPlaceholderText(tr("the sentencepiece .model the shards were encoded with"));
+  auto* modelBrowse = new QPushButton(tr("Browse…"), m_modelRow);
+  modelRow->addWidget(m_model, 1);
+  modelRow->addWidget(modelBrowse);
+  form->addRow(tr("Tokenizer model"), m_modelRow);
+  connect(modelBrowse, &QPushButton::clicked, this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Sentencepiece model"), QString(),
+                                                   tr("sentencepiece models (*.model);;all (*)"));
+    if (!f.isEmpty()) m_model->setText(f);
+  });
+  connect(m_format, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          &DataPanel::updateFormatRows);
   auto* bad = new QHBoxLayout;
   bad->addWidget(m_utf8);
   bad->addWidget(m_skipBad);
@@ -226,6 +249,30 @@ void DataPanel::buildLayout() {
   m_log->setMinimumHeight(60);
   m_log->setPlaceholderText(tr("What the prepare says appears here."));
   layout->addWidget(m_log, 1);
+  updateFormatRows();
+}
+
+bool DataPanel::importing() const {
+  return m_format->currentData().toString() == QLatin1String("shards");
+}
+
+void DataPanel::setTokenizerModel(const QString& path) {
+  m_model->setText(path);
+}
+
+QString DataPanel::tokenizerModel() const {
+  return m_model->text().trimmed();
+}
+
+void DataPanel::updateFormatRows() {
+  // An import reads shards as they are: no vocabulary, tokenizer sample, shard size, validation
+  // size or text reading options of its own; held-out is what it cuts from the train shards.
+  const bool imp = importing();
+  for (QWidget* w : std::initializer_list<QWidget*>{m_vocab, m_valTokens, m_sample, m_shardTokens,
+                                                    m_field, m_utf8, m_skipBad})
+    w->setEnabled(!imp);
+  m_modelRow->setEnabled(imp);
+  m_prepare->setText(imp ? tr("Import") : tr("Prepare"));
 }
 
 void DataPanel::addInputs(const QStringList& paths) {
@@ -296,11 +343,24 @@ void DataPanel::setOptions(const PrepareOptions& o) {
 QString DataPanel::prepare() {
   if (m_busy) return tr("a prepare is already running; stop it first");
   const PrepareOptions o = options();
+  const bool imp = importing();
+  ImportOptions io;
+  io.inputs = o.inputs;
+  io.out_dir = o.out_dir;
+  io.tokenizer_model = ss(tokenizerModel());
+  io.heldout_tokens = o.heldout_tokens;
   QString refusal;
   if (o.inputs.empty())
-    refusal = tr("no input: add the corpus files or folders to read (Add files… / Add folder…)");
+    refusal = imp ? tr("no input: add the shard files or folders to import (Add files… / Add "
+                       "folder…)")
+                  : tr("no input: add the corpus files or folders to read (Add files… / Add "
+                       "folder…)");
   else if (o.out_dir.empty())
     refusal = tr("no dataset folder: give the folder to write the dataset to");
+  else if (imp && io.tokenizer_model.empty())
+    refusal =
+        tr("no tokenizer model: importing shards needs the sentencepiece .model that made "
+           "them (Tokenizer model, Browse…)");
   if (!refusal.isEmpty()) {
     showError(refusal);
     return refusal;
@@ -311,7 +371,7 @@ QString DataPanel::prepare() {
   auto shared = m_shared;
   setBusy(true);
   m_poll->start();
-  m_watcher->setFuture(QtConcurrent::run([this, o, shared] {
+  m_watcher->setFuture(QtConcurrent::run([this, o, io, imp, shared] {
     DatasetOutcome r;
     r.dir = qs(o.out_dir);
     PrepareHooks hooks;
@@ -329,7 +389,7 @@ QString DataPanel::prepare() {
     QElapsedTimer t;
     t.start();
     try {
-      const PrepareResult p = prepare_dataset(o, hooks);
+      const PrepareResult p = imp ? import_shards(io, hooks) : prepare_dataset(o, hooks);
       r.manifest = p.manifest;
       r.alreadyComplete = p.already_complete;
       r.resumed = p.resumed;
@@ -376,23 +436,24 @@ void DataPanel::pollProgress() {
   const int stage = m_shared->stage.load();
   if (stage < 0 || m_shared->stop.load()) return;
   const uint64_t done = m_shared->done.load(), total = m_shared->total.load();
-  const QString what = stage == 0 ? tr("bytes") : tr("documents");
+  const bool imp = stage >= kPrepareStages;
+  const QString what = imp ? tr("shards") : stage == 0 ? tr("bytes") : tr("documents");
+  const int number = imp ? stage - kPrepareStages + 1 : stage + 1;
+  const int count = imp ? kStageCount - kPrepareStages : kPrepareStages;
   if (total > 0) {
     m_progress->setRange(0, 1000);
     m_progress->setValue(int(1000.0 * double(std::min(done, total)) / double(total)));
     m_stage->setText(tr("%1 (%2 of %3): %4 of %5 %6")
                          .arg(QString::fromLatin1(kStages[stage]))
-                         .arg(stage + 1)
-                         .arg(kStageCount)
+                         .arg(number)
+                         .arg(count)
                          .arg(done)
                          .arg(total)
                          .arg(what));
   } else {
     m_progress->setRange(0, 0);  // busy, no share known
-    m_stage->setText(tr("%1 (%2 of %3)…")
-                         .arg(QString::fromLatin1(kStages[stage]))
-                         .arg(stage + 1)
-                         .arg(kStageCount));
+    m_stage->setText(
+        tr("%1 (%2 of %3)…").arg(QString::fromLatin1(kStages[stage])).arg(number).arg(count));
   }
 }
 
@@ -401,7 +462,11 @@ void DataPanel::showOutcome(const DatasetOutcome& r) {
   if (!r.error.isEmpty()) {
     m_progress->setValue(0);
     m_stage->setText(r.stopped ? tr("stopped") : tr("failed"));
-    showError(r.stopped ? tr("Stopped: Prepare again continues where it stopped.") : r.error);
+    const QString stopped = importing()
+                                ? tr("Stopped: Import again starts it over (nothing half-made is "
+                                     "used).")
+                                : tr("Stopped: Prepare again continues where it stopped.");
+    showError(r.stopped ? stopped : r.error);
     return;
   }
   m_progress->setValue(1000);
@@ -411,7 +476,17 @@ void DataPanel::showOutcome(const DatasetOutcome& r) {
   for (const auto& f : r.manifest.value("inputs", nlohmann::json::array()))
     in += f.value("size", uint64_t(0));
   const QString size = QLocale().formattedDataSize(qint64(in));
-  if (r.seconds > 0 && !r.alreadyComplete)
+  const bool imported =
+      r.manifest.value("options", nlohmann::json::object()).value("imported", false);
+  if (imported && r.seconds > 0)
+    m_status->setText(r.alreadyComplete
+                          ? tr("%1 already holds this import (nothing written).").arg(r.dir)
+                          : tr("Imported %1: %2 shard(s), %3, in %4 s.")
+                                .arg(r.dir)
+                                .arg(r.manifest.value("inputs", nlohmann::json::array()).size())
+                                .arg(size)
+                                .arg(r.seconds, 0, 'f', 1));
+  else if (r.seconds > 0 && !r.alreadyComplete)
     m_status->setText(tr("Prepared %1%2: %3 of input in %4 s (%5 MB/s).")
                           .arg(r.dir, r.resumed ? tr(" (continued)") : QString(), size)
                           .arg(r.seconds, 0, 'f', 1)

@@ -1,5 +1,6 @@
 // The Data panel: prepares a corpus (text, JSON Lines, .gz/.zst files and folders) into a dataset
-// of llm.c token shards in the background, shows its manifest, and hands it to the run settings.
+// of llm.c token shards in the background, or imports shards made elsewhere with their
+// sentencepiece model; shows the manifest, and hands the dataset to the run settings.
 #pragma once
 #include <QFutureWatcher>
 #include <QWidget>
@@ -45,6 +46,10 @@ class DataPanel : public QWidget {
   // The form's options (sizes, format, text field, UTF-8 rule) and filling the form from them.
   PrepareOptions options() const;
   void setOptions(const PrepareOptions& o);
+  // Format "llm.c shards made elsewhere": the inputs are shards, imported with this model.
+  bool importing() const;
+  void setTokenizerModel(const QString& path);
+  QString tokenizerModel() const;
 
   // Starts preparing on a worker; returns "" or why it cannot start (also shown in the panel).
   QString prepare();
@@ -78,6 +83,7 @@ class DataPanel : public QWidget {
   void appendLog(const QString& line);
   void setBusy(bool on);
   void showError(const QString& text);
+  void updateFormatRows();
 
   QListWidget* m_inputs = nullptr;
   QLineEdit* m_out = nullptr;
@@ -88,6 +94,8 @@ class DataPanel : public QWidget {
   QSpinBox* m_shardTokens = nullptr;
   QComboBox* m_format = nullptr;
   QLineEdit* m_field = nullptr;
+  QLineEdit* m_model = nullptr;  // importing: the sentencepiece model of the shards
+  QWidget* m_modelRow = nullptr;
   QComboBox* m_utf8 = nullptr;
   QCheckBox* m_skipBad = nullptr;
   QPushButton* m_prepare = nullptr;

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "app/gllm/command_registry.h"
+#include "app/gllm/dataset_progress.h"
 #include "engine/dataset/dataset_manifest.h"
 #include "engine/dataset/prepare.h"
 #include "engine/io/error.h"
@@ -39,77 +40,6 @@ uint64_t input_bytes(const nlohmann::json& manifest) {
   return n;
 }
 
-void print_splits(const nlohmann::json& m) {
-  std::printf("%-8s %12s %14s %16s %10s %7s\n", "split", "documents", "tokens", "bytes",
-              "bytes/tok", "shards");
-  for (const char* s : {"train", "val", "heldout"}) {
-    if (!m["splits"].contains(s)) continue;
-    const auto& sp = m["splits"][s];
-    std::printf("%-8s %12llu %14llu %16llu %10.3f %7zu\n", s,
-                (unsigned long long)sp.value("documents", uint64_t(0)),
-                (unsigned long long)sp.value("tokens", uint64_t(0)),
-                (unsigned long long)sp.value("bytes", uint64_t(0)),
-                sp.value("bytes_per_token", 0.0),
-                sp.value("shards", nlohmann::json::array()).size());
-  }
-}
-
-// Progress on stderr: on a terminal one line redrawn at most five times a second; elsewhere (a
-// batch job's log, a pipe) a line per stage and then every tenth of it or every 30 s, whichever
-// comes first, so a log shows where a long prepare stands without a line per document.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool on) : on_(on), tty_(::isatty(STDERR_FILENO)) {}
-  void update(const PrepareProgress& p) {
-    if (!on_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (!tty_) {
-      log_line(p, now);
-      return;
-    }
-    if (p.stage == last_stage_ && now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
-    last_stage_ = p.stage;
-    if (p.total > 0)
-      std::fprintf(stderr, "\r%-10s %5.1f%%  (%llu / %llu)   ", p.stage.c_str(),
-                   100.0 * double(p.done) / double(p.total), (unsigned long long)p.done,
-                   (unsigned long long)p.total);
-    else
-      std::fprintf(stderr, "\r%-10s …                           ", p.stage.c_str());
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-  void clear() {
-    if (drawn_) std::fprintf(stderr, "\r%60s\r", "");
-    drawn_ = false;
-  }
-
- private:
-  void log_line(const PrepareProgress& p, std::chrono::steady_clock::time_point now) {
-    const int tenth = p.total > 0 ? int(10 * std::min(p.done, p.total) / p.total) : -1;
-    const bool new_stage = p.stage != last_stage_;
-    if (!new_stage && tenth == last_tenth_ && now - last_ < std::chrono::seconds(30)) return;
-    last_ = now;
-    last_stage_ = p.stage;
-    last_tenth_ = tenth;
-    const char* unit = p.stage == "scan" ? "bytes" : "documents";
-    if (p.total > 0)
-      std::fprintf(stderr, "progress: %s %.0f%% (%llu of %llu %s)\n", p.stage.c_str(),
-                   100.0 * double(std::min(p.done, p.total)) / double(p.total),
-                   (unsigned long long)p.done, (unsigned long long)p.total, unit);
-    else
-      std::fprintf(stderr, "progress: %s (%llu %s)\n", p.stage.c_str(), (unsigned long long)p.done,
-                   unit);
-    std::fflush(stderr);
-  }
-
-  bool on_, tty_;
-  bool drawn_ = false;
-  int last_tenth_ = -1;
-  std::string last_stage_;
-  std::chrono::steady_clock::time_point last_{};
-};
-
 struct PrepareArgs {
   PrepareOptions o;
   // Counts as parsed (add_count_option's range is that of a signed type); copied into `o`.
@@ -135,7 +65,7 @@ void run_prepare(PrepareArgs& a) {
     a.o.read.unit = DocumentUnit::Paragraphs;
   else
     throw Error("--documents is '" + a.documents + "'; use auto, file or paragraphs");
-  ProgressLine line(!a.quiet && !a.json);
+  DatasetProgressLine line(!a.quiet && !a.json);
   PrepareHooks hooks;
   hooks.log = [&](const std::string& s) {
     if (a.quiet) return;
@@ -176,7 +106,7 @@ void run_prepare(PrepareArgs& a) {
                 r.resumed ? " (continued)" : "", human_bytes(double(in_bytes)).c_str(), seconds,
                 seconds > 0 ? double(in_bytes) / 1e6 / seconds : 0.0);
   }
-  print_splits(r.manifest);
+  print_dataset_splits(r.manifest);
 }
 
 RegisterSubcommand reg("data", "prepare", [](CLI::App& data) {
@@ -255,7 +185,7 @@ void print_dataset_info(const std::string& dir, bool json, bool verify) {
         "shards      llm.c format (magic 20240520, version 1, uint16), BOS id %d per "
         "document\n",
         m.value("shard_format", nlohmann::json::object()).value("bos_id", 1));
-    print_splits(m);
+    print_dataset_splits(m);
     if (verify) {
       if (problems.empty())
         std::printf("verified    every shard has its recorded size, header and SHA-512\n");

@@ -13,8 +13,9 @@ const Schema<DataConfig>& DataConfig::schema() {
         .text("corpus_path", &DataConfig::corpus_path,
               "Text file or folder (corpus = text); the dataset folder (corpus = prepared); "
               "Brown: empty = data cache")
-        .integer("vocab_size", &DataConfig::vocab_size, 261, 65535,
-                 "BPE vocabulary size (4 specials + 256 bytes + at least 1 merge)")
+        .integer("vocab_size", &DataConfig::vocab_size, 2, 65536,
+                 "BPE vocabulary size (brown, text: 4 specials + 256 bytes + at least 1 merge, "
+                 "at most 65,535; prepared: the dataset's, whatever model made its shards)")
         .real("val_fraction", &DataConfig::val_fraction, 0, 0.5,
               "Fraction of documents for validation")
         .real("heldout_fraction", &DataConfig::heldout_fraction, 0, 0.5,
@@ -33,6 +34,12 @@ const Schema<DataConfig>& DataConfig::schema() {
       if (d.corpus == "text" && d.corpus_path.empty())
         throw ConfigError(path.empty() ? "corpus_path" : path + ".corpus_path",
                           "corpus = text needs corpus_path (a UTF-8 file or folder)");
+      if (d.corpus != "prepared" && (d.vocab_size < 261 || d.vocab_size > 65535))
+        throw ConfigError(path.empty() ? "vocab_size" : path + ".vocab_size",
+                          std::to_string(d.vocab_size) +
+                              " is out of range; the workbench's BPE "
+                              "tokenizer needs [261, 65535] (4 specials + 256 bytes + at least 1 "
+                              "merge, uint16 ids)");
       if (d.corpus == "prepared" && d.corpus_path.empty())
         throw ConfigError(path.empty() ? "corpus_path" : path + ".corpus_path",
                           "corpus = prepared needs corpus_path (a folder made by `gllm data "

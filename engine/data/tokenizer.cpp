@@ -7,6 +7,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -115,13 +116,17 @@ struct Tokenizer::Impl {
   std::string hash;
   std::vector<int32_t> token_bytes;
   std::vector<std::string> token_text;  // raw bytes each token stands for (specials: empty)
+  std::vector<uint8_t> special;         // control and unknown pieces
+  int32_t bos = Tokenizer::kBos, pad = Tokenizer::kPad;
+  bool workbench = true;  // the workbench's layout (specials 0–3, bytes from 4, identity)
 };
 
 namespace {
 
 const std::string kSpace = "\xE2\x96\x81";  // U+2581, sentencepiece's whitespace marker
 
-std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::string& origin);
+std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::string& origin,
+                                                 bool any_layout = false);
 
 // Feeds the corpus to the trainer line by line (newlines are encoded through byte fallback).
 class CorpusLines : public sentencepiece::SentenceIterator {
@@ -164,30 +169,47 @@ class CorpusLines : public sentencepiece::SentenceIterator {
 Tokenizer::Tokenizer() = default;
 
 namespace {
-std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::string& origin) {
+std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::string& origin,
+                                                 bool any_layout) {
   auto impl = std::make_shared<Tokenizer::Impl>();
   auto st = impl->sp.LoadFromSerializedProto(model);
   if (!st.ok())
     throw Error("cannot load tokenizer model " + origin + ": " + st.ToString() +
                 "; delete it so that it is retrained");
   int n = impl->sp.GetPieceSize();
-  if (n <= Tokenizer::kNumSpecial || impl->sp.unk_id() != Tokenizer::kUnk ||
-      impl->sp.bos_id() != Tokenizer::kBos || impl->sp.eos_id() != Tokenizer::kEos ||
-      impl->sp.pad_id() != Tokenizer::kPad || !impl->sp.IsByte(Tokenizer::kNumSpecial))
+  impl->workbench = n > Tokenizer::kNumSpecial && impl->sp.unk_id() == Tokenizer::kUnk &&
+                    impl->sp.bos_id() == Tokenizer::kBos && impl->sp.eos_id() == Tokenizer::kEos &&
+                    impl->sp.pad_id() == Tokenizer::kPad && impl->sp.IsByte(Tokenizer::kNumSpecial);
+  if (!impl->workbench && !any_layout)
     throw Error("tokenizer model " + origin +
                 " does not have the workbench's layout (specials 0–3, bytes from 4); "
                 "delete it so that it is retrained");
+  if (!impl->workbench) {
+    if (impl->sp.bos_id() < 0 || impl->sp.bos_id() >= n)
+      throw Error("sentencepiece model " + origin +
+                  " has no BOS piece (it was trained with --bos_id=-1); shards need a BOS before "
+                  "each document so that their documents can be found");
+    impl->bos = impl->sp.bos_id();
+    impl->pad = impl->sp.pad_id() >= 0 ? impl->sp.pad_id()
+                                       : (impl->sp.eos_id() >= 0 ? impl->sp.eos_id() : impl->bos);
+  }
+  impl->special.assign(size_t(n), 0);
   impl->token_bytes.resize(n);
   impl->token_text.resize(n);
   for (int id = 0; id < n; ++id) {
     std::string raw;
     if (impl->sp.IsControl(id) || impl->sp.IsUnknown(id) || impl->sp.IsUnused(id)) {
       raw.clear();
+      impl->special[size_t(id)] = !impl->sp.IsUnused(id);
     } else if (impl->sp.IsByte(id)) {
-      if (id - Tokenizer::kNumSpecial > 255)
-        throw Error("tokenizer model " + origin +
-                    " has byte pieces beyond <0xFF>; delete it so that it is retrained");
-      raw.assign(1, static_cast<char>(id - Tokenizer::kNumSpecial));
+      // "<0xNN>": its byte (the workbench's layout puts <0x00> … <0xFF> at 4 … 259).
+      const std::string p = impl->sp.IdToPiece(id);
+      const int value = p.size() == 6 ? int(std::strtol(p.substr(3, 2).c_str(), nullptr, 16)) : -1;
+      if (value < 0 || value > 255 || (impl->workbench && value != id - Tokenizer::kNumSpecial))
+        throw Error("tokenizer model " + origin + " has a byte piece '" + p + "' at id " +
+                    std::to_string(id) + " that is not one of <0x00> … <0xFF> in order" +
+                    (impl->workbench ? "; delete it so that it is retrained" : ""));
+      raw.assign(1, static_cast<char>(value));
     } else {
       std::string p = impl->sp.IdToPiece(id);
       for (size_t i = 0; i < p.size();) {
@@ -218,6 +240,18 @@ Tokenizer Tokenizer::load(const std::string& model_path) {
   }
   Tokenizer t;
   t.impl_ = make_impl(std::move(bytes), model_path);
+  return t;
+}
+
+Tokenizer Tokenizer::load_sentencepiece(const std::string& model_path) {
+  std::string bytes;
+  try {
+    bytes = read_file(model_path);
+  } catch (const Error& e) {
+    throw Error("cannot read sentencepiece model " + model_path + " (" + e.what() + ")");
+  }
+  Tokenizer t;
+  t.impl_ = make_impl(std::move(bytes), model_path, /*any_layout=*/true);
   return t;
 }
 
@@ -275,6 +309,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
   // and encoded as their three byte pieces so that the round trip stays exact.
   std::vector<int32_t> out;
   std::vector<int> ids;
+  if (!impl_->workbench) {  // a model made elsewhere: sentencepiece as it was made
+    auto st = impl_->sp.Encode(text, &ids);
+    if (!st.ok()) throw Error("tokenizer encode failed: " + st.ToString());
+    return std::vector<int32_t>(ids.begin(), ids.end());
+  }
   size_t start = 0;
   while (start <= text.size()) {
     size_t hit = text.find(kSpace, start);
@@ -298,6 +337,10 @@ void Tokenizer::encode_cached(std::string_view text, EncodeCache& cache,
   // starts at a space that follows something other than a space. No piece of the vocabulary
   // holds a space after another character, so no merge crosses that boundary.
   out.clear();
+  if (!impl_ || !impl_->workbench) {  // words are the layout's: a model made elsewhere may merge
+    out = encode(text);
+    return;
+  }
   std::string key;
   size_t start = 0;
   const size_t n = text.size();
@@ -333,6 +376,20 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
     out += impl_->token_text[id];
   }
   return out;
+}
+
+int Tokenizer::bos_id() const {
+  return impl_ ? impl_->bos : kBos;
+}
+int Tokenizer::pad_id() const {
+  return impl_ ? impl_->pad : kPad;
+}
+bool Tokenizer::is_special(int32_t id) const {
+  if (!impl_) return id >= 0 && id < kNumSpecial;
+  return id >= 0 && size_t(id) < impl_->special.size() && impl_->special[size_t(id)] != 0;
+}
+bool Tokenizer::workbench_layout() const {
+  return !impl_ || impl_->workbench;
 }
 
 int Tokenizer::vocab_size() const {

@@ -34,8 +34,13 @@ class Tokenizer {
   static constexpr int32_t kUnk = 0, kBos = 1, kEos = 2, kPad = 3, kNumSpecial = 4;
 
   Tokenizer();
-  // Loads a saved model (tokenizer.model); throws gllm::Error naming the file.
+  // Loads a saved model (tokenizer.model) of the layout above; throws gllm::Error naming the file.
   static Tokenizer load(const std::string& model_path);
+  // Loads any sentencepiece model that has a BOS piece (a model made elsewhere, whose shards are
+  // imported): its own specials (control and unknown pieces, 0 bytes), BOS and pad ids (pad: its
+  // <pad>, else </s>, else BOS; padding is never scored), byte pieces wherever they are. Encoding
+  // goes through sentencepiece as the model was made (its normalisation, its dummy prefix).
+  static Tokenizer load_sentencepiece(const std::string& model_path);
   // Trains on the corpus texts and writes the model atomically to `model_path`.
   static Tokenizer train(const Corpus& corpus, int vocab_size, const std::string& model_path,
                          int threads = 0);
@@ -46,9 +51,10 @@ class Tokenizer {
   std::string decode(const std::vector<int32_t>& ids) const;
 
   int vocab_size() const;
-  int bos_id() const { return kBos; }
-  int pad_id() const { return kPad; }
-  bool is_special(int32_t id) const { return id >= 0 && id < kNumSpecial; }
+  int bos_id() const;
+  int pad_id() const;
+  bool is_special(int32_t id) const;    // control and unknown pieces (the layout's 0–3)
+  bool workbench_layout() const;        // the layout above (false: a model made elsewhere)
   std::string piece(int32_t id) const;  // sentencepiece piece text ("▁the", "<0x0A>")
   // Raw UTF-8 byte length of each token when decoded inside a text (specials 0, byte pieces 1).
   const std::vector<int32_t>& token_bytes() const;

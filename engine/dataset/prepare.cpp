@@ -42,24 +42,6 @@ std::string plan_path(const PrepareOptions& o) {
   return join_path(o.out_dir, kPlanFile);
 }
 
-// One exclusive prepare per folder (flock: released when the process ends, however it ends).
-class FolderLock {
- public:
-  explicit FolderLock(const std::string& dir) {
-    const std::string p = join_path(dir, kLockFile);
-    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd_ < 0) throw Error("cannot create " + p + ": " + std::strerror(errno));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      throw Error("another prepare is writing " + dir + " now; wait for it to finish");
-    }
-  }
-  ~FolderLock() { ::close(fd_); }
-
- private:
-  int fd_ = -1;
-};
-
 nlohmann::json inputs_json(const std::vector<InputFile>& files,
                            const std::vector<std::string>& sha) {
   nlohmann::json a = nlohmann::json::array();
@@ -236,6 +218,20 @@ nlohmann::json train_tokenizer(const PrepareOptions& o, const PreparePlan& plan,
 
 }  // namespace
 
+DatasetFolderLock::DatasetFolderLock(const std::string& dir) {
+  const std::string p = join_path(dir, kLockFile);
+  fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) throw Error("cannot create " + p + ": " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    throw Error("another prepare or import is writing " + dir + " now; wait for it to finish");
+  }
+}
+
+DatasetFolderLock::~DatasetFolderLock() {
+  ::close(fd_);
+}
+
 int effective_threads(int threads) {
   return threads > 0 ? threads
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -302,8 +298,8 @@ PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks
   // under the lock, for a prepare that finishes meanwhile).
   const bool finished_before = file_exists(manifest_path);
   if (!finished_before) make_directories(o.out_dir);
-  std::unique_ptr<FolderLock> lock;
-  if (!finished_before) lock = std::make_unique<FolderLock>(o.out_dir);
+  std::unique_ptr<DatasetFolderLock> lock;
+  if (!finished_before) lock = std::make_unique<DatasetFolderLock>(o.out_dir);
   auto files = expand_inputs(o.inputs, o.format, o.out_dir);
   const nlohmann::json options = prepare_options_json(o);
   PrepareResult result;

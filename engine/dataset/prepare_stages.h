@@ -46,4 +46,17 @@ constexpr const char* kRegionIndexFile = "region.index";
 
 int effective_threads(int threads);
 
+// One prepare or import writes a dataset folder at a time (flock on <dir>/.prepare.lock, released
+// when the process ends, however it ends). Throws gllm::Error when another one holds it.
+class DatasetFolderLock {
+ public:
+  explicit DatasetFolderLock(const std::string& dir);
+  ~DatasetFolderLock();
+  DatasetFolderLock(const DatasetFolderLock&) = delete;
+  DatasetFolderLock& operator=(const DatasetFolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace gllm

@@ -80,7 +80,10 @@ Dataset open_prepared_dataset(const DataConfig& cfg,
   if (log) log("checking the shards of " + dir + " against its manifest (SHA-512)");
   require_dataset_shards_whole(dir, m);
   Dataset ds;
-  ds.tokenizer = Tokenizer::load(join_path(dir, "tokenizer.model"));
+  // A dataset imported from shards made elsewhere carries the model that made them.
+  const bool foreign = m.at("tokenizer").value("layout", std::string("gllm")) == "sentencepiece";
+  ds.tokenizer = foreign ? Tokenizer::load_sentencepiece(join_path(dir, "tokenizer.model"))
+                         : Tokenizer::load(join_path(dir, "tokenizer.model"));
   const std::string want_hash = m.at("tokenizer").value("sha512", std::string());
   if (ds.tokenizer.hash() != want_hash)
     throw Error(join_path(dir, "tokenizer.model") +

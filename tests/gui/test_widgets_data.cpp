@@ -1,6 +1,7 @@
 // The Data panel (issue 40, point 1): a corpus folder prepared in the background with a progress
 // bar and news lines, its splits shown from the manifest, handed to the run settings; a stop that
-// Prepare continues; refusals and a broken input shown in the panel, never a crash.
+// Prepare continues; shards made elsewhere imported; refusals and a broken input shown in the
+// panel, never a crash.
 #include <QDir>
 #include <QProgressBar>
 #include <QTableWidget>
@@ -109,6 +110,44 @@ class TestWidgetsData : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!other.busy(), kTimeoutMs);
     QCOMPARE(other.splitsTable()->rowCount(), 3);
     QCOMPARE(other.datasetDir(), out);
+  }
+
+  // Issue 40, point 3: shards made elsewhere (here: the dataset above's own shards and model)
+  // imported through the panel's "llm.c shards" format, in the background, then used.
+  void importsShardsMadeElsewhere() {
+    const QString from = tmp_.filePath("ds");
+    QVERIFY(is_prepared_dataset(from.toStdString()));
+    MainWindow w;
+    auto* data = qobject_cast<DataPanel*>(w.panel(QStringLiteral("data")));
+    auto* form = qobject_cast<PresetForm*>(w.panel(QStringLiteral("preset")));
+    QVERIFY(data && form);
+    data->setInputs({from});
+    PrepareOptions o = smallOptions();
+    o.format = "shards";
+    data->setOptions(o);
+    QVERIFY(data->importing());
+    const QString out = tmp_.filePath("ds-imported");
+    data->setOutputDir(out);
+    QVERIFY2(data->prepare().contains("no tokenizer model"), "an import without its model started");
+    data->setTokenizerModel(QDir(from).filePath("tokenizer.model"));
+    QVERIFY(data->prepare().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!data->busy(), kTimeoutMs);
+    QVERIFY2(data->lastError().isEmpty(), qPrintable(data->lastError()));
+    const nlohmann::json a = read_manifest(from.toStdString());
+    const nlohmann::json b = read_manifest(out.toStdString());
+    auto docs = [](const nlohmann::json& m, const char* s) {
+      return m["splits"][s]["documents"].get<uint64_t>();
+    };
+    // Validation is the val shards; train and held-out share what the train and held-out shards
+    // held (held-out shards have no `val` in their name, so they count as train here).
+    QCOMPARE(docs(b, "val"), docs(a, "val"));
+    QCOMPARE(docs(b, "train") + docs(b, "heldout"), docs(a, "train") + docs(a, "heldout"));
+    QVERIFY(b["splits"]["heldout"]["tokens"].get<uint64_t>() >= 3000);
+    QCOMPARE(data->splitsTable()->rowCount(), 3);
+    QVERIFY2(data->statusText().contains("Imported"), qPrintable(data->statusText()));
+    data->useInRunSettings();
+    QCOMPARE(form->fieldText(QStringLiteral("data.corpus_path")), out);
+    QCOMPARE(form->fieldText(QStringLiteral("data.vocab_size")), QStringLiteral("320"));
   }
 
   void stopThenContinue() {

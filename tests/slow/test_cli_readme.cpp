@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,9 @@ std::vector<std::string> readme_commands(const std::string& readme) {
       size_t b = cell.find('`', a + 1);
       if (b == std::string::npos) break;
       std::string span = cell.substr(a + 1, b - a - 1);
+      // A table cell writes a|b as a\|b (GitHub's markdown): the command has the plain bar.
+      for (size_t e = span.find("\\|"); e != std::string::npos; e = span.find("\\|", e))
+        span.erase(e, 1);
       if (span.rfind("gllm ", 0) == 0) out.push_back(span);
       a = b + 1;
     }
@@ -105,6 +109,7 @@ class TestCliReadme : public QObject {
   std::string work_;
   std::vector<std::string> env_;
   std::string train_dir_;
+  std::string brown_dir_;         // the Brown corpus of the user's data cache
   std::vector<std::string> ran_;  // the commands run so far, as run
 
   std::string at(const std::string& rel) const { return work_ + "/" + rel; }
@@ -124,11 +129,30 @@ class TestCliReadme : public QObject {
   // Fills in the placeholders of one variant; "" plus a failure for a word it does not know.
   std::vector<std::string> fill(const std::vector<std::string>& cmd, std::string* unknown) {
     const std::string sub = cmd.size() > 1 ? cmd[1] : "";
+    const std::string sub2 = cmd.size() > 2 ? cmd[2] : "";
+    // `data prepare --format F`: the input of that format and a dataset of its own.
+    std::string format = "default";
+    for (size_t i = 1; i + 1 < cmd.size(); ++i)
+      if (cmd[i] == "--format") format = cmd[i + 1];
     std::vector<std::string> out;
     for (size_t i = 1; i < cmd.size(); ++i) {  // cmd[0] is "gllm"
       const std::string& w = cmd[i];
       if (w == "PRESET")
         out.push_back("tiny-cpu");
+      else if (w == "INPUT…")
+        out.push_back(format == "jsonl" ? at("brown.jsonl") : brown_dir_);
+      else if (w == "DATASET" && sub2 == "import")  // one dataset a variant: options differ
+        out.push_back(at(std::find(cmd.begin(), cmd.end(), "--heldout-tokens") == cmd.end()
+                             ? "datasets/imported"
+                             : "datasets/imported-20k"));
+      else if (w == "DATASET")
+        out.push_back(at("datasets/" + (sub2 == "prepare" ? format : std::string("default"))));
+      else if (w == "SHARD…")  // the shards and model of the dataset the prepare row wrote
+        out.push_back(at("datasets/default"));
+      else if (w == "MODEL")
+        out.push_back(at("datasets/default/tokenizer.model"));
+      else if (w == "N" && (cmd[i - 1] == "--val-tokens" || cmd[i - 1] == "--heldout-tokens"))
+        out.push_back("20k");  // a few documents of the Brown corpus each
       else if (w == "N" && sub == "resume")
         out.push_back("3");  // one step past the README's train row: resume extends a run
       else if (w == "N")
@@ -159,7 +183,7 @@ class TestCliReadme : public QObject {
         out.push_back("1.90,1.85,1.88");
       else if (w == "y1,y2,y3")
         out.push_back("1.87,1.84,1.86");
-      else if (std::regex_match(w, std::regex("[A-Z][A-Z_]*(\\.\\.\\.)?|[a-z][0-9],.*"))) {
+      else if (std::regex_match(w, std::regex("[A-Z][A-Z_]*(\\.\\.\\.|…)?|[a-z][0-9],.*"))) {
         *unknown = w;
         return {};
       } else {
@@ -185,7 +209,17 @@ class TestCliReadme : public QObject {
                                 [](const std::string& e) { return e.rfind("GLLM_DATA=", 0) == 0; }),
                  env->end());
     } else if (sub == "data" && sub2 == "info") {
-      extra = {"--vocab-size", "512"};  // a small tokenizer, trained once and reused below
+      // The Brown corpus's row: a small tokenizer, trained once and reused below.
+      if (args.size() < 3 || args[2].rfind("--", 0) == 0) extra = {"--vocab-size", "512"};
+    } else if (sub == "data" && sub2 == "prepare") {
+      // The Brown corpus holds about 1.2M words: splits of a few documents, a tokenizer trained
+      // on a fifth of it.
+      if (!has("--val-tokens")) extra = {"--val-tokens", "20k", "--heldout-tokens", "20k"};
+      extra.insert(extra.end(), {"--tokenizer-sample", "1M", "--quiet"});
+    } else if (sub == "bench" && sub2 == "data") {
+      extra = {"--size-gib", "0.004",          "--tokenizer-sample", "200k",
+               "--vocab",    "1024",           "--train-steps",      "2",
+               "--dir",      at("bench-data"), "--no-save"};
     } else if (sub == "profiles") {
       extra = {"--vocab-size", "512", "--bootstrap", "4"};
     } else if (sub == "train") {
@@ -226,6 +260,16 @@ class TestCliReadme : public QObject {
     QVERIFY2(fetch.exit_code == 0,
              ("the Brown corpus is needed (gllm data fetch): " + fetch.err).c_str());
     const fs::path corpus = nlohmann::json::parse(fetch.out)["dir"].get<std::string>();
+    brown_dir_ = corpus.string();
+    // The README's `data prepare --format jsonl` row reads JSON Lines: the Brown files, one
+    // document a line.
+    {
+      std::string jsonl;
+      for (const auto& e : fs::directory_iterator(corpus))
+        if (e.is_regular_file())
+          jsonl += nlohmann::json{{"text", gllm::read_file(e.path().string())}}.dump() + "\n";
+      gllm::write_file_atomic(at("brown.jsonl"), jsonl);
+    }
     fs::create_directories(at("cache/brown"));
     fs::create_directory_symlink(corpus, at("cache/brown") + "/" + corpus.filename().string());
     // The presets as shipped, except that tiny-cpu (the base of the ladder arms) uses a small
@@ -305,6 +349,10 @@ class TestCliReadme : public QObject {
     QVERIFY(ran_with("--total-params 345e6"));
     QVERIFY(ran_with("--nproc 2"));
     QVERIFY(ran_with("gllm bench attention"));
+    QVERIFY(ran_with("gllm bench data"));
+    QVERIFY(ran_with("--format jsonl"));
+    QVERIFY(fs::exists(at("datasets/brown/manifest.json")));
+    QVERIFY(fs::exists(at("datasets/imported/manifest.json")));
     QVERIFY(fs::exists(at("profiles.json")) && fs::exists(at("ladder.json")));
     QVERIFY(fs::exists(at("compiled.safetensors")));
     QVERIFY(fs::exists(at("runs/ladder-tiny/ladder-uniform-s41/summary.json")));
@@ -319,6 +367,10 @@ class TestCliReadme : public QObject {
     auto b = variants("gllm bench cone|train|attention");
     QCOMPARE(b.size(), size_t(3));
     QCOMPARE(joined(b[2]), std::string("gllm bench attention"));
+    // The table's escaped bar is the command's plain one.
+    auto escaped = readme_commands("## CLI\n| `gllm bench cone\\|data [--x a\\|b]` | y |\n");
+    QCOMPARE(escaped.size(), size_t(1));
+    QCOMPARE(escaped[0], std::string("gllm bench cone|data [--x a|b]"));
     QCOMPARE(joined(variants("gllm cone --profiles profiles.json ...")[0]),
              std::string("gllm cone --profiles profiles.json"));
     std::string unknown;

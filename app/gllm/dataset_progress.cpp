@@ -1,0 +1,75 @@
+// The two views of a dataset command's progress: a redrawn line on a terminal, a line every tenth
+// of a stage in a log; and the splits table of the manifest it wrote.
+#include "app/gllm/dataset_progress.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gllm::cli {
+
+void print_dataset_splits(const nlohmann::json& m) {
+  std::printf("%-8s %12s %14s %16s %10s %7s\n", "split", "documents", "tokens", "bytes",
+              "bytes/tok", "shards");
+  for (const char* s : {"train", "val", "heldout"}) {
+    if (!m["splits"].contains(s)) continue;
+    const auto& sp = m["splits"][s];
+    std::printf("%-8s %12llu %14llu %16llu %10.3f %7zu\n", s,
+                (unsigned long long)sp.value("documents", uint64_t(0)),
+                (unsigned long long)sp.value("tokens", uint64_t(0)),
+                (unsigned long long)sp.value("bytes", uint64_t(0)),
+                sp.value("bytes_per_token", 0.0),
+                sp.value("shards", nlohmann::json::array()).size());
+  }
+}
+
+DatasetProgressLine::DatasetProgressLine(bool on) : on_(on), tty_(::isatty(STDERR_FILENO)) {}
+
+void DatasetProgressLine::update(const PrepareProgress& p) {
+  if (!on_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!tty_) {
+    log_line(p, now);
+    return;
+  }
+  if (p.stage == last_stage_ && now - last_ < std::chrono::milliseconds(200)) return;
+  last_ = now;
+  last_stage_ = p.stage;
+  if (p.total > 0)
+    std::fprintf(stderr, "\r%-10s %5.1f%%  (%llu / %llu)   ", p.stage.c_str(),
+                 100.0 * double(p.done) / double(p.total), (unsigned long long)p.done,
+                 (unsigned long long)p.total);
+  else
+    std::fprintf(stderr, "\r%-10s …                           ", p.stage.c_str());
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void DatasetProgressLine::clear() {
+  if (drawn_) std::fprintf(stderr, "\r%60s\r", "");
+  drawn_ = false;
+}
+
+void DatasetProgressLine::log_line(const PrepareProgress& p,
+                                   std::chrono::steady_clock::time_point now) {
+  const int tenth = p.total > 0 ? int(10 * std::min(p.done, p.total) / p.total) : -1;
+  const bool new_stage = p.stage != last_stage_;
+  if (!new_stage && tenth == last_tenth_ && now - last_ < std::chrono::seconds(30)) return;
+  last_ = now;
+  last_stage_ = p.stage;
+  last_tenth_ = tenth;
+  const char* unit = p.stage == "scan"                           ? "bytes"
+                     : p.stage == "check" || p.stage == "import" ? "shards"
+                                                                 : "documents";
+  if (p.total > 0)
+    std::fprintf(stderr, "progress: %s %.0f%% (%llu of %llu %s)\n", p.stage.c_str(),
+                 100.0 * double(std::min(p.done, p.total)) / double(p.total),
+                 (unsigned long long)p.done, (unsigned long long)p.total, unit);
+  else
+    std::fprintf(stderr, "progress: %s (%llu %s)\n", p.stage.c_str(), (unsigned long long)p.done,
+                 unit);
+  std::fflush(stderr);
+}
+
+}  // namespace gllm::cli
