@@ -132,10 +132,6 @@ std::string hash_file(const std::string& path) {
   return to_hex(d.data(), d.size());
 }
 
-nlohmann::json record_json(const ShardRecord& r) {
-  return {{"file", r.file}, {"tokens", r.tokens}, {"bytes", r.bytes}, {"sha512", r.sha512}};
-}
-
 // Puts a shard into the dataset as `file`: a hard link where the file system allows (same
 // content, no copy), else a copy written atomically. Returns its record (hash of its bytes).
 ShardRecord place_shard(const MappedShard& src, const std::string& dir, const std::string& file,
@@ -311,7 +307,7 @@ PrepareResult import_shards(const ImportOptions& o, const PrepareHooks& hooks) {
   Totals train, val, heldout;
   size_t train_n = 0, val_n = 0, linked = 0, copied = 0;
   ShardWriter held(o.out_dir, "heldout", kHeldoutShardTokens);
-  held.on_commit = [&](const ShardRecord& r) { heldout.shards.push_back(record_json(r)); };
+  held.on_commit = [&](const ShardRecord& r) { heldout.shards.push_back(shard_record_json(r)); };
   uint64_t pos = 0;  // train stream position of the current train shard
   for (size_t i = 0; i < in.size(); ++i) {
     check_stop(hooks);
@@ -321,7 +317,7 @@ PrepareResult import_shards(const ImportOptions& o, const PrepareHooks& hooks) {
     if (in[i].split == "val") {
       auto r = place_shard(s, o.out_dir, shard_file_name("val", val_n++), o.copy, &was_linked);
       val.add(s.tokens(), s.size(), bos, token_bytes);
-      val.shards.push_back(record_json(r));
+      val.shards.push_back(shard_record_json(r));
     } else {
       const uint64_t begin = pos, end = pos + s.size();
       pos = end;
@@ -329,13 +325,13 @@ PrepareResult import_shards(const ImportOptions& o, const PrepareHooks& hooks) {
         auto r =
             place_shard(s, o.out_dir, shard_file_name("train", train_n++), o.copy, &was_linked);
         train.add(s.tokens(), s.size(), bos, token_bytes);
-        train.shards.push_back(record_json(r));
+        train.shards.push_back(shard_record_json(r));
       } else {
         const uint64_t head = cut > begin ? cut - begin : 0;  // tokens that stay train
         if (head > 0) {
           auto r = write_shard(o.out_dir, shard_file_name("train", train_n++), s.tokens(), head);
           train.add(s.tokens(), head, bos, token_bytes);
-          train.shards.push_back(record_json(r));
+          train.shards.push_back(shard_record_json(r));
         }
         held.push(s.tokens() + head, s.size() - head);
         heldout.add(s.tokens() + head, s.size() - head, bos, token_bytes);

@@ -145,10 +145,6 @@ struct Journal {
   }
 };
 
-nlohmann::json record_json(const ShardRecord& r) {
-  return {{"file", r.file}, {"tokens", r.tokens}, {"bytes", r.bytes}, {"sha512", r.sha512}};
-}
-
 void remove_temporaries(const std::string& dir) {
   std::error_code ec;
   for (auto& e : std::filesystem::directory_iterator(dir, ec)) {
@@ -187,7 +183,7 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
   AppendFile region_tokens(join_path(o.out_dir, kRegionTokensFile), js.region_tokens_bytes);
   AppendFile region_index(join_path(o.out_dir, kRegionIndexFile), js.region_index_bytes);
   ShardWriter train(o.out_dir, "train", o.shard_tokens, js.train_shards.size());
-  train.on_commit = [&](const ShardRecord& r) { js.train_shards.push_back(record_json(r)); };
+  train.on_commit = [&](const ShardRecord& r) { js.train_shards.push_back(shard_record_json(r)); };
   auto write_journal = [&] {
     region_tokens.sync();
     region_index.sync();
@@ -316,7 +312,7 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
     SplitTotals t;
     nlohmann::json shards = nlohmann::json::array();
     ShardWriter w(o.out_dir, name, o.shard_tokens);
-    w.on_commit = [&](const ShardRecord& r) { shards.push_back(record_json(r)); };
+    w.on_commit = [&](const ShardRecord& r) { shards.push_back(shard_record_json(r)); };
     for (const auto& r : docs) {
       load(r);
       w.push(buf.data(), buf.size());
@@ -344,6 +340,10 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
                   "its text)");
   }
   return splits;
+}
+
+nlohmann::json shard_record_json(const ShardRecord& r) {
+  return {{"file", r.file}, {"tokens", r.tokens}, {"bytes", r.bytes}, {"sha512", r.sha512}};
 }
 
 }  // namespace gllm

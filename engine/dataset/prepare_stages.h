@@ -12,6 +12,10 @@
 namespace gllm {
 
 class Tokenizer;
+struct ShardRecord;
+
+// A shard as a manifest lists it: file, tokens, bytes, sha512.
+nlohmann::json shard_record_json(const ShardRecord& r);
 
 // What the first pass learned, kept in <dataset>/prepare.json until the manifest is written.
 struct PreparePlan {
