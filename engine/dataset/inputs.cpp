@@ -74,7 +74,9 @@ struct Walker {
     std::vector<std::string> entries;
     while (dirent* e = ::readdir(d)) {
       std::string n = e->d_name;
-      if (n != "." && n != "..") entries.push_back(n);
+      // Hidden entries are not corpus: a folder's .git, editor files, the workbench's own
+      // .gllm-files.json beside a fetched Brown corpus.
+      if (n[0] != '.') entries.push_back(n);
     }
     ::closedir(d);
     std::sort(entries.begin(), entries.end());

@@ -28,10 +28,11 @@ struct InputFile {
 InputFormat input_format_for(const std::string& path, const std::string& format_option);
 
 // Expands the command line's inputs in order; folders are walked recursively, their files sorted
-// by path. Refuses (gllm::Error naming the path and the fix): a path that does not exist, a FIFO,
-// socket or device, a folder that links back to one of its ancestors, no files at all, and an
-// input that lies inside `out_dir` (the dataset being written). The same file reached twice is
-// read once. `format_option`: "auto" | "text" | "jsonl" | "brown".
+// by path, hidden entries (a name starting with '.') left out. Refuses (gllm::Error naming the path
+// and the fix): a path that does not exist, a FIFO, socket or device, a folder that links back to
+// one of its ancestors, no files at all, and an input that lies inside `out_dir` (the dataset being
+// written). The same file reached twice is read once. `format_option`: "auto" | "text" | "jsonl" |
+// "brown".
 std::vector<InputFile> expand_inputs(const std::vector<std::string>& inputs,
                                      const std::string& format_option, const std::string& out_dir);
 

@@ -232,6 +232,13 @@ class TestDatasetReaders : public QObject {
     fs::create_directories(d + "/empty_dir");
     e = error_of([&] { gllm::expand_inputs({d + "/empty_dir"}, "auto", d + "/out"); });
     QVERIFY2(e.find("no files") != std::string::npos, e.c_str());
+    // A folder's hidden entries are not read (a sidecar .json is no JSON Lines corpus).
+    write(d + "/hidden/.files.json", "{\n \"a\": 1\n}\n");
+    write(d + "/hidden/.git/HEAD", "ref: main\n");
+    write(d + "/hidden/doc.txt", "text\n");
+    const auto seen = gllm::expand_inputs({d + "/hidden"}, "auto", d + "/out");
+    QCOMPARE(seen.size(), size_t(1));
+    QVERIFY2(seen[0].path.find("doc.txt") != std::string::npos, seen[0].path.c_str());
     e = error_of([&] { gllm::expand_inputs({d + "/missing.txt"}, "auto", d + "/out"); });
     QVERIFY2(e.find("does not exist") != std::string::npos, e.c_str());
 
