@@ -1,9 +1,6 @@
 // `gllm data import SHARD… --tokenizer MODEL --out DATASET`: llm.c shards made elsewhere, with the
 // sentencepiece model that made them, as a dataset the trainer reads
 // (engine/dataset/import_shards).
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 
 #include "app/gllm/command_registry.h"
@@ -14,11 +11,6 @@
 namespace gllm::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};
-extern "C" void on_import_sigint(int) {
-  g_stop.store(true);
-}
-
 struct ImportArgs {
   ImportOptions o;
   int64_t heldout_tokens = 1000000;
@@ -27,30 +19,10 @@ struct ImportArgs {
 
 void run_import(ImportArgs& a) {
   a.o.heldout_tokens = uint64_t(a.heldout_tokens);
-  DatasetProgressLine line(!a.quiet && !a.json);
-  PrepareHooks hooks;
-  hooks.log = [&](const std::string& s) {
-    if (a.quiet) return;
-    line.clear();
-    std::fprintf(stderr, "%s\n", s.c_str());
-  };
-  hooks.progress = [&](const PrepareProgress& p) { line.update(p); };
-  g_stop = false;
-  hooks.stop = &g_stop;
-  auto previous = std::signal(SIGINT, on_import_sigint);
-  const auto t0 = std::chrono::steady_clock::now();
-  PrepareResult r;
-  try {
-    r = import_shards(a.o, hooks);
-  } catch (...) {
-    std::signal(SIGINT, previous);
-    line.clear();
-    throw;
-  }
-  std::signal(SIGINT, previous);
-  line.clear();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double seconds = 0;
+  const PrepareResult r = run_dataset_work(
+      a.quiet, a.json, [&](const PrepareHooks& hooks) { return import_shards(a.o, hooks); },
+      &seconds);
   if (a.json) {
     print_json({{"dataset", a.o.out_dir},
                 {"already_complete", r.already_complete},

@@ -5,9 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 
 #include "app/gllm/command_registry.h"
@@ -18,11 +15,6 @@
 
 namespace gllm::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_prepare_sigint(int) {
-  g_stop.store(true);
-}
 
 std::string human_bytes(double b) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -65,30 +57,10 @@ void run_prepare(PrepareArgs& a) {
     a.o.read.unit = DocumentUnit::Paragraphs;
   else
     throw Error("--documents is '" + a.documents + "'; use auto, file or paragraphs");
-  DatasetProgressLine line(!a.quiet && !a.json);
-  PrepareHooks hooks;
-  hooks.log = [&](const std::string& s) {
-    if (a.quiet) return;
-    line.clear();
-    std::fprintf(stderr, "%s\n", s.c_str());
-  };
-  hooks.progress = [&](const PrepareProgress& p) { line.update(p); };
-  g_stop = false;
-  hooks.stop = &g_stop;
-  auto previous = std::signal(SIGINT, on_prepare_sigint);
-  const auto t0 = std::chrono::steady_clock::now();
-  PrepareResult r;
-  try {
-    r = prepare_dataset(a.o, hooks);
-  } catch (...) {
-    std::signal(SIGINT, previous);
-    line.clear();
-    throw;
-  }
-  std::signal(SIGINT, previous);
-  line.clear();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double seconds = 0;
+  const PrepareResult r = run_dataset_work(
+      a.quiet, a.json, [&](const PrepareHooks& hooks) { return prepare_dataset(a.o, hooks); },
+      &seconds);
   const uint64_t in_bytes = input_bytes(r.manifest);
   if (a.json) {
     print_json({{"dataset", a.o.out_dir},

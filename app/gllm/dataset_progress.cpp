@@ -5,9 +5,49 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 
 namespace gllm::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_dataset_sigint(int) {
+  g_stop.store(true);
+}
+
+}  // namespace
+
+PrepareResult run_dataset_work(bool quiet, bool quiet_progress,
+                               const std::function<PrepareResult(const PrepareHooks&)>& work,
+                               double* seconds) {
+  DatasetProgressLine line(!quiet && !quiet_progress);
+  PrepareHooks hooks;
+  hooks.log = [&](const std::string& s) {
+    if (quiet) return;
+    line.clear();
+    std::fprintf(stderr, "%s\n", s.c_str());
+  };
+  hooks.progress = [&](const PrepareProgress& p) { line.update(p); };
+  g_stop = false;
+  hooks.stop = &g_stop;
+  auto previous = std::signal(SIGINT, on_dataset_sigint);
+  const auto t0 = std::chrono::steady_clock::now();
+  PrepareResult r;
+  try {
+    r = work(hooks);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    line.clear();
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  line.clear();
+  if (seconds)
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
 
 void print_dataset_splits(const nlohmann::json& m) {
   std::printf("%-8s %12s %14s %16s %10s %7s\n", "split", "documents", "tokens", "bytes",

@@ -2,12 +2,20 @@
 // a progress line on stderr (redrawn on a terminal, every tenth in a log) and the splits table.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "engine/dataset/prepare.h"
 
 namespace gllm::cli {
+
+// Runs a prepare or an import (`work`, given the hooks): news lines and a progress line on stderr
+// unless `quiet` (news) or `quiet_progress` (the line), Ctrl-C as the hooks' stop flag (the work
+// stops at its next document or shard). Returns its result; `seconds` gets the time it took.
+PrepareResult run_dataset_work(bool quiet, bool quiet_progress,
+                               const std::function<PrepareResult(const PrepareHooks&)>& work,
+                               double* seconds);
 
 // The manifest's splits: documents, tokens, bytes, bytes per token and shards of each.
 void print_dataset_splits(const nlohmann::json& manifest);

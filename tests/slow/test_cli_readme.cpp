@@ -140,7 +140,9 @@ class TestCliReadme : public QObject {
       if (w == "PRESET")
         out.push_back("tiny-cpu");
       else if (w == "INPUT…")
-        out.push_back(format == "jsonl" ? at("brown.jsonl") : brown_dir_);
+        out.push_back(format == "jsonl"                       ? at("brown.jsonl")
+                      : format == "text" || format == "brown" ? brown_dir_
+                                                              : at("mixed"));  // auto: by name
       else if (w == "DATASET" && sub2 == "import")  // one dataset a variant: options differ
         out.push_back(at(std::find(cmd.begin(), cmd.end(), "--heldout-tokens") == cmd.end()
                              ? "datasets/imported"
@@ -269,6 +271,12 @@ class TestCliReadme : public QObject {
         if (e.is_regular_file())
           jsonl += nlohmann::json{{"text", gllm::read_file(e.path().string())}}.dump() + "\n";
       gllm::write_file_atomic(at("brown.jsonl"), jsonl);
+      // `--format auto` reads a folder by file name: JSON Lines and plain text side by side.
+      // (The Brown folder itself holds the npm package's package.json, not JSON Lines.)
+      fs::create_directories(at("mixed"));
+      fs::copy_file(at("brown.jsonl"), at("mixed/brown.jsonl"));
+      gllm::write_file_atomic(at("mixed/notes.txt"),
+                              "A plain text file beside the JSON Lines.\n\nIts second document.\n");
     }
     fs::create_directories(at("cache/brown"));
     fs::create_directory_symlink(corpus, at("cache/brown") + "/" + corpus.filename().string());
