@@ -80,7 +80,9 @@ DataPanel::~DataPanel() {
 void DataPanel::buildLayout() {
   auto* layout = new QVBoxLayout(this);
   auto* intro =
-      new QLabel(tr("Your corpus (text, JSON Lines, .gz, .zst) as llm.c token shards."), this);
+      new QLabel(tr("Your corpus (text, JSON Lines, .gz, .zst) as llm.c token shards, or shards "
+                    "made elsewhere imported (Format below)."),
+                 this);
   intro->setToolTip(
       tr("Documents are split by content hash into train, validation and held-out; the BPE "
          "tokenizer is trained on a sample across the whole input, never the evaluation splits. "
