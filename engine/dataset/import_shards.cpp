@@ -133,18 +133,18 @@ std::string hash_file(const std::string& path) {
 }
 
 // Puts a shard into the dataset as `file`: a hard link where the file system allows (same
-// content, no copy), else a copy written atomically. Returns its record (hash of its bytes).
-ShardRecord place_shard(const MappedShard& src, const std::string& dir, const std::string& file,
-                        bool copy, bool* linked) {
+// content, no copy: its record takes `src_sha512`, the hash of the input read before, and the
+// final check that no input changed covers it), else a copy written atomically and hashed as it
+// is written. Returns its record.
+ShardRecord place_shard(const MappedShard& src, const std::string& src_sha512,
+                        const std::string& dir, const std::string& file, bool copy, bool* linked) {
   const std::string dst = join_path(dir, file);
   std::error_code ec;
   std::filesystem::remove(dst, ec);
   *linked = false;
   if (!copy && ::link(src.path().c_str(), dst.c_str()) == 0) {
     *linked = true;
-    struct stat st {};
-    ::stat(dst.c_str(), &st);
-    return ShardRecord{file, src.size(), uint64_t(st.st_size), hash_file(dst)};
+    return ShardRecord{file, src.size(), kShardHeaderBytes + 2 * src.size(), src_sha512};
   }
   return write_shard(dir, file, src.tokens(), src.size());
 }
@@ -315,15 +315,16 @@ PrepareResult import_shards(const ImportOptions& o, const PrepareHooks& hooks) {
     const MappedShard& s = *maps[i];
     bool was_linked = false;
     if (in[i].split == "val") {
-      auto r = place_shard(s, o.out_dir, shard_file_name("val", val_n++), o.copy, &was_linked);
+      auto r = place_shard(s, sha512[i], o.out_dir, shard_file_name("val", val_n++), o.copy,
+                           &was_linked);
       val.add(s.tokens(), s.size(), bos, token_bytes);
       val.shards.push_back(shard_record_json(r));
     } else {
       const uint64_t begin = pos, end = pos + s.size();
       pos = end;
       if (end <= cut) {  // wholly train
-        auto r =
-            place_shard(s, o.out_dir, shard_file_name("train", train_n++), o.copy, &was_linked);
+        auto r = place_shard(s, sha512[i], o.out_dir, shard_file_name("train", train_n++), o.copy,
+                             &was_linked);
         train.add(s.tokens(), s.size(), bos, token_bytes);
         train.shards.push_back(shard_record_json(r));
       } else {
