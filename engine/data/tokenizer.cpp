@@ -229,29 +229,30 @@ std::shared_ptr<const Tokenizer::Impl> make_impl(std::string model, const std::s
   impl->model = std::move(model);
   return impl;
 }
-}  // namespace
 
-Tokenizer Tokenizer::load(const std::string& model_path) {
+// The model file's bytes as a processor; `what` names the file in the message when it is not
+// readable ("tokenizer model", "sentencepiece model").
+std::shared_ptr<const Tokenizer::Impl> load_impl(const std::string& model_path, const char* what,
+                                                 bool any_layout) {
   std::string bytes;
   try {
     bytes = read_file(model_path);
   } catch (const Error& e) {
-    throw Error("cannot read tokenizer model " + model_path + " (" + e.what() + ")");
+    throw Error(std::string("cannot read ") + what + " " + model_path + " (" + e.what() + ")");
   }
+  return make_impl(std::move(bytes), model_path, any_layout);
+}
+}  // namespace
+
+Tokenizer Tokenizer::load(const std::string& model_path) {
   Tokenizer t;
-  t.impl_ = make_impl(std::move(bytes), model_path);
+  t.impl_ = load_impl(model_path, "tokenizer model", /*any_layout=*/false);
   return t;
 }
 
 Tokenizer Tokenizer::load_sentencepiece(const std::string& model_path) {
-  std::string bytes;
-  try {
-    bytes = read_file(model_path);
-  } catch (const Error& e) {
-    throw Error("cannot read sentencepiece model " + model_path + " (" + e.what() + ")");
-  }
   Tokenizer t;
-  t.impl_ = make_impl(std::move(bytes), model_path, /*any_layout=*/true);
+  t.impl_ = load_impl(model_path, "sentencepiece model", /*any_layout=*/true);
   return t;
 }
 
