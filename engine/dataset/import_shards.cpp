@@ -32,10 +32,10 @@ namespace {
 constexpr const char* kImportPlanFile = "import.json";  // until the manifest is written
 constexpr uint64_t kHeldoutShardTokens = 100000000;
 
-struct InputShard {
-  std::string path, split;
-  uint64_t size = 0, tokens = 0;
-  int64_t mtime_ns = 0;
+// A shard file as the manifest records it (path, size, change time) with its split and tokens.
+struct InputShard : InputFile {
+  std::string split;
+  uint64_t tokens = 0;
 };
 
 // The shard files of the command line, in order: a folder gives its *.bin files sorted by name.
@@ -74,7 +74,7 @@ std::vector<InputShard> expand_shards(const std::vector<std::string>& inputs,
     struct stat st {};
     if (::stat(f.c_str(), &st) != 0) throw Error("cannot stat " + f + ": " + std::strerror(errno));
     InputShard s;
-    s.path = f;
+    s.path = s.name = f;
     s.split = imported_shard_split(fs::path(f).filename().string());
     s.size = uint64_t(st.st_size);
     s.mtime_ns = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
@@ -109,22 +109,6 @@ nlohmann::json inputs_json(const std::vector<InputShard>& in,
     a.push_back(f);
   }
   return a;
-}
-
-// Empty when `recorded` (a manifest's "inputs") names the same shards, unchanged.
-std::string inputs_differ(const nlohmann::json& recorded, const std::vector<InputShard>& in) {
-  if (!recorded.is_array() || recorded.size() != in.size())
-    return "it was imported from " + std::to_string(recorded.is_array() ? recorded.size() : 0) +
-           " shard(s), now " + std::to_string(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    const auto& r = recorded[i];
-    if (json_string_or(r, "path", "") != in[i].path)
-      return "shard " + std::to_string(i + 1) + " was " + json_string_or(r, "path", "?");
-    if (uint64_t(json_int_or(r, "size", -1)) != in[i].size ||
-        json_int_or(r, "mtime_ns", -1) != in[i].mtime_ns)
-      return in[i].path + " changed since";
-  }
-  return {};
 }
 
 std::string hash_file(const std::string& path) {
@@ -218,7 +202,8 @@ PrepareResult import_shards(const ImportOptions& o, const PrepareHooks& hooks) {
   PrepareResult result;
   if (is_prepared_dataset(o.out_dir)) {
     nlohmann::json m = read_manifest(o.out_dir);
-    std::string why = inputs_differ(m.value("inputs", nlohmann::json()), in);
+    std::string why = recorded_inputs_differ(m.value("inputs", nlohmann::json()),
+                                             std::vector<InputFile>(in.begin(), in.end()));
     if (why.empty() && m.value("options", nlohmann::json()) != options) why = "other options";
     if (!why.empty())
       throw Error(o.out_dir + " already holds a finished dataset (" + why +

@@ -59,25 +59,6 @@ nlohmann::json inputs_json(const std::vector<InputFile>& files,
   return a;
 }
 
-// Empty when `recorded` (a plan's or a manifest's "inputs") names the same files with the same
-// sizes and change times as `files`; else what differs.
-std::string inputs_differ(const nlohmann::json& recorded, const std::vector<InputFile>& files) {
-  if (!recorded.is_array() || recorded.size() != files.size())
-    return "it was made from " + std::to_string(recorded.is_array() ? recorded.size() : 0) +
-           " input files, these are " + std::to_string(files.size());
-  for (size_t i = 0; i < files.size(); ++i) {
-    const auto& r = recorded[i];
-    if (!r.is_object()) return "its input list is damaged";
-    if (json_string_or(r, "path", "") != files[i].path)
-      return "input " + std::to_string(i + 1) + " was " + json_string_or(r, "path", "?") +
-             ", now " + files[i].path;
-    if (uint64_t(json_int_or(r, "size", -1)) != files[i].size ||
-        json_int_or(r, "mtime_ns", -1) != files[i].mtime_ns)
-      return "input " + files[i].path + " changed since (size or time)";
-  }
-  return "";
-}
-
 uint64_t utf8_chars(const std::string& s) {
   uint64_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
@@ -218,6 +199,24 @@ nlohmann::json train_tokenizer(const PrepareOptions& o, const PreparePlan& plan,
 
 }  // namespace
 
+std::string recorded_inputs_differ(const nlohmann::json& recorded,
+                                   const std::vector<InputFile>& files) {
+  if (!recorded.is_array() || recorded.size() != files.size())
+    return "it was made from " + std::to_string(recorded.is_array() ? recorded.size() : 0) +
+           " input files, these are " + std::to_string(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto& r = recorded[i];
+    if (!r.is_object()) return "its input list is damaged";
+    if (json_string_or(r, "path", "") != files[i].path)
+      return "input " + std::to_string(i + 1) + " was " + json_string_or(r, "path", "?") +
+             ", now " + files[i].path;
+    if (uint64_t(json_int_or(r, "size", -1)) != files[i].size ||
+        json_int_or(r, "mtime_ns", -1) != files[i].mtime_ns)
+      return "input " + files[i].path + " changed since (size or time)";
+  }
+  return "";
+}
+
 DatasetFolderLock::DatasetFolderLock(const std::string& dir) {
   const std::string p = join_path(dir, kLockFile);
   fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -305,7 +304,7 @@ PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks
   PrepareResult result;
   if (file_exists(manifest_path)) {
     nlohmann::json m = read_manifest(o.out_dir);
-    std::string why = inputs_differ(m.value("inputs", nlohmann::json()), files);
+    std::string why = recorded_inputs_differ(m.value("inputs", nlohmann::json()), files);
     if (why.empty() && m.value("options", nlohmann::json()) != options)
       why = "it was prepared with other options";
     if (!why.empty())
@@ -322,7 +321,7 @@ PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks
   if (file_exists(plan_path(o))) {
     plan_j = read_json_file(plan_path(o), "delete " + o.out_dir + " and prepare again",
                             large_json_limits());
-    std::string why = inputs_differ(plan_j.value("inputs", nlohmann::json()), files);
+    std::string why = recorded_inputs_differ(plan_j.value("inputs", nlohmann::json()), files);
     if (why.empty() && plan_j.value("options", nlohmann::json()) != options)
       why = "it was started with other options";
     if (!why.empty())

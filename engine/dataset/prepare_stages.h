@@ -14,6 +14,11 @@ namespace gllm {
 class Tokenizer;
 struct ShardRecord;
 
+// Empty when `recorded` (a plan's or a manifest's "inputs") names the same files with the same
+// sizes and change times as `files`; else what differs (prepare and import alike).
+std::string recorded_inputs_differ(const nlohmann::json& recorded,
+                                   const std::vector<InputFile>& files);
+
 // A shard as a manifest lists it: file, tokens, bytes, sha512.
 nlohmann::json shard_record_json(const ShardRecord& r);
 
