@@ -342,6 +342,13 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
   return splits;
 }
 
+nlohmann::json shard_format_json(int32_t bos_id) {
+  return {{"name", "llm.c"},          {"magic", kShardMagic},
+          {"version", kShardVersion}, {"header_int32", kShardHeaderInts},
+          {"dtype", "uint16"},        {"bos_per_document", true},
+          {"bos_id", bos_id}};
+}
+
 nlohmann::json shard_record_json(const ShardRecord& r) {
   return {{"file", r.file}, {"tokens", r.tokens}, {"bytes", r.bytes}, {"sha512", r.sha512}};
 }

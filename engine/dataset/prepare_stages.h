@@ -19,6 +19,10 @@ struct ShardRecord;
 std::string recorded_inputs_differ(const nlohmann::json& recorded,
                                    const std::vector<InputFile>& files);
 
+// The manifest's "shard_format": llm.c's header (magic, version, 256 int32), uint16 tokens, a
+// BOS (`bos_id`) before each document.
+nlohmann::json shard_format_json(int32_t bos_id);
+
 // A shard as a manifest lists it: file, tokens, bytes, sha512.
 nlohmann::json shard_record_json(const ShardRecord& r);
 
