@@ -367,7 +367,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(m_cluster, &ClusterPanel::runMetricsChanged, this,
           [this](const QString& dir, const QString& note) {
             m_monitor->setRunNote(runKey(dir), tr("cluster: %1").arg(note));
-            if (m_metricReads.value(runKey(dir)) == 0) loadRunMetrics(dir);
+            if (m_metricReads.value(runKey(dir)) == 0) loadRunMetrics(dir, false);
           });
   connect(m_cluster, &ClusterPanel::runNoteChanged, this,
           [this](const QString& dir, const QString& note) {
@@ -512,12 +512,12 @@ void MainWindow::addLivePoint(const QString& key, const QString& metric, const M
   if (m_metricReads.value(key) > 0) m_liveDuringRead[key].push_back({metric, p});
 }
 
-void MainWindow::loadRunMetrics(const QString& dir) {
+void MainWindow::loadRunMetrics(const QString& dir, bool announce) {
   const QString key = runKey(dir);
   ++m_pendingReads;
   ++m_metricReads[key];
   auto* watcher = new QFutureWatcher<LoadedRun>(this);
-  connect(watcher, &QFutureWatcher<LoadedRun>::finished, this, [this, watcher, key, dir] {
+  connect(watcher, &QFutureWatcher<LoadedRun>::finished, this, [this, watcher, key, dir, announce] {
     --m_pendingReads;
     const bool last = --m_metricReads[key] == 0;
     const LoadedRun data = watcher->result();
@@ -536,7 +536,10 @@ void MainWindow::loadRunMetrics(const QString& dir) {
       const auto& have = data.metrics.value(metric);
       if (have.empty() || p.step > have.back().step) m_monitor->addPoint(key, metric, p);
     }
-    statusBar()->showMessage(data.warning.isEmpty() ? tr("Opened %1").arg(dir) : data.warning);
+    if (!data.warning.isEmpty())
+      statusBar()->showMessage(data.warning);
+    else if (announce)
+      statusBar()->showMessage(tr("Opened %1").arg(dir));
   });
   watcher->setFuture(
       QtConcurrent::run(&MetricStore::readMetricsFile, dir + QStringLiteral("/metrics.jsonl")));
@@ -562,7 +565,7 @@ void MainWindow::loadRunsFolder(const QString& runs, bool opened) {
       if (dirs.isEmpty()) Q_EMIT runOpenFailed(runs, message);
     }
     for (const QString& d : dirs)
-      if (!m_monitor->runs().contains(runKey(d))) loadRunMetrics(d);
+      if (!m_monitor->runs().contains(runKey(d))) loadRunMetrics(d, false);
   });
   watcher->setFuture(QtConcurrent::run([runs] {
     // Run folders (they hold metrics.jsonl) one or two levels down (runs/NAME, runs/SWEEP/NAME),

@@ -45,6 +45,7 @@ class MainWindow : public QMainWindow {
   // the heatmaps. Reads on worker threads: returns at once ("" or "not a folder"); what the reads
   // find wrong goes to the status bar and runOpenFailed().
   QString openRun(const QString& dir);
+  int pendingReads() const { return m_pendingReads; }  // metrics and grade reads in flight
   // Loads a `gllm profiles` file into the cone panel. "" or the error (also shown in the panel).
   QString loadProfiles(const QString& path);
   // The profiles file the cone panel starts on: the newest profiles*.json in the data cache
@@ -133,7 +134,9 @@ class MainWindow : public QMainWindow {
   QString liveKey(const QString& queueId) const;
   // Reads a run folder's metrics on a worker into the monitor. Live points that arrive while it
   // reads are kept and re-applied past the file's last step.
-  void loadRunMetrics(const QString& dir);
+  // announce: the status bar says "Opened DIR" when the read ends (a folder's runs leave the
+  // folder's own message there instead); a read's error is always shown.
+  void loadRunMetrics(const QString& dir, bool announce = true);
   void addLivePoint(const QString& key, const QString& metric, const MetricPoint& p);
   // Every run folder under the runs folder (listed on a worker) joins the monitor at startup.
   // `opened`: the user opened the folder (the status bar says what it held).

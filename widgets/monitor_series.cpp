@@ -69,7 +69,11 @@ void MonitorPanel::updateSharedLegend() {
       QString entry =
           QStringLiteral("<span style=\"color:%1\">%2</span>&nbsp;%3")
               .arg(colour.name(), mark,
-                   name.toHtmlEscaped().replace(QLatin1Char(' '), QStringLiteral("&nbsp;")));
+                   // An entry never breaks inside itself: no-break spaces and hyphens (U+2011),
+                   // so a wrapped legend reads "ladder-random · 5 seeds" whole on one line.
+                   name.toHtmlEscaped()
+                       .replace(QLatin1Char(' '), QStringLiteral("&nbsp;"))
+                       .replace(QLatin1Char('-'), QChar(0x2011)));
       if (!note.isEmpty())
         entry += QStringLiteral("&nbsp;<span style=\"color:#5b6b7d\">(%1)</span>")
                      .arg(note.toHtmlEscaped());

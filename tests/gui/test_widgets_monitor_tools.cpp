@@ -137,6 +137,28 @@ class TestMonitorTools : public QObject {
                                  "tiny-cpu+steps=150-s42-20261202-140000-2", "tiny-cpu-s42"}));
   }
 
+  void legendEntriesStayWhole() {
+    // A wrapped legend breaks between entries only: "ladder-random · 5 seeds" never splits at its
+    // hyphen or spaces onto two lines (no-break hyphens and spaces inside an entry).
+    MonitorPanel m;
+    m.resize(520, 700);
+    m.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&m));
+    for (const char* run : {"ladder-uniform-s41", "ladder-random-s41", "ladder-pos-s41"})
+      m.addPoint(run, "loss", {1, 64, NAN, 0.1, 5.0});
+    m.redrawNow();
+    auto* legend = m.findChild<QLabel*>(QStringLiteral("monitorLegend"));
+    QVERIFY(legend);
+    QCOMPARE(m.legendEntries().size(), 3);
+    const QString html = legend->text();
+    for (const QString& name : m.legendEntries()) {
+      QString whole = name;
+      whole.replace(QLatin1Char(' '), QStringLiteral("&nbsp;")).replace('-', QChar(0x2011));
+      QVERIFY2(html.contains(whole), qPrintable(name + " not whole in " + html));
+    }
+    QVERIFY2(!html.contains(QLatin1Char('-')), qPrintable(html));
+  }
+
   void zoomHoldsAndResets() {
     MonitorPanel m;
     m.resize(1000, 700);

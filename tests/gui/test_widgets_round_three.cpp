@@ -341,6 +341,11 @@ class TestRoundThree : public QObject {
                                           [](const QString& x) { return x.endsWith("5 seeds"); });
     };
     QTRY_VERIFY2_WITH_TIMEOUT(allOfFive(), qPrintable(ladderEntries().join(" | ")), kTimeoutMs);
+    // Once every run is read the status bar still says what the folder held (each run's read
+    // used to replace it with "Opened …/ladder-uniform-s49", as if one run had been opened).
+    QTRY_VERIFY_WITH_TIMEOUT(w.pendingReads() == 0, kTimeoutMs);
+    QVERIFY2(w.statusBar()->currentMessage().startsWith("Opened 30 run(s) from " + results),
+             qPrintable(w.statusBar()->currentMessage()));
 
     // One seed of two arms: n = 1, no interval drawn, nothing bold.
     const std::string one = tmp_.filePath("one-seed").toStdString();
