@@ -4,6 +4,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileDialog>
@@ -49,6 +50,19 @@ QSpinBox* countBox(QWidget* parent, int least, int most, int value, const QStrin
   b->setGroupSeparatorShown(true);
   b->setToolTip(tip);
   return b;
+}
+
+// " POS tags kept …" for a dataset prepared from the Brown corpus (its manifest's annotations),
+// else "".
+QString tagsNote(const nlohmann::json& m) {
+  const auto a = m.value("annotations", nlohmann::json::object());
+  if (!a.is_object() || !a.contains("brown_pos_tags")) return {};
+  const auto& t = a["brown_pos_tags"];
+  return QCoreApplication::translate("DataPanel",
+                                     " POS tags kept (%1 words of %2 documents) for the profiles "
+                                     "and the probe.")
+      .arg(QLocale().toString(qulonglong(t.value("words", uint64_t(0)))))
+      .arg(QLocale().toString(qulonglong(t.value("documents", uint64_t(0)))));
 }
 
 }  // namespace
@@ -497,6 +511,7 @@ void DataPanel::showOutcome(const DatasetOutcome& r) {
     m_status->setText(
         tr("%1 is already prepared from these inputs with these options (nothing written).")
             .arg(r.dir));
+  if (r.seconds > 0) m_status->setText(m_status->text() + tagsNote(r.manifest));
 }
 
 void DataPanel::showManifest(const QString& dir, const nlohmann::json& m) {
@@ -527,7 +542,8 @@ void DataPanel::showManifest(const QString& dir, const nlohmann::json& m) {
   m_status->setText(tr("%1: vocabulary %2, %3 input files.")
                         .arg(dir)
                         .arg(vocab)
-                        .arg(m.value("inputs", nlohmann::json::array()).size()));
+                        .arg(m.value("inputs", nlohmann::json::array()).size()) +
+                    tagsNote(m));
   m_use->setEnabled(vocab > 0);
 }
 

@@ -9,6 +9,7 @@
 
 #include "app/gllm/command_registry.h"
 #include "app/gllm/dataset_progress.h"
+#include "engine/dataset/brown_tags.h"
 #include "engine/dataset/dataset_manifest.h"
 #include "engine/dataset/prepare.h"
 #include "engine/io/error.h"
@@ -130,7 +131,10 @@ RegisterSubcommand reg("data", "prepare", [](CLI::App& data) {
 void print_dataset_info(const std::string& dir, bool json, bool verify) {
   nlohmann::json m = read_manifest(dir);
   std::vector<std::string> problems;
-  if (verify) problems = verify_dataset_shards(dir, m);
+  if (verify) {
+    problems = verify_dataset_shards(dir, m);
+    if (const std::string why = brown_tags_problem(dir, m); !why.empty()) problems.push_back(why);
+  }
   if (json) {
     nlohmann::json out = m;
     if (verify) out["verified"] = {{"whole", problems.empty()}, {"problems", problems}};
@@ -157,17 +161,27 @@ void print_dataset_info(const std::string& dir, bool json, bool verify) {
         "shards      llm.c format (magic 20240520, version 1, uint16), BOS id %d per "
         "document\n",
         m.value("shard_format", nlohmann::json::object()).value("bos_id", 1));
+    const auto tags = m.value("annotations", nlohmann::json::object())
+                          .value("brown_pos_tags", nlohmann::json::object());
+    if (!tags.empty())
+      std::printf("POS tags    %s: %llu words of %llu documents (profiles, probe)\n",
+                  tags.value("file", std::string("?")).c_str(),
+                  (unsigned long long)tags.value("words", uint64_t(0)),
+                  (unsigned long long)tags.value("documents", uint64_t(0)));
     print_dataset_splits(m);
     if (verify) {
       if (problems.empty())
-        std::printf("verified    every shard has its recorded size, header and SHA-512\n");
+        std::printf(tags.empty()
+                        ? "verified    every shard has its recorded size, header and SHA-512\n"
+                        : "verified    every shard has its recorded size, header and SHA-512; "
+                          "the POS tags file its SHA-512\n");
       for (const auto& p : problems) std::printf("PROBLEM     %s\n", p.c_str());
     }
   }
   if (!problems.empty())
     throw Error("dataset " + dir + " has " + std::to_string(problems.size()) +
-                " shard problem(s) (listed above); restore the shards, or prepare the dataset "
-                "again into a new folder");
+                " problem(s) (listed above); restore the files they name, or prepare the "
+                "dataset again into a new folder");
 }
 
 }  // namespace gllm::cli

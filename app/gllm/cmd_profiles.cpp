@@ -8,8 +8,11 @@
 #include "engine/data/corpus.h"
 #include "engine/data/dataset.h"
 #include "engine/data/profile_estimation.h"
+#include "engine/dataset/brown_tags.h"
+#include "engine/dataset/dataset_manifest.h"
 #include "engine/grading/profiles.h"
 #include "engine/io/error.h"
+#include "engine/io/json_read.h"
 #include "engine/train/embedding_reference.h"
 #include "engine/train/head_profiles.h"
 
@@ -29,9 +32,14 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
     gllm::HeadProfileOptions heads;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--corpus", o->corpus, "Corpus with annotations (brown)")
-      ->check(CLI::IsMember({"brown"}));
-  cmd->add_option("--path", o->path, "Brown folder (default: the data cache)");
+  cmd->add_option("--corpus", o->corpus,
+                  "Corpus with annotations: brown (the Brown folder), or prepared (a dataset "
+                  "prepared from it with `gllm data prepare BROWN --format brown`)")
+      ->check(CLI::IsMember({"brown", "prepared"}))
+      ->capture_default_str();
+  cmd->add_option("--path", o->path,
+                  "Brown folder (default: the data cache), or with --corpus prepared the dataset "
+                  "folder");
   cmd->add_option("--config", o->config,
                   "Take the data section (split seed and fractions, vocab) from this RunConfig");
   auto* reference =
@@ -143,19 +151,34 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
     cfg.corpus = o->corpus;
     if (!o->path.empty()) cfg.corpus_path = o->path;
     if (o->vocab) cfg.vocab_size = o->vocab;
+    // A prepared dataset's vocabulary is its tokenizer's unless --vocab or --config says otherwise
+    // (and then it must be the same: the dataset says so).
+    if (cfg.corpus == "prepared" && !o->vocab && o->config.empty() && !cfg.corpus_path.empty())
+      cfg.vocab_size = gllm::json_int_or(
+          gllm::read_manifest(cfg.corpus_path).value("tokenizer", nlohmann::json::object()),
+          "vocab_size", cfg.vocab_size);
     gllm::DataConfig::schema().from_json(cfg, gllm::DataConfig::schema().to_json(cfg), "data");
     auto say = [&](const std::string& s) {
       if (!o->json) std::cerr << s << std::endl;
     };
     auto t0 = std::chrono::steady_clock::now();
-    auto corpus = gllm::read_corpus(cfg);
-    auto splits =
-        gllm::split_documents(corpus.documents.size(), cfg.val_fraction, cfg.heldout_fraction,
-                              static_cast<uint64_t>(cfg.split_seed));
+    gllm::Corpus corpus;
+    gllm::Splits splits;
     std::unique_ptr<gllm::Dataset> ds;
     const bool token_units = o->p.reference == "wte" || o->p.reference == "token_ppmi";
-    if (!o->no_output_grades || token_units)
-      ds = std::make_unique<gllm::Dataset>(gllm::open_dataset(cfg, corpus, say));
+    if (cfg.corpus == "prepared") {
+      // A dataset prepared from the Brown corpus: its splits, tokenizer and kept tags.
+      auto tagged = gllm::open_tagged_data(cfg, say);
+      corpus = std::move(tagged.corpus);
+      splits = tagged.ds.splits;
+      ds = std::make_unique<gllm::Dataset>(std::move(tagged.ds));
+    } else {
+      corpus = gllm::read_corpus(cfg);
+      splits = gllm::split_documents(corpus.documents.size(), cfg.val_fraction,
+                                     cfg.heldout_fraction, static_cast<uint64_t>(cfg.split_seed));
+      if (!o->no_output_grades || token_units)
+        ds = std::make_unique<gllm::Dataset>(gllm::open_dataset(cfg, corpus, say));
+    }
     gllm::grading::TokenReference checkpoint_ref;
     if (o->p.reference == "wte") {
       if (o->p.checkpoint.empty())

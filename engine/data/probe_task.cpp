@@ -57,7 +57,8 @@ ProbeTask brown_pos_task(const Corpus& corpus, const Splits& splits) {
   if (t.train_words() == 0 || t.test_words() == 0)
     throw Error(
         "the held-out split has too few documents for a probe-train and a probe-test "
-        "half; raise data.heldout_fraction");
+        "half; raise data.heldout_fraction (for a prepared dataset: prepare it with a larger "
+        "--heldout-tokens)");
   return t;
 }
 

@@ -157,7 +157,48 @@ void hand_on(std::string& text, DocumentReadCounts& counts,
   on_document(text);
 }
 
+// The file's bytes exactly (as the folder rule of the "text" corpus reads it), the UTF-8 rule
+// applied.
+std::string read_whole(ByteStream& in, const InputFile& f, const DocumentReadOptions& o,
+                       DocumentReadCounts& counts, const std::string& too_long) {
+  std::string doc;
+  for (;;) {
+    const size_t old = doc.size(), chunk = 1 << 20;
+    doc.resize(old + chunk);
+    const size_t n = in.read(&doc[old], chunk);
+    doc.resize(old + n);
+    if (n == 0) break;
+    if (doc.size() > o.max_document_bytes)
+      throw Error(f.path + ": a document longer than " +
+                  std::to_string(o.max_document_bytes >> 20) + " MiB; " + too_long);
+  }
+  check_utf8(doc, f.path, 0, 1, o, counts);
+  return doc;
+}
+
+Document parse_brown_input(ByteStream& in, const InputFile& f, const DocumentReadOptions& o,
+                           DocumentReadCounts& counts, const std::string& too_long) {
+  const std::string name = f.path.substr(f.path.find_last_of('/') + 1);
+  return parse_brown_file(read_whole(in, f, o, counts, too_long), f.path, name);
+}
+
 }  // namespace
+
+void read_brown_document(const InputFile& f, const DocumentReadOptions& o,
+                         DocumentReadCounts& counts,
+                         const std::function<void(Document&)>& on_document) {
+  if (f.format != InputFormat::Brown)
+    throw Error(f.path + " is not read as a Brown file; its tags exist only with --format brown");
+  ByteStream in(f.path, nullptr);
+  Document doc = parse_brown_input(in, f, o, counts, "split the file before preparing");
+  if (whitespace_only(doc.text)) {
+    ++counts.empty_documents;
+    return;
+  }
+  ++counts.documents;
+  counts.bytes += doc.text.size();
+  on_document(doc);
+}
 
 void read_documents(const InputFile& f, const DocumentReadOptions& o, DocumentReadCounts& counts,
                     Sha512* raw_digest, const std::function<void(std::string&)>& on_document) {
@@ -204,23 +245,13 @@ void read_documents(const InputFile& f, const DocumentReadOptions& o, DocumentRe
     }
     return;
   }
-  if (f.format == InputFormat::Brown || effective_unit(f, o.unit) == DocumentUnit::File) {
-    std::string doc;  // the file's bytes exactly, as the folder rule of the "text" corpus reads it
-    for (;;) {
-      const size_t old = doc.size(), chunk = 1 << 20;
-      doc.resize(old + chunk);
-      const size_t n = in.read(&doc[old], chunk);
-      doc.resize(old + n);
-      if (n == 0) break;
-      if (doc.size() > o.max_document_bytes)
-        throw Error(f.path + ": a document longer than " +
-                    std::to_string(o.max_document_bytes >> 20) + " MiB; " + too_long);
-    }
-    check_utf8(doc, f.path, 0, 1, o, counts);
-    if (f.format == InputFormat::Brown) {  // the text the "brown" corpus gives the LM
-      const std::string name = f.path.substr(f.path.find_last_of('/') + 1);
-      doc = parse_brown_file(doc, f.path, name).text;
-    }
+  if (f.format == InputFormat::Brown) {  // the text the "brown" corpus gives the LM
+    std::string doc = parse_brown_input(in, f, o, counts, too_long).text;
+    hand_on(doc, counts, on_document);
+    return;
+  }
+  if (effective_unit(f, o.unit) == DocumentUnit::File) {
+    std::string doc = read_whole(in, f, o, counts, too_long);
     hand_on(doc, counts, on_document);
     return;
   }

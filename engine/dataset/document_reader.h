@@ -10,6 +10,7 @@
 namespace gllm {
 
 class Sha512;
+struct Document;
 
 struct DocumentReadOptions {
   DocumentUnit unit = DocumentUnit::Auto;
@@ -43,6 +44,13 @@ DocumentUnit effective_unit(const InputFile& f, DocumentUnit unit);
 void read_documents(const InputFile& f, const DocumentReadOptions& options,
                     DocumentReadCounts& counts, Sha512* raw_digest,
                     const std::function<void(std::string& text)>& on_document);
+
+// A Brown Form C input (format Brown) parsed whole: words, tags and their byte spans in the text
+// read_documents gives for it, under the same rules and counts (a blank one is counted, not
+// handed on).
+void read_brown_document(const InputFile& f, const DocumentReadOptions& options,
+                         DocumentReadCounts& counts,
+                         const std::function<void(Document&)>& on_document);
 
 // Replaces each invalid UTF-8 byte of `s` by U+FFFD; returns how many were replaced.
 uint64_t replace_invalid_utf8(std::string& s);

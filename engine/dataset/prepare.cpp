@@ -17,6 +17,7 @@
 
 #include "engine/data/corpus.h"
 #include "engine/data/tokenizer.h"
+#include "engine/dataset/brown_tags.h"
 #include "engine/dataset/content_hash.h"
 #include "engine/dataset/dataset_manifest.h"
 #include "engine/dataset/prepare_stages.h"
@@ -354,6 +355,13 @@ PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks
   bool encode_resumed = false;
   nlohmann::json splits = encode_dataset(o, plan, tok, hooks, encode_resumed);
   result.resumed = result.resumed || encode_resumed;
+  // The Brown corpus keeps its POS tags beside the shards (the profiles and the probe read them).
+  nlohmann::json annotations;
+  if (std::all_of(plan.inputs.begin(), plan.inputs.end(),
+                  [](const InputFile& f) { return f.format == InputFormat::Brown; })) {
+    if (hooks.log) hooks.log(std::string("keeping the Brown POS tags in ") + kBrownTagsFile);
+    annotations = write_brown_tags(plan.inputs, o.read, o.out_dir);
+  }
   nlohmann::json m = {{"format", "gllm-dataset"},
                       {"version", 1},
                       {"created_by", std::string("gllm ") + GLLM_VERSION},
@@ -371,6 +379,7 @@ PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks
                          "held-out, to the tokens asked for; equal texts share a hash and a "
                          "split; every other document trains"}}},
                       {"splits", splits}};
+  if (!annotations.is_null()) m["annotations"] = std::move(annotations);
   write_file_atomic(manifest_path, json_text(m, 1) + "\n");
   for (const char* f : {kProgressFile, kRegionTokensFile, kRegionIndexFile, kPlanFile, kLockFile}) {
     std::error_code ec;

@@ -137,4 +137,9 @@ Dataset open_prepared_dataset(const DataConfig& cfg,
   return ds;
 }
 
+Dataset open_configured_dataset(const DataConfig& cfg,
+                                const std::function<void(const std::string&)>& log) {
+  return cfg.corpus == "prepared" ? open_prepared_dataset(cfg, log) : open_dataset(cfg, log);
+}
+
 }  // namespace gllm

@@ -14,6 +14,7 @@
 #include "engine/data/level_features.h"
 #include "engine/data/profile_estimation.h"
 #include "engine/data/splits.h"
+#include "engine/dataset/brown_tags.h"
 #include "engine/io/error.h"
 #include "engine/model/gpt.h"
 #include "engine/train/model_grades.h"
@@ -121,11 +122,14 @@ grading::HeadProfiles estimate_head_profiles(const HeadProfileOptions& opt,
     say("note: this checkpoint's attention is not graded; its heads' profiles are still estimated");
   DataConfig data = cfg.data;
   if (!opt.corpus_path.empty()) data.corpus_path = opt.corpus_path;
-  if (data.corpus != "brown")
-    throw Error("head profiles need the tagged Brown corpus; the checkpoint was trained on '" +
-                data.corpus + "'");
-  Corpus corpus = read_corpus(data);
-  Dataset ds = open_dataset(data, corpus, say);
+  if (data.corpus != "brown" && data.corpus != "prepared")
+    throw Error(
+        "head profiles need the tagged Brown corpus (data.corpus = brown, or a dataset "
+        "prepared from it with --format brown); the checkpoint was trained on '" +
+        data.corpus + "'");
+  TaggedData tagged = open_tagged_data(data, say);
+  const Corpus& corpus = tagged.corpus;
+  const Dataset& ds = tagged.ds;
   if (ds.tokenizer.vocab_size() != model->vocab_size())
     throw Error("the tokenizer of this data cache has " +
                 std::to_string(ds.tokenizer.vocab_size()) +

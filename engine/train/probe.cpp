@@ -13,6 +13,8 @@
 #include "engine/data/dataset.h"
 #include "engine/data/probe_task.h"
 #include "engine/data/profile_estimation.h"
+#include "engine/dataset/brown_tags.h"
+#include "engine/dataset/prepared_data.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
 #include "engine/io/json_read.h"
@@ -145,10 +147,15 @@ ProbeInputs prepare_inputs(const RunConfig& cfg, const ProbeOptions& opt,
   ProbeInputs in;
   DataConfig data = cfg.data;
   if (!opt.corpus_path.empty()) data.corpus_path = opt.corpus_path;
-  Corpus corpus = read_corpus(data);
-  Dataset ds = open_dataset(data, corpus, say);
-  in.task =
-      opt.task_file.empty() ? brown_pos_task(corpus, ds.splits) : read_probe_task(opt.task_file);
+  // The Brown POS task needs the tagged corpus; a task file only the dataset's tokenizer.
+  TaggedData tagged;
+  if (opt.task_file.empty())
+    tagged = open_tagged_data(data, say);
+  else
+    tagged.ds = open_configured_dataset(data, say);
+  const Dataset& ds = tagged.ds;
+  in.task = opt.task_file.empty() ? brown_pos_task(tagged.corpus, ds.splits)
+                                  : read_probe_task(opt.task_file);
   const int64_t T = cfg.model.sequence_len;
   const auto& token_bytes = ds.tokenizer.token_bytes();
   for (const auto& p : in.task.passages) {

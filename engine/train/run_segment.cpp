@@ -113,9 +113,7 @@ void RunSegment::setup() {
         (plan.split_rows ? "rows split" : "micro-steps split") + " of the same global batch");
   if (!writer()) dist->barrier();  // rank 0 builds the tokenizer and token cache first
   auto say = [this](const std::string& s) { log(s); };
-  data = std::make_unique<Dataset>(config.data.corpus == "prepared"
-                                       ? open_prepared_dataset(config.data, say)
-                                       : open_dataset(config.data, say));
+  data = std::make_unique<Dataset>(open_configured_dataset(config.data, say));
   if (writer()) dist->barrier();
   int64_t vocab = data->tokenizer.vocab_size();
   torch::manual_seed(config.train.seed);

@@ -8,7 +8,9 @@
 #include <QtTest>
 #include <fstream>
 
+#include "engine/data/corpus.h"
 #include "engine/dataset/dataset_manifest.h"
+#include "tests/support/test_support.h"
 #include "tests/support/workbench_env.h"
 #include "widgets/data_panel.h"
 #include "widgets/main_window.h"
@@ -110,6 +112,37 @@ class TestWidgetsData : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!other.busy(), kTimeoutMs);
     QCOMPARE(other.splitsTable()->rowCount(), 3);
     QCOMPARE(other.datasetDir(), out);
+  }
+
+  // Issue 40, point 2: the Brown corpus is a prepared dataset like any other, its POS tags kept
+  // (the panel says so) for the profiles and the probe; it hands on to Run settings as any does.
+  void preparesBrownWithItsTags() {
+    MainWindow w;
+    auto* data = qobject_cast<DataPanel*>(w.panel(QStringLiteral("data")));
+    auto* form = qobject_cast<PresetForm*>(w.panel(QStringLiteral("preset")));
+    QVERIFY(data && form);
+    PrepareOptions o = smallOptions();
+    o.inputs = {test::fixture("brown_mini")};
+    o.format = "brown";
+    o.val_tokens = o.heldout_tokens = 50;  // a document each of the fixture's eight
+    o.out_dir = tmp_.filePath("brown-ds").toStdString();
+    data->setOptions(o);
+    QVERIFY(data->prepare().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!data->busy(), kTimeoutMs);
+    QVERIFY2(data->lastError().isEmpty(), qPrintable(data->lastError()));
+    const nlohmann::json m = read_manifest(o.out_dir);
+    const uint64_t words = m["annotations"]["brown_pos_tags"]["words"].get<uint64_t>();
+    QCOMPARE(words, uint64_t(read_brown_corpus(test::fixture("brown_mini")).words()));
+    const QString note = QStringLiteral("POS tags kept (%1 words of 8 documents)")
+                             .arg(QLocale().toString(qulonglong(words)));
+    QVERIFY2(data->statusText().contains(note), qPrintable(data->statusText()));
+    data->useInRunSettings();
+    QCOMPARE(form->fieldText(QStringLiteral("data.corpus")), QStringLiteral("prepared"));
+    // Opening it later says the same.
+    DataPanel other;
+    other.openDataset(QString::fromStdString(o.out_dir));
+    QTRY_VERIFY_WITH_TIMEOUT(!other.busy(), kTimeoutMs);
+    QVERIFY2(other.statusText().contains(note), qPrintable(other.statusText()));
   }
 
   // Issue 40, point 3: shards made elsewhere (here: the dataset above's own shards and model)

@@ -3,13 +3,17 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
 #include "engine/dataset/prepare.h"
 #include "engine/dataset/prepared_data.h"
 #include "engine/dataset/shard_file.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "engine/train/head_profiles.h"
+#include "engine/train/probe.h"
 #include "engine/train/trainer.h"
 #include "tests/support/test_configs.h"
 #include "tests/support/test_support.h"
@@ -112,6 +116,62 @@ class TestTrainPreparedDataset : public QObject {
     QVERIFY(!rec.evals.empty());
     auto cfg = gllm::test::read_json(tmp_.path().toStdString() + "/run/config.json");
     QCOMPARE(cfg["data"]["corpus"].get<std::string>(), std::string("prepared"));
+  }
+
+  // Issue 40, point 2: the Brown corpus prepared as any corpus is (--format brown) trains like any
+  // dataset, and its kept POS tags feed the probe and the head profiles of the run's checkpoints.
+  void brownDatasetFeedsTheProbeAndHeadProfiles() {
+    // 32 Brown files: the fixture's eight four times over, each copy with a sentence of its own
+    // (enough text for a validation split the head profiles can read and two held-out documents).
+    const std::string src = tmp_.path().toStdString() + "/brown-src";
+    std::filesystem::create_directories(src);
+    int copy = 0;
+    for (int round = 0; round < 4; ++round)
+      for (const auto& e : std::filesystem::directory_iterator(gllm::test::fixture("brown_mini"))) {
+        ++copy;
+        const std::string name = std::string("c") + char('a' + (copy - 1) / 9) + '0' +
+                                 char('1' + (copy - 1) % 9);  // ca01 … ca09, cb01 …
+        gllm::test::write_text(src + "/" + name, gllm::read_file(e.path().string()) +
+                                                     "\n\n\tCopy/nn " + std::to_string(copy) +
+                                                     "/cd of/in " + e.path().filename().string() +
+                                                     "/np ./.\n");
+      }
+    const std::string brown = tmp_.path().toStdString() + "/brown-ds";
+    gllm::PrepareOptions o;
+    o.inputs = {src};
+    o.out_dir = brown;
+    o.format = "brown";
+    o.vocab = 320;
+    o.tokenizer_sample = 8000;
+    o.val_tokens = 600;
+    o.heldout_tokens = 200;
+    o.shard_tokens = 1024;
+    o.threads = 1;
+    gllm::prepare_dataset(o);
+    gllm::RunConfig c = run(4);
+    c.data.corpus_path = brown;
+    c.data.vocab_size = 320;
+    c.train.checkpoint_every = 2;
+    c = gllm::RunConfig::from_json(c.to_json());
+    const std::string dir = tmp_.path().toStdString() + "/brown-run";
+    Recorder rec;
+    gllm::Trainer t;
+    t.start(c, dir, &rec);
+    t.wait();
+    QVERIFY2(rec.error.empty(), rec.error.c_str());
+    QCOMPARE(rec.finished.status, std::string("completed"));
+    const auto scores = gllm::probe_run(dir, gllm::ProbeOptions{});
+    QCOMPARE(scores.size(), size_t(2));  // the checkpoints at steps 2 and 4
+    for (const auto& s : scores) {
+      QCOMPARE(s.task, std::string("brown-pos"));
+      QVERIFY(s.test_words > 0 && s.task_error >= 0 && s.task_error <= 1);
+    }
+    gllm::HeadProfileOptions h;
+    h.checkpoint = dir;
+    h.bootstrap = 4;
+    const auto hp = gllm::estimate_head_profiles(h);
+    QCOMPARE(hp.layers, c.model.n_layer);
+    QCOMPARE(hp.heads, c.model.n_head);
   }
 
   void changedShardStopsTrainingBeforeItStarts() {
