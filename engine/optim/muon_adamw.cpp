@@ -88,9 +88,12 @@ torch::Tensor normuon(const torch::Tensor& g, torch::Tensor& buf, double beta2) 
 
 // ------------------------------------------------------------------------------------------------
 
-namespace {
+// The update rule of a parameter group. Outside the anonymous namespace: MuonAdamW::Impl, which
+// has external linkage, holds one per parameter.
+enum class MuonAdamWRule { AdamW, Muon, MomentFree };
+using Rule = MuonAdamWRule;
 
-enum class Rule { AdamW, Muon, MomentFree };
+namespace {
 
 const char* rule_name(Rule r) {
   switch (r) {
