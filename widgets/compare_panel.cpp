@@ -51,7 +51,7 @@ struct CompareJob {
   QSet<QString> hidden;  // arms left out of the comparison (their check box cleared)
 };
 
-CompareResult compute(const CompareJob& job) {
+CompareResult computeComparison(const CompareJob& job) {
   CompareResult r;
   r.generation = job.generation;
   r.folder = job.folder;
@@ -340,7 +340,7 @@ void ComparePanel::startCompute() {
   bool ok = false;
   job.target = m_target->text().toDouble(&ok);
   job.hasTarget = ok && job.target > 0;
-  m_watcher->setFuture(QtConcurrent::run(compute, job));
+  m_watcher->setFuture(QtConcurrent::run(computeComparison, job));
 }
 
 bool ComparePanel::waitForResult(int ms) {

@@ -77,7 +77,7 @@ void certifyModel(const ConeJob& job, ConeResult& r) {
                         .arg(qs(job.label));
 }
 
-ConeResult compute(const ConeJob& job) {
+ConeResult computeCone(const ConeJob& job) {
   ConeResult r;
   r.generation = job.generation;
   try {
@@ -429,7 +429,7 @@ void ConePanel::startCompute() {
   job.grades = m_grades;
   job.lambda = m_lambda;
   job.clip = m_clip;
-  m_watcher->setFuture(QtConcurrent::run(compute, job));
+  m_watcher->setFuture(QtConcurrent::run(computeCone, job));
 }
 
 bool ConePanel::waitForResult(int ms) {
