@@ -184,7 +184,7 @@ if [ ! -d "$deps" ] || [ ! -d "$carried/data/brown" ]; then
 fi
 export PKG_CONFIG_PATH=$deps/lib/x86_64-linux-gnu/pkgconfig
 export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}  # pkgconf's library; sentencepiece (dlopen'ed)
-# The corpus and token cache (no network here), copied so runs may write beside them.
+# The verified corpus (no network here), copied so the first run may prepare its dataset beside it.
 export GLLM_DATA=$work/data
 export GLLM_PRESETS=$root/presets
 cp -a "$carried/data" "$GLLM_DATA"

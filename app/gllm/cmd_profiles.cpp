@@ -166,8 +166,9 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
     gllm::Splits splits;
     std::unique_ptr<gllm::Dataset> ds;
     const bool token_units = o->p.reference == "wte" || o->p.reference == "token_ppmi";
-    if (cfg.corpus == "prepared") {
-      // A dataset prepared from the Brown corpus: its splits, tokenizer and kept tags.
+    if (cfg.corpus == "prepared" || cfg.corpus == "brown") {
+      // A dataset prepared from the Brown corpus (for brown, the data cache's): its splits,
+      // tokenizer and kept tags.
       auto tagged = gllm::open_tagged_data(cfg, say);
       corpus = std::move(tagged.corpus);
       splits = tagged.ds.splits;
@@ -203,12 +204,19 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
       r.file.reference["file"] = table;
       say("wrote the token reference table " + (out.parent_path() / table).string());
     }
-    r.file.meta["split"] = {{"seed", cfg.split_seed},
-                            {"val_fraction", cfg.val_fraction},
-                            {"heldout_fraction", cfg.heldout_fraction},
-                            {"train", splits.train.size()},
+    r.file.meta["split"] = {{"train", splits.train.size()},
                             {"val", splits.val.size()},
                             {"heldout", splits.heldout.size()}};
+    if (ds && cfg.corpus != "text") {  // a prepared dataset: split by content hash
+      r.file.meta["split"]["by"] = "content hash";
+      r.file.meta["split"]["dataset"] = ds->cache_dir;
+    } else {
+      r.file.meta["split"]["seed"] = cfg.split_seed;
+    }
+    if (cfg.corpus != "prepared") {
+      r.file.meta["split"]["val_fraction"] = cfg.val_fraction;
+      r.file.meta["split"]["heldout_fraction"] = cfg.heldout_fraction;
+    }
     r.file.meta["report"] = r.report;
     gllm::grading::save_profiles_file(o->out, r.file);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

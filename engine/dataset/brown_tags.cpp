@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "engine/config/data_config.h"
+#include "engine/dataset/brown_dataset.h"
 #include "engine/dataset/content_hash.h"
 #include "engine/dataset/dataset_manifest.h"
 #include "engine/dataset/prepared_data.h"
@@ -196,20 +197,16 @@ Corpus read_brown_tags(const Dataset& ds, const nlohmann::json& manifest, const 
 
 TaggedData open_tagged_data(const DataConfig& cfg,
                             const std::function<void(const std::string&)>& log) {
-  TaggedData out;
-  if (cfg.corpus == "brown") {
-    out.corpus = read_corpus(cfg);
-    out.ds = open_dataset(cfg, out.corpus, log);
-    return out;
-  }
-  if (cfg.corpus != "prepared")
+  if (cfg.corpus != "prepared" && cfg.corpus != "brown")
     throw Error(
         "the profiles and the probe need the tagged Brown corpus: data.corpus = brown, or a "
         "dataset prepared from it (data.corpus = prepared; gllm data prepare BROWN_FOLDER "
         "--format brown --out DATASET), not '" +
         cfg.corpus + "'");
-  out.ds = open_prepared_dataset(cfg, log);
-  out.corpus = read_brown_tags(out.ds, read_manifest(cfg.corpus_path), cfg.corpus_path);
+  const DataConfig prepared = cfg.corpus == "brown" ? prepared_brown_config(cfg, log) : cfg;
+  TaggedData out;
+  out.ds = open_prepared_dataset(prepared, log);
+  out.corpus = read_brown_tags(out.ds, read_manifest(prepared.corpus_path), prepared.corpus_path);
   return out;
 }
 

@@ -36,8 +36,9 @@ std::string brown_tags_problem(const std::string& dir, const nlohmann::json& man
 Corpus read_brown_tags(const Dataset& ds, const nlohmann::json& manifest, const std::string& dir);
 
 // The tagged Brown corpus and its dataset, whichever way the data settings name it: data.corpus =
-// brown reads the corpus and its token cache; data.corpus = prepared a dataset prepared from the
-// Brown corpus (--format brown) with the tags it keeps. Anything else is refused, naming why.
+// brown the data cache's Brown dataset (prepared_brown_config), data.corpus = prepared a dataset
+// prepared from the Brown corpus (--format brown), each with the tags it keeps. Anything else is
+// refused, naming why.
 struct TaggedData {
   Corpus corpus;  // corpus.documents[i] is ds's document i
   Dataset ds;

@@ -32,7 +32,6 @@ namespace gllm {
 
 namespace {
 
-constexpr const char* kPlanFile = "prepare.json";
 constexpr const char* kLockFile = ".prepare.lock";
 // The evaluation region holds this many text bytes per requested evaluation token: BPE on text
 // gives about 4 bytes a token, so the region holds several times the tokens asked for, and the
@@ -106,7 +105,12 @@ PreparePlan scan_inputs(const PrepareOptions& o, std::vector<InputFile> files,
                 " skipped line(s)); give files with text, or check --format and --field");
   // The region: the first buckets holding kRegionBytesPerToken bytes per evaluation token asked
   // for, but never more than half the text (train keeps at least half, and the sample with it).
-  const uint64_t want = (o.val_tokens + o.heldout_tokens) * kRegionBytesPerToken;
+  // Fractions of the tokens ask for the same share of the text, at about four bytes a token.
+  const bool by_fraction = o.val_fraction > 0 || o.heldout_fraction > 0;
+  const uint64_t want = by_fraction
+                            ? uint64_t(double(c.bytes) * (o.val_fraction + o.heldout_fraction) *
+                                       double(kRegionBytesPerToken) / 4.0)
+                            : (o.val_tokens + o.heldout_tokens) * kRegionBytesPerToken;
   uint64_t cum = 0;
   uint32_t end = 0;
   if (want > 0)
@@ -266,17 +270,22 @@ nlohmann::json prepare_options_json(const PrepareOptions& o) {
   const char* unit = o.read.unit == DocumentUnit::File         ? "file"
                      : o.read.unit == DocumentUnit::Paragraphs ? "paragraphs"
                                                                : "auto";
-  return {{"format", o.format},
-          {"field", o.read.field},
-          {"documents", unit},
-          {"invalid_utf8", o.read.replace_invalid_utf8 ? "replace" : "refuse"},
-          {"skip_bad_lines", o.read.skip_bad_lines},
-          {"max_document_bytes", o.read.max_document_bytes},
-          {"vocab", o.vocab},
-          {"tokenizer_sample", o.tokenizer_sample},
-          {"val_tokens", o.val_tokens},
-          {"heldout_tokens", o.heldout_tokens},
-          {"shard_tokens", o.shard_tokens}};
+  nlohmann::json j = {{"format", o.format},
+                      {"field", o.read.field},
+                      {"documents", unit},
+                      {"invalid_utf8", o.read.replace_invalid_utf8 ? "replace" : "refuse"},
+                      {"skip_bad_lines", o.read.skip_bad_lines},
+                      {"max_document_bytes", o.read.max_document_bytes},
+                      {"vocab", o.vocab},
+                      {"tokenizer_sample", o.tokenizer_sample},
+                      {"val_tokens", o.val_tokens},
+                      {"heldout_tokens", o.heldout_tokens},
+                      {"shard_tokens", o.shard_tokens}};
+  if (o.val_fraction > 0 || o.heldout_fraction > 0) {  // absent otherwise: older manifests match
+    j["val_fraction"] = o.val_fraction;
+    j["heldout_fraction"] = o.heldout_fraction;
+  }
+  return j;
 }
 
 PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks) {
@@ -290,6 +299,11 @@ PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks
   if (o.shard_tokens < 1024 || o.shard_tokens > 0x7fffffffull)
     throw Error("--shard-tokens " + std::to_string(o.shard_tokens) +
                 " is outside [1024, 2147483647] (llm.c's header holds an int32 count)");
+  if (o.val_fraction < 0 || o.heldout_fraction < 0 || o.val_fraction + o.heldout_fraction > 0.5)
+    throw Error("evaluation fractions " + std::to_string(o.val_fraction) + " + " +
+                std::to_string(o.heldout_fraction) +
+                " must each be at least 0 and sum to at most 0.5 (training keeps at least half "
+                "the text)");
   if (o.tokenizer_sample < 1000)
     throw Error("--tokenizer-sample " + std::to_string(o.tokenizer_sample) +
                 " characters is too few to train a tokenizer; give at least 1000");

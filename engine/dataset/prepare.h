@@ -21,8 +21,11 @@ struct PrepareOptions {
   uint64_t tokenizer_sample = 10000000;  // characters of train documents the tokenizer sees
   uint64_t val_tokens = 1000000;         // validation split, tokens (BOS included)
   uint64_t heldout_tokens = 1000000;     // held-out split, tokens (BOS included)
-  uint64_t shard_tokens = 100000000;     // tokens per shard (llm.c and modded-nanogpt: 1e8)
-  int threads = 0;                       // encoder threads; 0 = the machine's cores
+  // When above 0, the evaluation splits are these fractions of all the inputs' tokens (BOS
+  // included) instead of val_tokens / heldout_tokens; their sum is at most 0.5.
+  double val_fraction = 0, heldout_fraction = 0;
+  uint64_t shard_tokens = 100000000;  // tokens per shard (llm.c and modded-nanogpt: 1e8)
+  int threads = 0;                    // encoder threads; 0 = the machine's cores
 };
 
 // One progress report: `stage` is "scan", "sample", "tokenizer", "encode" or "finish"; `done` and

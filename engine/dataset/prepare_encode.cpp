@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -108,6 +109,7 @@ struct Journal {
   uint64_t region_tokens_bytes = 0, region_index_bytes = 0;
   std::string tokenizer_sha512;
   uint32_t region_end = 0;
+  uint64_t main_train_tokens = 0;  // train tokens when the main phase ended (fractions' base)
 
   nlohmann::json json() const {
     return {{"format", 1},
@@ -122,7 +124,8 @@ struct Journal {
             {"region_tokens_bytes", region_tokens_bytes},
             {"region_index_bytes", region_index_bytes},
             {"tokenizer_sha512", tokenizer_sha512},
-            {"region_end", region_end}};
+            {"region_end", region_end},
+            {"main_train_tokens", main_train_tokens}};
   }
   static Journal from(const nlohmann::json& j) {
     Journal s;
@@ -139,6 +142,7 @@ struct Journal {
     s.region_index_bytes = j.at("region_index_bytes").get<uint64_t>();
     s.tokenizer_sha512 = j.at("tokenizer_sha512").get<std::string>();
     s.region_end = j.at("region_end").get<uint32_t>();
+    s.main_train_tokens = j.value("main_train_tokens", uint64_t(0));
     if (s.phase != "main" && s.phase != "region" && s.phase != "done")
       throw Error("unknown phase '" + s.phase + "'");
     return s;
@@ -255,6 +259,7 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
     flush();
     while (enc.in_flight() > 0) consume(*enc.next_done());
     js.phase = "region";
+    js.main_train_tokens = js.train.tokens;
     js.region_pos = 0;
     js.region_offset = 0;
   }
@@ -268,6 +273,15 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
   std::vector<RegionRecord> by_hash = region;
   std::stable_sort(by_hash.begin(), by_hash.end(),
                    [](const RegionRecord& a, const RegionRecord& b) { return a.hash < b.hash; });
+  // Fractions count every document's tokens: those trained on in the main phase and the region's.
+  uint64_t all_tokens = js.main_train_tokens;
+  for (const auto& r : region) all_tokens += r.tokens;
+  const bool by_fraction = o.val_fraction > 0 || o.heldout_fraction > 0;
+  const uint64_t val_target =
+      by_fraction ? uint64_t(std::llround(o.val_fraction * double(all_tokens))) : o.val_tokens;
+  const uint64_t heldout_target =
+      by_fraction ? uint64_t(std::llround(o.heldout_fraction * double(all_tokens)))
+                  : o.heldout_tokens;
   std::vector<RegionRecord> val, heldout;
   std::vector<uint64_t> eval_docs;
   {
@@ -281,8 +295,8 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
         out.push_back(by_hash[i++]);
       }
     };
-    fill(val, o.val_tokens);
-    fill(heldout, o.heldout_tokens);
+    fill(val, val_target);
+    fill(heldout, heldout_target);
     std::sort(eval_docs.begin(), eval_docs.end());
   }
   std::vector<RegionRecord> region_train;  // document order
@@ -328,8 +342,8 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
   splits["train"] = js.train.json(js.train_shards);
   splits["val"] = write_split("val", val);
   splits["heldout"] = write_split("heldout", heldout);
-  splits["val"]["tokens_requested"] = o.val_tokens;
-  splits["heldout"]["tokens_requested"] = o.heldout_tokens;
+  splits["val"]["tokens_requested"] = val_target;
+  splits["heldout"]["tokens_requested"] = heldout_target;
   if (hooks.log) {
     for (const char* s : {"val", "heldout"})
       if (splits[s]["tokens"].get<uint64_t>() < splits[s]["tokens_requested"].get<uint64_t>())

@@ -52,6 +52,9 @@ void check_stop(const PrepareHooks& hooks);
 nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
                               const Tokenizer& tokenizer, const PrepareHooks& hooks, bool& resumed);
 
+// The first pass's record (PreparePlan as JSON), kept until the manifest is written.
+constexpr const char* kPlanFile = "prepare.json";
+
 // Files the encode stage leaves in the dataset folder until the manifest is written.
 constexpr const char* kProgressFile = "progress.json";
 constexpr const char* kRegionTokensFile = "region.tokens";

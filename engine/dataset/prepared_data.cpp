@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/config/data_config.h"
+#include "engine/dataset/brown_dataset.h"
 #include "engine/dataset/dataset_manifest.h"
 #include "engine/dataset/shard_file.h"
 #include "engine/io/error.h"
@@ -139,6 +140,7 @@ Dataset open_prepared_dataset(const DataConfig& cfg,
 
 Dataset open_configured_dataset(const DataConfig& cfg,
                                 const std::function<void(const std::string&)>& log) {
+  if (cfg.corpus == "brown") return open_prepared_dataset(prepared_brown_config(cfg, log), log);
   return cfg.corpus == "prepared" ? open_prepared_dataset(cfg, log) : open_dataset(cfg, log);
 }
 

@@ -19,8 +19,9 @@ struct DataConfig;
 Dataset open_prepared_dataset(const DataConfig& cfg,
                               const std::function<void(const std::string&)>& log = {});
 
-// The dataset the data settings name, whichever kind: a prepared dataset (open_prepared_dataset)
-// or a corpus with its tokenizer and token cache (open_dataset).
+// The dataset the data settings name, whichever kind: a prepared dataset (open_prepared_dataset),
+// the Brown corpus as the prepared dataset in the data cache (prepared_brown_config), or a text
+// corpus with its tokenizer and token cache (open_dataset).
 Dataset open_configured_dataset(const DataConfig& cfg,
                                 const std::function<void(const std::string&)>& log = {});
 

@@ -1,6 +1,6 @@
 // The real Brown corpus (fetched into the data cache; skipped when absent): its size, exact
-// decode(encode(text)) on every document with the 8192 tokenizer, byte-length sums, and
-// `gllm data info --json` / `gllm profiles` end to end.
+// decode(encode(text)) on every document of its prepared dataset with the 8192 tokenizer,
+// byte-length sums, and `gllm data info --json` / `gllm profiles` end to end.
 #include <QTemporaryDir>
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -9,10 +9,11 @@
 #include "engine/data/brown_fetch.h"
 #include "engine/data/corpus.h"
 #include "engine/data/dataset.h"
+#include "engine/dataset/brown_tags.h"
 #include "engine/grading/profiles.h"
 #include "tests/support/test_support.h"
 
-class TestDataBrown : public QObject {
+class TestDatasetBrown : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void initTestCase() {
@@ -31,9 +32,12 @@ class TestDataBrown : public QObject {
   }
 
   void roundTripWholeCorpus() {
-    gllm::DataConfig cfg;
-    auto c = gllm::read_corpus(cfg);
-    auto ds = gllm::open_dataset(cfg, c);
+    gllm::DataConfig cfg;  // data.corpus = brown: the data cache's prepared Brown dataset
+    auto t = gllm::open_tagged_data(cfg);
+    const auto& c = t.corpus;
+    const auto& ds = t.ds;
+    QCOMPARE(c.documents.size(), size_t(500));
+    QCOMPARE(c.words(), size_t(1161192));
     QCOMPARE(ds.tokenizer.vocab_size(), 8192);
     for (size_t i = 0; i < c.documents.size(); ++i) {
       auto v = ds.shard->document(i);
@@ -48,12 +52,20 @@ class TestDataBrown : public QObject {
   void cliInfoAndProfiles() {
     auto r = gllm::test::run_cli({"data", "info", "--json"});
     QVERIFY2(r.exit_code == 0, r.err.c_str());
-    auto j = nlohmann::json::parse(r.out);
-    QCOMPARE(j["documents"].get<int>(), 500);
-    QCOMPARE(j["words"].get<int>(), 1161192);
-    QVERIFY(j["tokens"].get<int64_t>() > 0);
-    QVERIFY(std::fabs(j["tokens_per_byte"].get<double>() -
-                      j["tokens"].get<double>() / j["bytes"].get<double>()) < 1e-12);
+    auto j = nlohmann::json::parse(r.out);  // the manifest of the data cache's Brown dataset
+    QCOMPARE(j["reading"]["documents"].get<int>(), 500);
+    QCOMPARE(j["annotations"]["brown_pos_tags"]["words"].get<int>(), 1161192);
+    QCOMPARE(j["options"]["format"].get<std::string>(), std::string("brown"));
+    int64_t documents = 0;
+    for (const char* s : {"train", "val", "heldout"}) {
+      const auto& sp = j["splits"][s];
+      documents += sp["documents"].get<int64_t>();
+      QVERIFY(sp["tokens"].get<int64_t>() > 0);
+      QVERIFY(std::fabs(sp["bytes_per_token"].get<double>() -
+                        sp["bytes"].get<double>() / sp["tokens"].get<double>()) < 1e-12);
+    }
+    QCOMPARE(documents, int64_t(500));
+    QVERIFY(j["dataset"].get<std::string>().find("/datasets/brown-") != std::string::npos);
 
     QTemporaryDir dir;
     std::string out = dir.filePath("profiles.json").toStdString();
@@ -88,5 +100,5 @@ class TestDataBrown : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestDataBrown)
-#include "test_data_brown.moc"
+QTEST_APPLESS_MAIN(TestDatasetBrown)
+#include "test_dataset_brown.moc"
