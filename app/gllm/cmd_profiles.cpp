@@ -33,15 +33,16 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--corpus", o->corpus,
-                  "Corpus with annotations: brown (the Brown folder), or prepared (a dataset "
-                  "prepared from it with `gllm data prepare BROWN --format brown`)")
+                  "Corpus with annotations: brown (the Brown corpus as the data cache's prepared "
+                  "dataset, made on first use as training does), or prepared (a dataset prepared "
+                  "from it with `gllm data prepare BROWN --format brown`)")
       ->check(CLI::IsMember({"brown", "prepared"}))
       ->capture_default_str();
   cmd->add_option("--path", o->path,
                   "Brown folder (default: the data cache), or with --corpus prepared the dataset "
                   "folder");
   cmd->add_option("--config", o->config,
-                  "Take the data section (split seed and fractions, vocab) from this RunConfig");
+                  "Take the data section (evaluation fractions, vocab) from this RunConfig");
   auto* reference =
       cmd->add_option(
              "--reference", o->p.reference,
@@ -90,8 +91,7 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--vocab-size", o->vocab,
                   "Tokenizer vocabulary for per-token output grades (default: config or 8192)");
-  cmd->add_flag("--no-output-grades", o->no_output_grades,
-                "Skip per-token output grades (no tokenizer needed)");
+  cmd->add_flag("--no-output-grades", o->no_output_grades, "Skip the per-token output grades");
   cmd->add_option("--out", o->out, "Profiles file to write")->required();
   cmd->add_flag("--json", o->json, "Print the estimation report as JSON");
   cmd->callback([o, reference] {
@@ -166,19 +166,13 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
     gllm::Splits splits;
     std::unique_ptr<gllm::Dataset> ds;
     const bool token_units = o->p.reference == "wte" || o->p.reference == "token_ppmi";
-    if (cfg.corpus == "prepared" || cfg.corpus == "brown") {
+    {
       // A dataset prepared from the Brown corpus (for brown, the data cache's): its splits,
       // tokenizer and kept tags.
       auto tagged = gllm::open_tagged_data(cfg, say);
       corpus = std::move(tagged.corpus);
       splits = tagged.ds.splits;
       ds = std::make_unique<gllm::Dataset>(std::move(tagged.ds));
-    } else {
-      corpus = gllm::read_corpus(cfg);
-      splits = gllm::split_documents(corpus.documents.size(), cfg.val_fraction,
-                                     cfg.heldout_fraction, static_cast<uint64_t>(cfg.split_seed));
-      if (!o->no_output_grades || token_units)
-        ds = std::make_unique<gllm::Dataset>(gllm::open_dataset(cfg, corpus, say));
     }
     gllm::grading::TokenReference checkpoint_ref;
     if (o->p.reference == "wte") {
@@ -190,8 +184,10 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
       checkpoint_ref.tokenizer_hash = ds->tokenizer.hash();
       o->p.token_reference = &checkpoint_ref;
     }
-    auto r = gllm::estimate_profiles(corpus, splits, o->p, ds ? &ds->tokenizer : nullptr,
-                                     ds ? ds->shard.get() : nullptr, say);
+    // The tokenizer serves the per-token output grades and the token-level references.
+    const bool with_tokens = !o->no_output_grades || token_units;
+    auto r = gllm::estimate_profiles(corpus, splits, o->p, with_tokens ? &ds->tokenizer : nullptr,
+                                     with_tokens ? ds->shard.get() : nullptr, say);
     if (o->p.reference == "wte") {
       r.file.reference["checkpoint"] = checkpoint_ref.meta["checkpoint"];
       r.file.reference["step"] = checkpoint_ref.meta["step"];
@@ -206,14 +202,10 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
     }
     r.file.meta["split"] = {{"train", splits.train.size()},
                             {"val", splits.val.size()},
-                            {"heldout", splits.heldout.size()}};
-    if (ds && cfg.corpus != "text") {  // a prepared dataset: split by content hash
-      r.file.meta["split"]["by"] = "content hash";
-      r.file.meta["split"]["dataset"] = ds->cache_dir;
-    } else {
-      r.file.meta["split"]["seed"] = cfg.split_seed;
-    }
-    if (cfg.corpus != "prepared") {
+                            {"heldout", splits.heldout.size()},
+                            {"by", "content hash"},
+                            {"dataset", ds->cache_dir}};
+    if (cfg.corpus == "brown") {
       r.file.meta["split"]["val_fraction"] = cfg.val_fraction;
       r.file.meta["split"]["heldout_fraction"] = cfg.heldout_fraction;
     }
