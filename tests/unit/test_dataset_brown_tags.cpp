@@ -52,9 +52,7 @@ class TestDatasetBrownTags : public QObject {
     QVERIFY(tmp_.isValid());
     ::setenv("GLLM_DATA", (tmp_.path().toStdString() + "/cache").c_str(), 1);
     src_ = tmp_.path().toStdString() + "/brown";
-    fs::create_directories(src_);
-    for (const auto& e : fs::directory_iterator(gllm::test::fixture("brown_mini")))
-      fs::copy_file(e.path(), src_ + "/" + e.path().filename().string());
+    fs::copy(gllm::test::fixture("brown_mini"), src_);  // its own copy
     ds_ = tmp_.path().toStdString() + "/brown-ds";
     const auto r = gllm::prepare_dataset(options(ds_));
     QVERIFY(r.manifest.contains("annotations"));
