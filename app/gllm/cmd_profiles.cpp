@@ -162,18 +162,13 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
       if (!o->json) std::cerr << s << std::endl;
     };
     auto t0 = std::chrono::steady_clock::now();
-    gllm::Corpus corpus;
-    gllm::Splits splits;
-    std::unique_ptr<gllm::Dataset> ds;
+    // A dataset prepared from the Brown corpus (for brown, the data cache's): its splits,
+    // tokenizer and kept tags.
+    const gllm::TaggedData tagged = gllm::open_tagged_data(cfg, say);
+    const gllm::Corpus& corpus = tagged.corpus;
+    const gllm::Dataset& ds = tagged.ds;
+    const gllm::Splits& splits = ds.splits;
     const bool token_units = o->p.reference == "wte" || o->p.reference == "token_ppmi";
-    {
-      // A dataset prepared from the Brown corpus (for brown, the data cache's): its splits,
-      // tokenizer and kept tags.
-      auto tagged = gllm::open_tagged_data(cfg, say);
-      corpus = std::move(tagged.corpus);
-      splits = tagged.ds.splits;
-      ds = std::make_unique<gllm::Dataset>(std::move(tagged.ds));
-    }
     gllm::grading::TokenReference checkpoint_ref;
     if (o->p.reference == "wte") {
       if (o->p.checkpoint.empty())
@@ -181,13 +176,13 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
             "--reference wte reads a checkpoint's embedding: give --checkpoint "
             "RUN_OR_CKPT");
       checkpoint_ref = gllm::checkpoint_reference(o->p.checkpoint, o->p.wte_name);
-      checkpoint_ref.tokenizer_hash = ds->tokenizer.hash();
+      checkpoint_ref.tokenizer_hash = ds.tokenizer.hash();
       o->p.token_reference = &checkpoint_ref;
     }
     // The tokenizer serves the per-token output grades and the token-level references.
     const bool with_tokens = !o->no_output_grades || token_units;
-    auto r = gllm::estimate_profiles(corpus, splits, o->p, with_tokens ? &ds->tokenizer : nullptr,
-                                     with_tokens ? ds->shard.get() : nullptr, say);
+    auto r = gllm::estimate_profiles(corpus, splits, o->p, with_tokens ? &ds.tokenizer : nullptr,
+                                     with_tokens ? ds.shard.get() : nullptr, say);
     if (o->p.reference == "wte") {
       r.file.reference["checkpoint"] = checkpoint_ref.meta["checkpoint"];
       r.file.reference["step"] = checkpoint_ref.meta["step"];
@@ -204,7 +199,7 @@ gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
                             {"val", splits.val.size()},
                             {"heldout", splits.heldout.size()},
                             {"by", "content hash"},
-                            {"dataset", ds->cache_dir}};
+                            {"dataset", ds.cache_dir}};
     if (cfg.corpus == "brown") {
       r.file.meta["split"]["val_fraction"] = cfg.val_fraction;
       r.file.meta["split"]["heldout_fraction"] = cfg.heldout_fraction;
