@@ -31,7 +31,7 @@ void print_profile(const char* title, const gllm::audit::BandProfile& p,
   std::printf("  final L%d %.4f\n", p.layers - 1, p.final_mean);
 }
 
-gllm::cli::RegisterCommand reg("audit", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_audit("audit", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "audit", "Checkpoint diagnostics: stable rank, mean-row energy, query-scale bands, grades");
   struct O {

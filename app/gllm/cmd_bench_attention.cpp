@@ -13,7 +13,7 @@
 
 namespace {
 
-struct Opts {
+struct AttentionBenchArgs {
   std::vector<int> lengths{128, 256, 512, 1024, 2048, 4096};
   std::vector<int> widths{128, 256, 512};
   int head_dim = 64, batch = 1, repeats = 11, threads = 0;
@@ -21,7 +21,7 @@ struct Opts {
   bool json = false, no_save = false, no_compiled = false;
 };
 
-void print_text(const nlohmann::json& j, const std::string& saved) {
+void print_attention_bench(const nlohmann::json& j, const std::string& saved) {
   std::cout << "overhead of graded over standard attention, forward + backward (%), head dim "
             << j["head_dim"] << ", batch " << j["batch"] << ", median of " << j["repeats"]
             << " paired runs, " << j["threads"] << " threads\n";
@@ -55,8 +55,8 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
   std::cout.flush();
 }
 
-gllm::cli::RegisterSubcommand reg("bench", "attention", [](CLI::App& group) {
-  auto o = std::make_shared<Opts>();
+gllm::cli::RegisterSubcommand reg_bench_attention("bench", "attention", [](CLI::App& group) {
+  auto o = std::make_shared<AttentionBenchArgs>();
   auto* cmd = group.add_subcommand("attention",
                                    "Graded vs standard attention cost over sequence lengths and "
                                    "widths (Prop. 4), and the compiled model's ratio");
@@ -103,7 +103,7 @@ gllm::cli::RegisterSubcommand reg("bench", "attention", [](CLI::App& group) {
     if (o->json)
       gllm::cli::print_json(j);
     else
-      print_text(j, saved);
+      print_attention_bench(j, saved);
   });
 });
 

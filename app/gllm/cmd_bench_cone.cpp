@@ -26,7 +26,7 @@ double median_ms(int repeats, F&& f) {
   return t[t.size() / 2];
 }
 
-gllm::cli::RegisterSubcommand reg("bench", "cone", [](CLI::App& group) {
+gllm::cli::RegisterSubcommand reg_bench_cone("bench", "cone", [](CLI::App& group) {
   auto* cmd = group.add_subcommand("cone",
                                    "Time one cone edit and the clipped optimum at width d "
                                    "(budgets: 1 ms and 50 ms at d = 4096)");

@@ -20,7 +20,7 @@ struct DataBenchArgs {
   bool json = false, no_save = false;
 };
 
-gllm::cli::RegisterSubcommand reg("bench", "data", [](CLI::App& group) {
+gllm::cli::RegisterSubcommand reg_bench_data("bench", "data", [](CLI::App& group) {
   auto* cmd = group.add_subcommand(
       "data",
       "Prepare a generated Zipfian corpus (default 2 GiB) and print, side by side: MB/s against "

@@ -13,7 +13,7 @@
 
 namespace {
 
-struct Opts {
+struct TrainBenchArgs {
   std::string preset = "tiny-cpu";
   int steps = 10, warmup = 2, rounds = 3, threads = 0, gemm_n = 1024;
   int64_t vocab = 0;
@@ -50,7 +50,7 @@ void print_shapes(const nlohmann::json& j) {
   for (const auto& c : k["choices"]) std::cout << "  " << gllm::ops::kernels::choice_row(c) << "\n";
 }
 
-void print_text(const nlohmann::json& j, const std::string& saved) {
+void print_train_bench(const nlohmann::json& j, const std::string& saved) {
   auto num = [&](const char* k) {
     return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0;
   };
@@ -122,8 +122,8 @@ void print_text(const nlohmann::json& j, const std::string& saved) {
   std::cout.flush();
 }
 
-gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
-  auto o = std::make_shared<Opts>();
+gllm::cli::RegisterSubcommand reg_bench_train("bench", "train", [](CLI::App& group) {
+  auto o = std::make_shared<TrainBenchArgs>();
   auto* cmd = group.add_subcommand("train",
                                    "Training throughput: engine vs PyTorch eager (alternating "
                                    "rounds), GFLOP/s and GEMM-peak fraction");
@@ -207,7 +207,7 @@ gllm::cli::RegisterSubcommand reg("bench", "train", [](CLI::App& group) {
     if (o->json)
       gllm::cli::print_json(j);
     else
-      print_text(j, saved);
+      print_train_bench(j, saved);
   });
 });
 

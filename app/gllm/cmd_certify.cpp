@@ -34,7 +34,7 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-void run(const CertifyArgs& a) {
+void run_certify(const CertifyArgs& a) {
   using namespace gllm;
   grading::ModelGrades m;
   if (looks_like_checkpoint(a.target)) {
@@ -98,7 +98,7 @@ void run(const CertifyArgs& a) {
   std::cout.flush();
 }
 
-gllm::cli::RegisterCommand reg("certify", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_certify("certify", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "certify",
       "Certify the grades a preset's model or a checkpoint holds against profiles "
@@ -113,7 +113,7 @@ gllm::cli::RegisterCommand reg("certify", [](CLI::App& root) {
                   "--checkpoint` for "
                   "head grades (repeat the option for both)");
   cmd->add_flag("--json", a->json, "Print JSON");
-  cmd->callback([a] { run(*a); });
+  cmd->callback([a] { run_certify(*a); });
 });
 
 }  // namespace

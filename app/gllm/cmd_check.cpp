@@ -11,7 +11,7 @@
 
 namespace {
 
-gllm::cli::RegisterSubcommand reg("check", "gpu", [](CLI::App& group) {
+gllm::cli::RegisterSubcommand reg_check("check", "gpu", [](CLI::App& group) {
   auto* cmd = group.add_subcommand(
       "gpu", "Run the GPU checks; prints \"skipped: no CUDA device\" (exit 0) without one");
   auto json = std::make_shared<bool>(false);

@@ -39,7 +39,7 @@ std::string spread(const nlohmann::json& s) {
   return buf;
 }
 
-gllm::cli::RegisterCommand reg("compare", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_compare("compare", [](CLI::App& root) {
   auto* cmd = root.add_subcommand("compare", "Compare runs against a baseline, matched by seed");
   struct O {
     std::vector<std::string> runs;

@@ -58,7 +58,7 @@ std::string vec(const std::vector<double>& v, int prec) {
   return os.str();
 }
 
-void run(const ConeArgs& a) {
+void run_cone(const ConeArgs& a) {
   if (a.head_dim < 1) throw gllm::Error("--head-dim must be ≥ 1");
   if (a.grades.size() > kMaxGrades || a.level_grades.size() > kMaxGrades)
     throw gllm::Error("more than " + std::to_string(kMaxGrades) +
@@ -208,7 +208,7 @@ void run(const ConeArgs& a) {
   std::cout.flush();
 }
 
-gllm::cli::RegisterCommand reg("cone", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_cone("cone", [](CLI::App& root) {
   auto* cmd = root.add_subcommand("cone",
                                   "The admissible cone: BC, Λ* = BC², the clipped optimum Λ*_C and "
                                   "its grades (seed 000 §6–§7, Table 3)");
@@ -238,7 +238,7 @@ gllm::cli::RegisterCommand reg("cone", [](CLI::App& root) {
                   "Level-constant grades to certify (Rem. 9), comma separated")
       ->delimiter(',');
   cmd->add_flag("--json", a->json, "Print JSON");
-  cmd->callback([a] { run(*a); });
+  cmd->callback([a] { run_cone(*a); });
 });
 
 }  // namespace

@@ -39,7 +39,7 @@ void run_import(ImportArgs& a) {
   print_dataset_splits(r.manifest);
 }
 
-RegisterSubcommand reg("data", "import", [](CLI::App& data) {
+RegisterSubcommand reg_data_import("data", "import", [](CLI::App& data) {
   auto* cmd = data.add_subcommand(
       "import",
       "Import llm.c token shards made elsewhere (llm.c, modded-nanogpt) with the sentencepiece "

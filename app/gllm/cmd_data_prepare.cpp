@@ -82,7 +82,7 @@ void run_prepare(PrepareArgs& a) {
   print_dataset_splits(r.manifest);
 }
 
-RegisterSubcommand reg("data", "prepare", [](CLI::App& data) {
+RegisterSubcommand reg_data_prepare("data", "prepare", [](CLI::App& data) {
   auto* cmd = data.add_subcommand(
       "prepare",
       "Prepare a corpus of any size (text, JSON Lines, .gz/.zst) into a dataset: documents split "

@@ -10,7 +10,7 @@
 
 namespace {
 
-gllm::cli::RegisterCommand reg("efficiency", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_efficiency("efficiency", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "efficiency", "Tokens to a target BPB per run and the ratio to the uniform arm");
   struct O {

@@ -28,7 +28,7 @@ struct LadderArgs {
   bool json = false;
 };
 
-gllm::cli::RegisterCommand reg("ladder", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_ladder("ladder", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "ladder", "Selection ladder (seed 000 Table 2): grades and certificates of its arms");
   auto a = std::make_shared<LadderArgs>();

@@ -17,12 +17,6 @@ struct PlanArgs {
   bool json = false;
 };
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 }  // namespace
 
 void add_ladder_plan(CLI::App& ladder) {
@@ -58,23 +52,25 @@ void add_ladder_plan(CLI::App& ladder) {
     }
     std::cout << "ladder " << p.ladder_file << " (" << p.prediction << " prediction); pilot "
               << p.pilot_dir << ": uniform × " << p.pilot_seeds << " seeds, "
-              << fmt("%.0f", p.budget_tokens) << " tokens\n"
-              << "slope: " << fmt("%.4f", p.slope) << " BPB per e-fold of tokens ("
-              << p.slope_window << ")\n"
-              << "paired seed SD: " << fmt("%.5f", p.paired_sd) << " BPB (" << p.paired_sd_source
-              << ")\n";
+              << gllm::cli::number_text("%.0f", p.budget_tokens) << " tokens\n"
+              << "slope: " << gllm::cli::number_text("%.4f", p.slope)
+              << " BPB per e-fold of tokens (" << p.slope_window << ")\n"
+              << "paired seed SD: " << gllm::cli::number_text("%.5f", p.paired_sd) << " BPB ("
+              << p.paired_sd_source << ")\n";
     TextTable table({"arm", "⟨q,α̂−τ̂⟩", "Λ", "predicted ratio 1/Λ", "predicted ΔBPB",
-                     "seeds for " + fmt("%.0f", p.options.power * 100) + " %",
+                     "seeds for " + gllm::cli::number_text("%.0f", p.options.power * 100) + " %",
                      "power at " + std::to_string(p.seeds_at)},
                     {Align::Left, Align::Right, Align::Right, Align::Right, Align::Right,
                      Align::Right, Align::Right});
     for (const auto& x : p.arms)
-      table.add_row({x.arm, fmt("%.4f", x.certificate), fmt("%.4f", x.lambda_q),
-                     fmt("%.4f", x.predicted_gain), fmt("%+.5f", x.predicted_delta_bpb),
+      table.add_row({x.arm, gllm::cli::number_text("%.4f", x.certificate),
+                     gllm::cli::number_text("%.4f", x.lambda_q),
+                     gllm::cli::number_text("%.4f", x.predicted_gain),
+                     gllm::cli::number_text("%+.5f", x.predicted_delta_bpb),
                      x.arm == "uniform" ? "—"
                      : x.in_reach       ? std::to_string(x.seeds_needed)
                                   : "> " + std::to_string(p.options.max_seeds) + " (out of reach)",
-                     x.arm == "uniform" ? "—" : fmt("%.2f", x.power_at_seeds)});
+                     x.arm == "uniform" ? "—" : gllm::cli::number_text("%.2f", x.power_at_seeds)});
     std::cout << table.render() << "plan: " << p.recommendation << "\n";
     for (const auto& n : p.notes) std::cout << "note: " << n << "\n";
     std::cout << std::flush;

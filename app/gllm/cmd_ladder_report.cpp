@@ -16,28 +16,25 @@ struct LadderReportArgs {
   bool json = false;
 };
 
-std::string fmt(const char* f, double v) {
-  if (!std::isfinite(v)) return "—";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string ratio_text(const gllm::TokenRatio& r) {
   if (r.n == 0) return "not reached";
-  std::string s = "×" + fmt("%.3f", r.ratio);
-  if (r.n > 1) s += " [" + fmt("%.3f", r.low) + ", " + fmt("%.3f", r.high) + "]";
+  std::string s = "×" + gllm::cli::number_text("%.3f", r.ratio);
+  if (r.n > 1)
+    s += " [" + gllm::cli::number_text("%.3f", r.low) + ", " +
+         gllm::cli::number_text("%.3f", r.high) + "]";
   return s + " (n=" + std::to_string(r.n) + ")";
 }
 
 std::string rho_text(const gllm::RankCorrelation& c) {
   if (!std::isfinite(c.rho)) return "none (fewer than two arms besides uniform measured)";
-  std::string s = fmt("%.3f", c.rho);
-  if (c.seeds >= 2) s += " [" + fmt("%.3f", c.low) + ", " + fmt("%.3f", c.high) + "]";
+  std::string s = gllm::cli::number_text("%.3f", c.rho);
+  if (c.seeds >= 2)
+    s += " [" + gllm::cli::number_text("%.3f", c.low) + ", " +
+         gllm::cli::number_text("%.3f", c.high) + "]";
   return s + " over " + std::to_string(c.arms) + " arms, " + std::to_string(c.seeds) + " seeds";
 }
 
-gllm::cli::RegisterCommand reg("ladder-report", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_ladder_report("ladder-report", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "ladder-report",
       "The selection ladder against its prediction (seed 000 §8.2.2): tokens to a target val "
@@ -72,11 +69,13 @@ gllm::cli::RegisterCommand reg("ladder-report", [](CLI::App& root) {
       return;
     }
     std::cout << "ladder " << r.ladder_file << "; arms ordered by the " << r.prediction
-              << " certificate\ntarget val BPB " << fmt("%.4f", r.target_bpb) << " ("
-              << r.target_rule << ", " << fmt("%.0f", r.half_budget_tokens) << " tokens)\n";
+              << " certificate\ntarget val BPB " << gllm::cli::number_text("%.4f", r.target_bpb)
+              << " (" << r.target_rule << ", "
+              << gllm::cli::number_text("%.0f", r.half_budget_tokens) << " tokens)\n";
     if (r.has_task)
-      std::cout << "target task error " << fmt("%.4f", r.target_task_error) << " (" << r.task
-                << ", layer " << r.task_layer << "; " << r.task_target_rule << ")\n";
+      std::cout << "target task error " << gllm::cli::number_text("%.4f", r.target_task_error)
+                << " (" << r.task << ", layer " << r.task_layer << "; " << r.task_target_rule
+                << ")\n";
     std::vector<std::string> head{"#", "arm", "⟨q,α̂−τ̂⟩", "predicted 1/Λ", "tokens ratio (BPB)"};
     if (r.has_task) head.push_back("tokens ratio (task)");
     head.insert(head.end(), {"held-out ΔBPB", "measured #"});
@@ -85,13 +84,15 @@ gllm::cli::RegisterCommand reg("ladder-report", [](CLI::App& root) {
                gllm::Align::Left, gllm::Align::Left, gllm::Align::Left, gllm::Align::Right});
     for (const auto& x : r.arms) {
       std::vector<std::string> row{std::to_string(x.predicted_rank), x.ladder_arm,
-                                   fmt("%.4f", x.predicted_certificate()),
-                                   fmt("%.4f", x.predicted_gain()), ratio_text(x.token_ratio)};
+                                   gllm::cli::number_text("%.4f", x.predicted_certificate()),
+                                   gllm::cli::number_text("%.4f", x.predicted_gain()),
+                                   ratio_text(x.token_ratio)};
       if (r.has_task) row.push_back(ratio_text(x.task_token_ratio));
-      row.push_back(x.has_delta ? fmt("%+.5f", x.delta_heldout.delta.mean) + " [" +
-                                      fmt("%+.5f", x.delta_heldout.delta.ci_low) + ", " +
-                                      fmt("%+.5f", x.delta_heldout.delta.ci_high) + "]"
-                                : "—");
+      row.push_back(x.has_delta
+                        ? gllm::cli::number_text("%+.5f", x.delta_heldout.delta.mean) + " [" +
+                              gllm::cli::number_text("%+.5f", x.delta_heldout.delta.ci_low) + ", " +
+                              gllm::cli::number_text("%+.5f", x.delta_heldout.delta.ci_high) + "]"
+                        : "—");
       row.push_back(std::to_string(x.measured_rank));
       table.add_row(row);
     }

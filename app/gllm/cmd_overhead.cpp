@@ -8,7 +8,7 @@
 
 namespace {
 
-gllm::cli::RegisterCommand reg("overhead", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_overhead("overhead", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "overhead", "Parameter overhead of MLGE projections and grades (seed 000 §8.1.3)");
   auto in = std::make_shared<gllm::grading::OverheadInput>();

@@ -35,7 +35,7 @@ std::string gflops(double f) {
   return buf;
 }
 
-void run(const ParamsArgs& a) {
+void run_params(const ParamsArgs& a) {
   gllm::RunConfig cfg;
   if (!a.preset.empty()) {
     if (a.depth > 0) throw gllm::Error("give either a preset or --depth, not both");
@@ -88,7 +88,7 @@ void run(const ParamsArgs& a) {
   std::cout << o.str();
 }
 
-gllm::cli::RegisterCommand reg("params", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_params("params", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "params", "Parameter counts, memory deltas and FLOPs per step (seed 001 Table 1b)");
   auto a = std::make_shared<ParamsArgs>();
@@ -104,7 +104,7 @@ gllm::cli::RegisterCommand reg("params", [](CLI::App& root) {
                    "Tokens per optimizer step for FLOPs (default: batch × sequence × grad_accum)",
                    1, 1000000000000);
   cmd->add_flag("--json", a->json, "Print JSON");
-  cmd->callback([a] { run(*a); });
+  cmd->callback([a] { run_params(*a); });
 });
 
 }  // namespace

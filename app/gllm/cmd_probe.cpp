@@ -18,13 +18,7 @@ struct ProbeArgs {
   bool json = false;
 };
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-gllm::cli::RegisterCommand reg("probe", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_probe("probe", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "probe",
       "Task endpoint: a linear probe on each checkpoint's frozen hidden states (POS of the "
@@ -82,8 +76,10 @@ gllm::cli::RegisterCommand reg("probe", [](CLI::App& root) {
                         {gllm::Align::Right, gllm::Align::Right, gllm::Align::Right,
                          gllm::Align::Right, gllm::Align::Right});
       for (const auto& s : scores)
-        t.add_row({std::to_string(s.step), std::to_string(s.tokens), fmt("%.4f", s.task_error),
-                   fmt("%.4f", s.train_error), fmt("%.4f", s.majority_error)});
+        t.add_row({std::to_string(s.step), std::to_string(s.tokens),
+                   gllm::cli::number_text("%.4f", s.task_error),
+                   gllm::cli::number_text("%.4f", s.train_error),
+                   gllm::cli::number_text("%.4f", s.majority_error)});
       std::cout << t.render();
     }
     if (a->json) gllm::cli::print_json(out);

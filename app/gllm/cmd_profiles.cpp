@@ -18,7 +18,7 @@
 
 namespace {
 
-gllm::cli::RegisterCommand reg("profiles", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_profiles("profiles", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "profiles",
       "Estimate α̂/τ̂ profiles, graded basis, BC and part-of-speech grades on the Brown "

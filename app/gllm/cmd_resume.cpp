@@ -16,7 +16,7 @@
 
 namespace {
 
-gllm::cli::RegisterCommand reg("resume", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_resume("resume", [](CLI::App& root) {
   auto* cmd = root.add_subcommand("resume",
                                   "Continue a run folder from its last valid checkpoint (no "
                                   "checkpoint: start it again in place)");

@@ -13,7 +13,7 @@
 
 namespace {
 
-gllm::cli::RegisterCommand reg("runs", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_runs("runs", [](CLI::App& root) {
   auto* cmd = root.add_subcommand("runs", "List run folders with their presets and results");
   auto dir = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);

@@ -9,7 +9,7 @@
 
 namespace {
 
-gllm::cli::RegisterSubcommand reg("stats", "paired", [](CLI::App& group) {
+gllm::cli::RegisterSubcommand reg_stats("stats", "paired", [](CLI::App& group) {
   auto* cmd = group.add_subcommand(
       "paired", "Paired contrast b − a over seeds (same seed order): mean, SD, t-interval, deltas");
   struct Opts {

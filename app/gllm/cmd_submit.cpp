@@ -86,7 +86,7 @@ void submit(const SubmitOpts& o) {
             << (rq.jobs.size() == 1 && o.sweep.empty() ? "" : "") << "\n";
 }
 
-gllm::cli::RegisterCommand reg("submit", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_submit("submit", [](CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "submit", "Submit a preset or a sweep to SLURM as one job array (one task per arm x seed)");
   auto o = std::make_shared<SubmitOpts>();

@@ -143,7 +143,7 @@ void run_sweep(const TrainOpts& o) {
     std::cout << "sweep " << name << " done: " << results.size() << " runs in " << out << "\n";
 }
 
-gllm::cli::RegisterCommand reg("train", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_train("train", [](CLI::App& root) {
   auto* cmd =
       root.add_subcommand("train", "Train a preset (or a sweep of arms x seeds) into a run folder");
   auto o = std::make_shared<TrainOpts>();

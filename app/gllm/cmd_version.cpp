@@ -25,7 +25,7 @@ void print_kernels(const nlohmann::json& k) {
   for (const auto& c : k["cached"]) std::cout << "         " << kernels::choice_row(c) << "\n";
 }
 
-gllm::cli::RegisterCommand reg("version", [](CLI::App& root) {
+gllm::cli::RegisterCommand reg_version("version", [](CLI::App& root) {
   auto* cmd = root.add_subcommand("version",
                                   "Print versions, the BLAS in use, threads and CUDA availability");
   auto json = std::make_shared<bool>(false);

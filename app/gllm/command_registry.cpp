@@ -3,6 +3,8 @@
 #include "app/gllm/command_registry.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "engine/io/error.h"
@@ -115,6 +117,13 @@ void install_all(CLI::App& root) {
     };
   }
   for (auto& [name, install] : all) install(root);
+}
+
+std::string number_text(const char* format, double v) {
+  if (!std::isfinite(v)) return "—";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
 }
 
 }  // namespace gllm::cli

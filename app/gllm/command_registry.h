@@ -36,6 +36,9 @@ struct ExitStatus {
   std::string message;
 };
 
+// One number in a printf format ("%.3f"); "—" when it is not finite (a measure not reached).
+std::string number_text(const char* format, double v);
+
 // Prints JSON (indented) to stdout; used by every --json flag.
 inline void print_json(const nlohmann::json& j) {
   // Invalid UTF-8 (a folder name with stray bytes) is replaced, never the end of the listing.
