@@ -24,6 +24,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "engine/dataset/brown_tags.h"
 #include "engine/dataset/dataset_manifest.h"
 #include "engine/dataset/import_shards.h"
 #include "engine/io/paths.h"
@@ -55,9 +56,8 @@ QSpinBox* countBox(QWidget* parent, int least, int most, int value, const QStrin
 // " POS tags kept …" for a dataset prepared from the Brown corpus (its manifest's annotations),
 // else "".
 QString tagsNote(const nlohmann::json& m) {
-  const auto a = m.value("annotations", nlohmann::json::object());
-  if (!a.is_object() || !a.contains("brown_pos_tags")) return {};
-  const auto& t = a["brown_pos_tags"];
+  const nlohmann::json t = gllm::brown_tags_entry(m);
+  if (t.empty()) return {};
   return QCoreApplication::translate("DataPanel",
                                      " POS tags kept (%1 words of %2 documents) for the profiles "
                                      "and the probe.")

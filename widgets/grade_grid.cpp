@@ -2,6 +2,8 @@
 // element-wise difference used by the A − B comparison of two checkpoints.
 #include "widgets/grade_grid.h"
 
+#include <cmath>
+
 namespace gllm::gui {
 
 HeatmapData layerPlaneView(const GradeGrid& g, int head, const QString& valueTitle) {
@@ -32,6 +34,15 @@ GradeGrid difference(const GradeGrid& a, const GradeGrid& b) {
   for (size_t i = 0; i < d.values.size() && i < b.values.size(); ++i)
     d.values[i] = a.values[i] - b.values[i];
   return d;
+}
+
+GradeGrid gridFromTensor(const std::vector<int64_t>& shape, const std::vector<float>& values,
+                         bool exponentiate) {
+  if (shape.size() != 3) return {};
+  GradeGrid g = GradeGrid::zeros(int(shape[0]), int(shape[1]), int(shape[2]));
+  for (size_t i = 0; i < values.size() && i < g.values.size(); ++i)
+    g.values[i] = exponentiate ? std::exp(double(values[i])) : double(values[i]);
+  return g;
 }
 
 }  // namespace gllm::gui

@@ -2,6 +2,7 @@
 // seed-001 query scale exp(q_τ) — with the two views the heatmaps show (one head, head average).
 #pragma once
 #include <QString>
+#include <cstdint>
 #include <vector>
 
 #include "widgets/heatmap_widget.h"
@@ -34,6 +35,10 @@ struct GradeGrid {
 
 // Layer × plane heatmap of one head (head ≥ 0) or of the mean over heads (head = −1).
 HeatmapData layerPlaneView(const GradeGrid& g, int head, const QString& valueTitle);
+// A checkpoint tensor of shape (layers, heads, planes) as a grid, each value exp()'d when
+// `exponentiate` (q_τ → the query scale); an empty grid for any other rank.
+GradeGrid gridFromTensor(const std::vector<int64_t>& shape, const std::vector<float>& values,
+                         bool exponentiate);
 // Element-wise a − b; shapes must match (callers check sameShape first).
 GradeGrid difference(const GradeGrid& a, const GradeGrid& b);
 

@@ -162,8 +162,7 @@ void print_dataset_info(const std::string& dir, bool json, bool verify) {
         "shards      llm.c format (magic 20240520, version 1, uint16), BOS id %d per "
         "document\n",
         m.value("shard_format", nlohmann::json::object()).value("bos_id", 1));
-    const auto tags = m.value("annotations", nlohmann::json::object())
-                          .value("brown_pos_tags", nlohmann::json::object());
+    const nlohmann::json tags = brown_tags_entry(m);
     if (!tags.empty())
       std::printf("POS tags    %s: %llu words of %llu documents (profiles, probe)\n",
                   tags.value("file", std::string("?")).c_str(),

@@ -86,10 +86,7 @@ std::string stale_because(const PrepareOptions& o) {
     return std::string("its record is unreadable (") + e.what() + ")";
   }
   const auto files = expand_inputs(o.inputs, o.format, o.out_dir);
-  std::string why = recorded_inputs_differ(j.value("inputs", nlohmann::json()), files);
-  if (why.empty() && j.value("options", nlohmann::json()) != prepare_options_json(o))
-    why = "it was prepared with other options";
-  return why;
+  return record_differs(j, files, prepare_options_json(o));
 }
 
 }  // namespace

@@ -112,11 +112,17 @@ nlohmann::json write_brown_tags(const std::vector<InputFile>& inputs,
              "spelling only where the text spells it otherwise"}}}};
 }
 
+nlohmann::json brown_tags_entry(const nlohmann::json& manifest) {
+  const auto a = manifest.value("annotations", nlohmann::json::object());
+  if (!a.is_object() || !a.contains(kTagsKey) || !a[kTagsKey].is_object())
+    return nlohmann::json::object();
+  return a[kTagsKey];
+}
+
 std::string brown_tags_problem(const std::string& dir, const nlohmann::json& manifest,
                                std::string* text) {
-  const auto a = manifest.value("annotations", nlohmann::json::object());
-  if (!a.is_object() || !a.contains(kTagsKey) || !a[kTagsKey].is_object()) return "";
-  const auto& entry = a[kTagsKey];
+  const nlohmann::json entry = brown_tags_entry(manifest);
+  if (entry.empty()) return "";
   const std::string path = join_path(dir, json_string_or(entry, "file", kBrownTagsFile));
   if (!file_exists(path))
     return path + " is missing (the manifest lists it); prepare the dataset again";
@@ -131,16 +137,13 @@ std::string brown_tags_problem(const std::string& dir, const nlohmann::json& man
 }
 
 Corpus read_brown_tags(const Dataset& ds, const nlohmann::json& manifest, const std::string& dir) {
-  const nlohmann::json* entry = nullptr;
-  if (manifest.contains("annotations") && manifest["annotations"].is_object() &&
-      manifest["annotations"].contains(kTagsKey))
-    entry = &manifest["annotations"][kTagsKey];
-  if (!entry)
+  const nlohmann::json entry = brown_tags_entry(manifest);
+  if (entry.empty())
     throw Error("dataset " + dir +
                 " keeps no POS tags: only a dataset prepared from the Brown corpus with --format "
                 "brown does (gllm data prepare BROWN_FOLDER --format brown --out DATASET); the "
                 "profiles and the probe need them");
-  const std::string path = join_path(dir, json_string_or(*entry, "file", kBrownTagsFile));
+  const std::string path = join_path(dir, json_string_or(entry, "file", kBrownTagsFile));
   std::string text;
   if (const std::string why = brown_tags_problem(dir, manifest, &text); !why.empty())
     throw Error(why);

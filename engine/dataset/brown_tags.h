@@ -24,6 +24,10 @@ constexpr const char* kBrownTagsFile = "brown_tags.jsonl";
 nlohmann::json write_brown_tags(const std::vector<InputFile>& inputs,
                                 const DocumentReadOptions& read, const std::string& out_dir);
 
+// The manifest's "annotations" entry of the POS tags (file, SHA-512, documents, words); an empty
+// object when the dataset keeps none.
+nlohmann::json brown_tags_entry(const nlohmann::json& manifest);
+
 // "" when the dataset keeps no tags or its tags file is the one its manifest records (then
 // `text`, when given, receives the file); else what is wrong with it and the fix.
 std::string brown_tags_problem(const std::string& dir, const nlohmann::json& manifest,

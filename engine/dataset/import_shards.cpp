@@ -202,9 +202,8 @@ PrepareResult import_shards(const ImportOptions& o, const PrepareHooks& hooks) {
   PrepareResult result;
   if (is_prepared_dataset(o.out_dir)) {
     nlohmann::json m = read_manifest(o.out_dir);
-    std::string why = recorded_inputs_differ(m.value("inputs", nlohmann::json()),
-                                             std::vector<InputFile>(in.begin(), in.end()));
-    if (why.empty() && m.value("options", nlohmann::json()) != options) why = "other options";
+    const std::string why =
+        record_differs(m, std::vector<InputFile>(in.begin(), in.end()), options);
     if (!why.empty())
       throw Error(o.out_dir + " already holds a finished dataset (" + why +
                   "); a finished dataset is never rewritten — import into a new folder");

@@ -106,7 +106,7 @@ PreparePlan scan_inputs(const PrepareOptions& o, std::vector<InputFile> files,
   // The region: the first buckets holding kRegionBytesPerToken bytes per evaluation token asked
   // for, but never more than half the text (train keeps at least half, and the sample with it).
   // Fractions of the tokens ask for the same share of the text, at about four bytes a token.
-  const bool by_fraction = o.val_fraction > 0 || o.heldout_fraction > 0;
+  const bool by_fraction = o.evaluation_by_fraction();
   const uint64_t want = by_fraction
                             ? uint64_t(double(c.bytes) * (o.val_fraction + o.heldout_fraction) *
                                        double(kRegionBytesPerToken) / 4.0)
@@ -222,6 +222,14 @@ std::string recorded_inputs_differ(const nlohmann::json& recorded,
   return "";
 }
 
+std::string record_differs(const nlohmann::json& record, const std::vector<InputFile>& files,
+                           const nlohmann::json& options) {
+  std::string why = recorded_inputs_differ(record.value("inputs", nlohmann::json()), files);
+  if (why.empty() && record.value("options", nlohmann::json()) != options)
+    why = "it was made with other options";
+  return why;
+}
+
 DatasetFolderLock::DatasetFolderLock(const std::string& dir) {
   const std::string p = join_path(dir, kLockFile);
   fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -281,7 +289,7 @@ nlohmann::json prepare_options_json(const PrepareOptions& o) {
                       {"val_tokens", o.val_tokens},
                       {"heldout_tokens", o.heldout_tokens},
                       {"shard_tokens", o.shard_tokens}};
-  if (o.val_fraction > 0 || o.heldout_fraction > 0) {  // absent otherwise: older manifests match
+  if (o.evaluation_by_fraction()) {  // absent otherwise: older manifests match
     j["val_fraction"] = o.val_fraction;
     j["heldout_fraction"] = o.heldout_fraction;
   }
@@ -319,9 +327,7 @@ PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks
   PrepareResult result;
   if (file_exists(manifest_path)) {
     nlohmann::json m = read_manifest(o.out_dir);
-    std::string why = recorded_inputs_differ(m.value("inputs", nlohmann::json()), files);
-    if (why.empty() && m.value("options", nlohmann::json()) != options)
-      why = "it was prepared with other options";
+    const std::string why = record_differs(m, files, options);
     if (!why.empty())
       throw Error(o.out_dir + " holds a finished dataset, and " + why +
                   "; a finished dataset is never rewritten — choose another --out, or delete it "
@@ -336,9 +342,7 @@ PrepareResult prepare_dataset(const PrepareOptions& o, const PrepareHooks& hooks
   if (file_exists(plan_path(o))) {
     plan_j = read_json_file(plan_path(o), "delete " + o.out_dir + " and prepare again",
                             large_json_limits());
-    std::string why = recorded_inputs_differ(plan_j.value("inputs", nlohmann::json()), files);
-    if (why.empty() && plan_j.value("options", nlohmann::json()) != options)
-      why = "it was started with other options";
+    const std::string why = record_differs(plan_j, files, options);
     if (!why.empty())
       throw Error(o.out_dir + " holds an unfinished prepare, and " + why +
                   "; run it with the arguments it was started with, or delete the folder");

@@ -24,6 +24,7 @@ struct PrepareOptions {
   // When above 0, the evaluation splits are these fractions of all the inputs' tokens (BOS
   // included) instead of val_tokens / heldout_tokens; their sum is at most 0.5.
   double val_fraction = 0, heldout_fraction = 0;
+  bool evaluation_by_fraction() const { return val_fraction > 0 || heldout_fraction > 0; }
   uint64_t shard_tokens = 100000000;  // tokens per shard (llm.c and modded-nanogpt: 1e8)
   int threads = 0;                    // encoder threads; 0 = the machine's cores
 };

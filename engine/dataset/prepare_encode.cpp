@@ -276,7 +276,7 @@ nlohmann::json encode_dataset(const PrepareOptions& o, const PreparePlan& plan,
   // Fractions count every document's tokens: those trained on in the main phase and the region's.
   uint64_t all_tokens = js.main_train_tokens;
   for (const auto& r : region) all_tokens += r.tokens;
-  const bool by_fraction = o.val_fraction > 0 || o.heldout_fraction > 0;
+  const bool by_fraction = o.evaluation_by_fraction();
   const uint64_t val_target =
       by_fraction ? uint64_t(std::llround(o.val_fraction * double(all_tokens))) : o.val_tokens;
   const uint64_t heldout_target =

@@ -19,6 +19,11 @@ struct ShardRecord;
 std::string recorded_inputs_differ(const nlohmann::json& recorded,
                                    const std::vector<InputFile>& files);
 
+// Empty when `record` (a manifest or a plan) was made from `files` with `options`; else why not:
+// recorded_inputs_differ's reason, or "it was made with other options".
+std::string record_differs(const nlohmann::json& record, const std::vector<InputFile>& files,
+                           const nlohmann::json& options);
+
 // The manifest's "shard_format": llm.c's header (magic, version, 256 int32), uint16 tokens, a
 // BOS (`bos_id`) before each document.
 nlohmann::json shard_format_json(int32_t bos_id);
