@@ -36,3 +36,23 @@ function(gllm_cold_code)
     endif()
   endforeach()
 endfunction()
+
+# gllm_names_torch(SRC OUT): OUT is TRUE when SRC, or a project header it includes ("engine/…",
+# "tests/…", one level down), includes a torch header (torch/, ATen/, c10/). Such a file gains from
+# the torch PCH; any other file only pays for loading it (5–12 s).
+function(gllm_names_torch src out)
+  file(READ ${src} _text)
+  string(REGEX MATCHALL "#include \"(engine|tests)/[^\"]+\"" _includes "${_text}")
+  foreach(inc ${_includes})
+    string(REGEX REPLACE "#include \"([^\"]+)\"" "\\1" _header "${inc}")
+    if(EXISTS ${PROJECT_SOURCE_DIR}/${_header})
+      file(READ ${PROJECT_SOURCE_DIR}/${_header} _header_text)
+      string(APPEND _text "${_header_text}")
+    endif()
+  endforeach()
+  if(_text MATCHES "#include <(torch|ATen|c10)/")
+    set(${out} TRUE PARENT_SCOPE)
+  else()
+    set(${out} FALSE PARENT_SCOPE)
+  endif()
+endfunction()

@@ -166,7 +166,7 @@ class TestKernelChoice : public QObject {
 
   void aDamagedCacheFileIsTimedOver() {
     make_directories(data_.filePath("kernels").toStdString());
-    for (const std::string bad :
+    for (const std::string& bad :
          {std::string("{\"choices\": [{\"op\": 5}]}"), std::string("not json"),
           std::string("{\"choices\": [{\"op\":\"t.bad\",\"m\":1,\"k\":1,\"n\":1,\"threads\":1,"
                       "\"isa\":\"avx2\",\"side\":\"sideways\"}]}")}) {

@@ -1,0 +1,2 @@
+// The unit that compiles the precompiled header of the tests without torch or widgets
+// (tests/CMakeLists.txt, gllm_test_pch); it defines nothing.
