@@ -8,6 +8,7 @@
 #include "engine/config/run_config.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
+#include "tests/support/test_support.h"
 
 using nlohmann::json;
 
@@ -123,6 +124,20 @@ class TestRunConfig : public QObject {
         QFAIL((name + ": " + e.what()).c_str());
       }
     }
+  }
+  // gllm bench train's second shape (bench/shapes): seed 001's depth-6 baseline at a CPU batch,
+  // its base resolved beside the file.
+  void benchShapeIsTheDepthSixModelOnTheCpu() {
+    const gllm::RunConfig c =
+        gllm::RunConfig::load(gllm::test::source_file("bench/shapes/seed001-d6-cpu.json"));
+    QCOMPARE(c.model.layers(), 6);
+    QCOMPARE(c.model.width(), 384);
+    QCOMPARE(c.model.sequence_len, 512);
+    QCOMPARE(c.model.window_pattern, std::string("SSSL"));
+    QCOMPARE(c.train.device, std::string("cpu"));
+    QCOMPARE(c.train.dtype, std::string("fp32"));
+    QCOMPARE(c.train.device_batch, 4);
+    QCOMPARE(c.train.grad_accum, 1);
   }
 };
 
