@@ -554,9 +554,16 @@ void RunStore::reset_for_restart() {
   std::error_code ec;
   fs::remove(metrics_path(), ec);
   fs::remove(summary_path(), ec);
-  fs::remove_all(checkpoints_dir(), ec);
-  if (ec) throw Error("cannot clear " + checkpoints_dir() + ": " + ec.message());
+  // The checkpoint folder is emptied, never removed: the other ranks of a data-parallel task check
+  // that it exists while this one (the writer) clears it, and one that looked in between refused
+  // the run ("checkpoints is missing").
   make_directories(checkpoints_dir());
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+    if (rm) throw Error("cannot clear " + checkpoints_dir() + ": " + rm.message());
+  }
+  if (ec) throw Error("cannot clear " + checkpoints_dir() + ": " + ec.message());
   fsync_directory(dir_);
 }
 

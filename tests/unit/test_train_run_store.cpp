@@ -2,9 +2,11 @@
 // checkpoints give clear errors, keep-last-K, run status, and seed-matched comparisons that
 // reproduce seed 001 Table 3 (DoD row 9) and the token-efficiency ratio on synthetic run folders.
 #include <QtTest>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "engine/io/atomic_file.h"
 #include "engine/io/error.h"
@@ -47,6 +49,39 @@ class TestTrainRunStore : public QObject {
   std::string root() const { return tmp_.path().toStdString(); }
 
  private Q_SLOTS:
+  // The writer rank clears a run folder for its restart while the other ranks of the task check
+  // it: the checkpoint folder is emptied in place, so it never goes missing under them (it was
+  // removed and made again, and a rank that looked in between refused the run).
+  void restartKeepsTheCheckpointFolderForOtherRanks() {
+    const std::string dir = gllm::join_path(root(), "restart-race");
+    gllm::RunStore s(dir);
+    s.create({{"name", "restart-race"}});
+    write_text(gllm::join_path(s.checkpoints_dir(), "orphan.tmp"), "left by a killed writer");
+    std::atomic<bool> done{false};
+    std::atomic<int> refusals{0}, checks{0};
+    std::thread other_rank([&] {
+      while (!done.load()) {
+        try {
+          gllm::check_checkpoint_store(dir);
+        } catch (const gllm::Error&) {
+          ++refusals;
+        }
+        ++checks;
+      }
+    });
+    for (int i = 0; i < 300; ++i) {
+      s.reset_for_restart();
+      write_text(gllm::join_path(s.checkpoints_dir(), "orphan.tmp"), "again");
+    }
+    done = true;
+    other_rank.join();
+    QVERIFY(checks.load() > 0);
+    QCOMPARE(refusals.load(), 0);
+    s.reset_for_restart();
+    QVERIFY(fs::is_directory(s.checkpoints_dir()));
+    QVERIFY(fs::is_empty(s.checkpoints_dir()));  // the orphan is cleared with the rest
+  }
+
   void metrics_torn_tail_and_corruption() {
     std::string p = root() + "/m1.jsonl";
     write_text(p,
