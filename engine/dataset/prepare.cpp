@@ -202,8 +202,8 @@ nlohmann::json train_tokenizer(const PrepareOptions& o, const PreparePlan& plan,
            "characters; never a validation or held-out document"}};
 }
 
-}  // namespace
-
+// Empty when `recorded` (a plan's or a manifest's "inputs") names the same files with the same
+// sizes and change times as `files`; else what differs.
 std::string recorded_inputs_differ(const nlohmann::json& recorded,
                                    const std::vector<InputFile>& files) {
   if (!recorded.is_array() || recorded.size() != files.size())
@@ -221,6 +221,8 @@ std::string recorded_inputs_differ(const nlohmann::json& recorded,
   }
   return "";
 }
+
+}  // namespace
 
 std::string record_differs(const nlohmann::json& record, const std::vector<InputFile>& files,
                            const nlohmann::json& options) {

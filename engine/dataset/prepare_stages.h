@@ -14,13 +14,9 @@ namespace gllm {
 class Tokenizer;
 struct ShardRecord;
 
-// Empty when `recorded` (a plan's or a manifest's "inputs") names the same files with the same
-// sizes and change times as `files`; else what differs (prepare and import alike).
-std::string recorded_inputs_differ(const nlohmann::json& recorded,
-                                   const std::vector<InputFile>& files);
-
-// Empty when `record` (a manifest or a plan) was made from `files` with `options`; else why not:
-// recorded_inputs_differ's reason, or "it was made with other options".
+// Empty when `record` (a manifest or a plan, of a prepare or an import) was made from `files` — the
+// same paths, sizes and change times — with `options`; else why not (which input changed, or "it
+// was made with other options").
 std::string record_differs(const nlohmann::json& record, const std::vector<InputFile>& files,
                            const nlohmann::json& options);
 
